@@ -1,0 +1,81 @@
+/* params.c — a kind's named parameters: defaults, parsing with range checks, formatting. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+
+attn_params attn_params_defaults(const attn_ops *ops)
+{
+    attn_params p = {{0}};
+    for (int n = 0; n < ops->nparams; n++) p.v[n] = ops->params[n].def;
+    return p;
+}
+
+int attn_param_index(const attn_ops *ops, const char *name)
+{
+    for (int n = 0; n < ops->nparams; n++)
+        if (strcmp(ops->params[n].name, name) == 0) return n;
+    return -1;
+}
+
+static int names_list(const attn_ops *ops, char *buf, size_t len)
+{
+    int w = 0;
+    buf[0] = '\0';
+    for (int n = 0; n < ops->nparams && (size_t)w < len; n++)
+        w += snprintf(buf + w, len - (size_t)w, "%s%s", n ? ", " : "", ops->params[n].name);
+    if (ops->nparams == 0) w = snprintf(buf, len, "none");
+    return w;
+}
+
+attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name, const char *value,
+                           char *msg, size_t msg_len)
+{
+    int idx = attn_param_index(ops, name);
+    if (idx < 0) {
+        char names[160];
+        names_list(ops, names, sizeof names);
+        snprintf(msg, msg_len, "kind '%s' has no parameter '%s' (its parameters: %s)", ops->name,
+                 name, names);
+        return ATTN_EINVAL;
+    }
+    const attn_param_def *d = &ops->params[idx];
+    char *end = NULL;
+    errno = 0;
+    double x = strtod(value, &end);
+    if (end == value || *end != '\0' || errno == ERANGE || !isfinite(x)) {
+        snprintf(msg, msg_len, "%s: parameter %s='%s' is not a number", ops->name, name, value);
+        return ATTN_EINVAL;
+    }
+    if (d->integer && x != floor(x)) {
+        snprintf(msg, msg_len, "%s: parameter %s=%s must be an integer", ops->name, name, value);
+        return ATTN_EINVAL;
+    }
+    if (x < d->min || x > d->max) {
+        snprintf(msg, msg_len, "%s: parameter %s=%s is out of range [%g, %g]", ops->name, name,
+                 value, d->min, d->max);
+        return ATTN_EINVAL;
+    }
+    p->v[idx] = x;
+    return ATTN_OK;
+}
+
+int attn_params_format(const attn_ops *ops, const attn_params *p, char *buf, size_t len)
+{
+    int w = 0;
+    if (len) buf[0] = '\0';
+    for (int n = 0; n < ops->nparams && (size_t)w < len; n++)
+        w += snprintf(buf + w, len - (size_t)w, "%s%s=%.12g", n ? "," : "", ops->params[n].name,
+                      p->v[n]);
+    return w;
+}
+
+attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,
+                       size_t msg_len)
+{
+    if (attn_shape_check(s, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    return ops->check(s, p, msg, msg_len);
+}

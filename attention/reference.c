@@ -1,0 +1,72 @@
+/*
+ * reference.c — exact attention in float64, the yardstick for tests and accuracy.
+ *   For each requested row r = (b*H + h)*T + i:
+ *     s_j   = scale * <q[b,h,i,:], k[b,g,j,:]>      for keys j allowed (g = h / (H/Hkv))
+ *     out_r = sum_j softmax(s)_j * v[b,g,j,:]       (zeros when no key is allowed)
+ *   time O(rows · S · D), memory: one row of S doubles (malloc: references may allocate).
+ * Allowed keys: ops->allows when the kind has one (plus nothing else), else the causal rule
+ * alone (ops == NULL: exact full attention, the accuracy yardstick for every kind).
+ */
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+
+static bool key_allowed(const attn_ops *ops, const attn_shape *s, const attn_params *p, int64_t h,
+                        int64_t i, int64_t j)
+{
+    if (ops && ops->allows) return ops->allows(s, p, h, i, j);
+    return attn_causal_allows(s, i, j);
+}
+
+attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                  const float *q, const float *k, const float *v,
+                                  const int64_t *rows, int64_t nrows, double *out)
+{
+    const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
+    double *score = malloc((size_t)S * sizeof *score);
+    if (score == NULL) return ATTN_EFAIL;
+    for (int64_t r = 0; r < nrows; r++) {
+        const int64_t i = rows[r] % T, bh = rows[r] / T, b = bh / s->H, h = bh % s->H;
+        const int64_t g = h / group;
+        const float *qi = q + rows[r] * D;
+        const float *kg = k + (b * s->Hkv + g) * S * D, *vg = v + (b * s->Hkv + g) * S * D;
+        double *o = out + r * D;
+        memset(o, 0, (size_t)D * sizeof *o);
+
+        /* pass 1: scores of allowed keys, and their max */
+        double mx = -INFINITY;
+        for (int64_t j = 0; j < S; j++) {
+            if (!key_allowed(ops, s, p, h, i, j)) {
+                score[j] = -INFINITY;
+                continue;
+            }
+            double dot = 0;
+            for (int64_t d = 0; d < D; d++) dot += (double)qi[d] * (double)kg[j * D + d];
+            score[j] = dot * s->scale;
+            if (score[j] > mx) mx = score[j];
+        }
+        if (mx == -INFINITY) continue; /* no allowed key */
+
+        /* pass 2: exp and sum, weighted V */
+        double sum = 0;
+        for (int64_t j = 0; j < S; j++) {
+            if (score[j] == -INFINITY) continue;
+            double w = exp(score[j] - mx);
+            sum += w;
+            for (int64_t d = 0; d < D; d++) o[d] += w * (double)vg[j * D + d];
+        }
+        for (int64_t d = 0; d < D; d++) o[d] /= sum;
+    }
+    free(score);
+    return ATTN_OK;
+}
+
+attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                const float *q, const float *k, const float *v, const int64_t *rows,
+                                int64_t nrows, double *out)
+{
+    if (ops->reference) return ops->reference(s, p, q, k, v, rows, nrows, out);
+    return attn_masked_reference(ops, s, p, q, k, v, rows, nrows, out);
+}

@@ -1,0 +1,89 @@
+/* registry.c — the list of kinds (generated from attention/meson.build) and its validation. */
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "attention.h"
+#include "registry_kinds.h"
+
+#define ATTN_DECLARE(name) extern const attn_ops attn_kind_##name;
+ATTN_KINDS(ATTN_DECLARE)
+#undef ATTN_DECLARE
+
+#define ATTN_ADDRESS(name) &attn_kind_##name,
+static const attn_ops *const kinds[] = {ATTN_KINDS(ATTN_ADDRESS)};
+#undef ATTN_ADDRESS
+
+int attn_kind_count(void) { return (int)(sizeof kinds / sizeof kinds[0]); }
+
+const attn_ops *attn_kind_at(int index)
+{
+    return index >= 0 && index < attn_kind_count() ? kinds[index] : NULL;
+}
+
+const attn_ops *attn_kind_find(const char *name)
+{
+    for (int n = 0; n < attn_kind_count(); n++)
+        if (strcmp(kinds[n]->name, name) == 0) return kinds[n];
+    return NULL;
+}
+
+static bool valid_name(const char *s)
+{
+    if (s == NULL || *s == '\0') return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+    return true;
+}
+
+attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
+{
+    const char *name = k->name ? k->name : "(unnamed)";
+    if (!valid_name(k->name)) {
+        snprintf(msg, msg_len, "kind '%s': name must be non-empty [a-z0-9_]", name);
+        return ATTN_EFAIL;
+    }
+    if (!k->summary || !k->check || !k->workspace_bytes || !k->flops || !k->bytes || !k->forward) {
+        snprintf(msg, msg_len,
+                 "kind '%s': summary, check, workspace_bytes, flops, bytes and forward are required",
+                 name);
+        return ATTN_EFAIL;
+    }
+    if ((k->allows == NULL) == (k->reference == NULL)) {
+        snprintf(msg, msg_len, "kind '%s': set exactly one of allows and reference", name);
+        return ATTN_EFAIL;
+    }
+    if (k->nparams < 0 || k->nparams > ATTN_MAX_PARAMS || (k->nparams > 0 && !k->params)) {
+        snprintf(msg, msg_len, "kind '%s': %d parameters (at most %d, table required)", name,
+                 k->nparams, ATTN_MAX_PARAMS);
+        return ATTN_EFAIL;
+    }
+    for (int n = 0; n < k->nparams; n++) {
+        const attn_param_def *d = &k->params[n];
+        if (!valid_name(d->name) || !d->summary || !(d->min <= d->def && d->def <= d->max) ||
+            (d->integer && d->def != floor(d->def))) {
+            snprintf(msg, msg_len, "kind '%s': parameter %d ('%s') has no summary or a default "
+                     "outside [min, max]", name, n, d->name ? d->name : "?");
+            return ATTN_EFAIL;
+        }
+        for (int m = 0; m < n; m++)
+            if (strcmp(k->params[m].name, d->name) == 0) {
+                snprintf(msg, msg_len, "kind '%s': parameter '%s' defined twice", name, d->name);
+                return ATTN_EFAIL;
+            }
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_registry_validate(char *msg, size_t msg_len)
+{
+    for (int n = 0; n < attn_kind_count(); n++) {
+        if (attn_kind_validate(kinds[n], msg, msg_len) != ATTN_OK) return ATTN_EFAIL;
+        for (int m = 0; m < n; m++)
+            if (strcmp(kinds[m]->name, kinds[n]->name) == 0) {
+                snprintf(msg, msg_len, "kind '%s' is registered twice", kinds[n]->name);
+                return ATTN_EFAIL;
+            }
+    }
+    return ATTN_OK;
+}

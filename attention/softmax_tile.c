@@ -1,0 +1,96 @@
+/*
+ * softmax_tile.c — one block of queries against blocks of keys with an online softmax
+ * (FlashAttention-2 order: never the rows×S score matrix, only rows×cols_max at a time).
+ *   q [rows,D]  k,v [cols,D]  acc [rows,D]
+ *   pass 1  scores  = scale · q kᵀ                    sgemm rows×cols×D
+ *   pass 2  per row: mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
+ *           acc ·= e^(m-m')
+ *   pass 3  acc    += p v                             sgemm rows×D×cols
+ *   time O(rows·cols·D) per block; scratch attn_tile_floats(); single-threaded (BLAS too).
+ */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
+
+static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
+
+int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
+{
+    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * cols_max);
+}
+
+void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                     float scale)
+{
+    t->rows = rows;
+    t->cols_max = cols_max;
+    t->D = D;
+    t->scale = scale;
+    t->m = scratch;
+    t->l = t->m + round_up(rows);
+    t->acc = t->l + round_up(rows);
+    t->scores = t->acc + round_up(rows * D);
+    for (int64_t r = 0; r < rows; r++) {
+        t->m[r] = -INFINITY;
+        t->l[r] = 0.0f;
+    }
+    memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
+}
+
+void attn_tile_visit(attn_tile *t, const float *q, const float *k, const float *v, int64_t cols,
+                     const int64_t *col_end)
+{
+    const int64_t rows = t->rows, D = t->D;
+    float *sc = t->scores; /* [rows, cols], row stride cols */
+
+    /* pass 1: scores */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
+                (int)D, k, (int)D, 0.0f, sc, (int)cols);
+
+    /* pass 2: mask, running max, exp and sum, rescale acc */
+    for (int64_t r = 0; r < rows; r++) {
+        float *row = sc + r * cols;
+        int64_t seen = cols;
+        if (col_end) {
+            seen = col_end[r] < 0 ? 0 : (col_end[r] > cols ? cols : col_end[r]);
+            for (int64_t j = seen; j < cols; j++) row[j] = -INFINITY;
+        }
+        float mb = attn_vmax(row, seen);
+        float m_new = mb > t->m[r] ? mb : t->m[r];
+        if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
+            memset(row, 0, (size_t)cols * sizeof(float));
+            continue;
+        }
+        float alpha = expf(t->m[r] - m_new); /* 0 on the first block (m = -inf) */
+        float sum = attn_vexp_sum(row, cols, m_new);
+        t->l[r] = t->l[r] * alpha + sum;
+        t->m[r] = m_new;
+        if (alpha != 1.0f) {
+            float *a = t->acc + r * D;
+            for (int64_t d = 0; d < D; d++) a[d] *= alpha;
+        }
+    }
+
+    /* pass 3: weighted V */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
+                (int)cols, v, (int)D, 1.0f, t->acc, (int)D);
+}
+
+void attn_tile_end(const attn_tile *t, float *out)
+{
+    for (int64_t r = 0; r < t->rows; r++) {
+        const float *a = t->acc + r * t->D;
+        float *o = out + r * t->D;
+        float inv = t->l[r] > 0.0f ? 1.0f / t->l[r] : 0.0f;
+        for (int64_t d = 0; d < t->D; d++) o[d] = a[d] * inv;
+    }
+}
+
+void attn_blas_threads(int n)
+{
+    if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
+}

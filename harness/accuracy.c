@@ -1,0 +1,73 @@
+/* accuracy.c — sampled-row comparison of a kind's output with float64 references. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "accuracy.h"
+#include "rng.h"
+
+int64_t bench_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t *rows)
+{
+    if (total <= wanted) {
+        for (int64_t r = 0; r < total; r++) rows[r] = r;
+        return total;
+    }
+    ds_rng rng = ds_rng_stream(seed, 0xacc);
+    for (int64_t r = 0; r < wanted; r++) /* one row in each of `wanted` equal strata */
+        rows[r] = (int64_t)(((double)r + ds_rng_uniform(&rng)) * (double)total / (double)wanted);
+    return wanted;
+}
+
+double bench_rel_l2(const float *o, const double *ref, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t e = 0; e < n; e++) {
+        double d = (double)o[e] - ref[e];
+        num += d * d;
+        den += ref[e] * ref[e];
+    }
+    if (den == 0) return num == 0 ? 0.0 : INFINITY;
+    return sqrt(num / den);
+}
+
+attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                   const float *q, const float *k, const float *v,
+                                   const float *out, int64_t rows_wanted, uint64_t seed,
+                                   bench_accuracy *acc, char *msg, size_t msg_len)
+{
+    const int64_t total = s->B * s->H * s->T, D = s->D;
+    const int64_t cap = total < rows_wanted ? total : rows_wanted;
+    int64_t *rows = malloc((size_t)cap * sizeof *rows);
+    double *exact = malloc((size_t)(cap * D) * sizeof *exact);
+    double *own = malloc((size_t)(cap * D) * sizeof *own);
+    float *got = malloc((size_t)(cap * D) * sizeof *got);
+    attn_status st = ATTN_EFAIL;
+    if (!rows || !exact || !own || !got) {
+        snprintf(msg, msg_len, "accuracy: out of memory for %lld rows", (long long)cap);
+        goto done;
+    }
+    const int64_t n = bench_sample_rows(total, rows_wanted, seed, rows);
+    if (attn_masked_reference(NULL, s, p, q, k, v, rows, n, exact) != ATTN_OK ||
+        attn_kind_reference(ops, s, p, q, k, v, rows, n, own) != ATTN_OK) {
+        snprintf(msg, msg_len, "accuracy: the float64 reference of '%s' failed", ops->name);
+        goto done;
+    }
+    double max_abs = 0;
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t d = 0; d < D; d++) {
+            got[r * D + d] = out[rows[r] * D + d];
+            double e = fabs((double)got[r * D + d] - exact[r * D + d]);
+            if (!(e <= max_abs)) max_abs = e; /* NaN propagates */
+        }
+    acc->rows = n;
+    acc->rel_err = bench_rel_l2(got, exact, n * D);
+    acc->max_abs_err = max_abs;
+    acc->self_rel_err = bench_rel_l2(got, own, n * D);
+    st = ATTN_OK;
+done:
+    free(rows);
+    free(exact);
+    free(own);
+    free(got);
+    return st;
+}

@@ -1,0 +1,32 @@
+/*
+ * accuracy.h — a kind's output against float64 references on a sample of query rows:
+ *   rel_err      = ||o - o_exact||_2 / ||o_exact||_2   (o_exact: exact softmax attention)
+ *   max_abs_err  = max |o - o_exact|
+ *   self_rel_err = ||o - o_def||_2 / ||o_def||_2       (o_def: the kind's own definition)
+ * over the sampled rows (all rows when B·H·T <= rows_wanted). Cost O(rows · S · D).
+ */
+#ifndef BENCH_ACCURACY_H
+#define BENCH_ACCURACY_H
+
+#include <stdint.h>
+
+#include "attention.h"
+
+typedef struct bench_accuracy {
+    int64_t rows;
+    double rel_err, max_abs_err, self_rel_err;
+} bench_accuracy;
+
+/* Rows (b*H + h)*T + i to compare: all when total <= wanted, else `wanted` rows spread evenly
+ * with a seeded jitter. Returns the count; rows must hold min(total, wanted). */
+int64_t bench_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t *rows);
+
+attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                   const float *q, const float *k, const float *v,
+                                   const float *out, int64_t rows_wanted, uint64_t seed,
+                                   bench_accuracy *acc, char *msg, size_t msg_len);
+
+/* Relative L2 error of float o against double ref over n values (0 when both are zero). */
+double bench_rel_l2(const float *o, const double *ref, int64_t n);
+
+#endif

@@ -1,0 +1,221 @@
+/* args.c — option tables, --help, and value parsers with messages that say what to fix. */
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "args.h"
+
+attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *opts, int nopts,
+                             const char **positional, int max_pos, int *npos, const char *command,
+                             char *msg, size_t msg_len)
+{
+    *npos = 0;
+    for (int a = first; a < argc; a++) {
+        const char *arg = argv[a];
+        if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
+            if (*npos >= max_pos) {
+                snprintf(msg, msg_len, "unexpected argument '%s' (see bench %s --help)", arg,
+                         command);
+                return ATTN_EINVAL;
+            }
+            positional[(*npos)++] = arg;
+            continue;
+        }
+        const char *eq = strchr(arg, '=');
+        size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+        const bench_opt *o = NULL;
+        for (int n = 0; n < nopts; n++)
+            if (strlen(opts[n].name) == len && strncmp(opts[n].name, arg, len) == 0) o = &opts[n];
+        if (o == NULL) {
+            snprintf(msg, msg_len, "unknown option '%.*s' for bench %s (see bench %s --help)",
+                     (int)len, arg, command, command);
+            return ATTN_EINVAL;
+        }
+        const char **slot = o->value;
+        if (o->count) {
+            if (*o->count >= o->max) {
+                snprintf(msg, msg_len, "option %s given more than %d times", o->name, o->max);
+                return ATTN_EINVAL;
+            }
+            slot = &o->value[(*o->count)++];
+        }
+        if (o->metavar == NULL) {
+            if (eq) {
+                snprintf(msg, msg_len, "option %s takes no value", o->name);
+                return ATTN_EINVAL;
+            }
+            *slot = "1";
+        } else if (eq) {
+            *slot = eq + 1;
+        } else if (a + 1 < argc) {
+            *slot = argv[++a];
+        } else {
+            snprintf(msg, msg_len, "option %s needs a value (%s)", o->name, o->metavar);
+            return ATTN_EINVAL;
+        }
+    }
+    return ATTN_OK;
+}
+
+void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts)
+{
+    printf("usage: %s\n\n%s\n", usage, description);
+    if (nopts) printf("\noptions:\n");
+    for (int n = 0; n < nopts; n++) {
+        char left[64];
+        snprintf(left, sizeof left, "%s%s%s", opts[n].name, opts[n].metavar ? " " : "",
+                 opts[n].metavar ? opts[n].metavar : "");
+        printf("  %-22s %s\n", left, opts[n].help);
+    }
+}
+
+attn_status bench_parse_i64(const char *text, const char *what, int64_t min, int64_t max,
+                            int64_t *out, char *msg, size_t msg_len)
+{
+    char *end = NULL;
+    errno = 0;
+    long long v = strtoll(text, &end, 10);
+    long long mult = 1;
+    if (end != text && (*end == 'K' || *end == 'k')) mult = 1024, end++;
+    else if (end != text && (*end == 'M' || *end == 'm')) mult = 1048576, end++;
+    if (end == text || *end != '\0' || errno == ERANGE) {
+        snprintf(msg, msg_len, "%s: '%s' is not an integer", what, text);
+        return ATTN_EINVAL;
+    }
+    if (v > max / mult || v < min / mult || v * mult < min || v * mult > max) {
+        snprintf(msg, msg_len, "%s: %s is out of range [%lld, %lld]", what, text, (long long)min,
+                 (long long)max);
+        return ATTN_EINVAL;
+    }
+    *out = (int64_t)(v * mult);
+    return ATTN_OK;
+}
+
+attn_status bench_parse_double(const char *text, const char *what, double min, double max,
+                               double *out, char *msg, size_t msg_len)
+{
+    char *end = NULL;
+    errno = 0;
+    double v = strtod(text, &end);
+    if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
+        snprintf(msg, msg_len, "%s: '%s' is not a number", what, text);
+        return ATTN_EINVAL;
+    }
+    if (v < min || v > max) {
+        snprintf(msg, msg_len, "%s: %s is out of range [%g, %g]", what, text, min, max);
+        return ATTN_EINVAL;
+    }
+    *out = v;
+    return ATTN_OK;
+}
+
+attn_status bench_split_list(const char *text, const char *what, char ***items, int *n, char *msg,
+                             size_t msg_len)
+{
+    int count = 1;
+    for (const char *c = text; *c; c++) count += *c == ',';
+    char **out = calloc((size_t)count, sizeof *out);
+    if (!out) {
+        snprintf(msg, msg_len, "%s: out of memory", what);
+        return ATTN_EFAIL;
+    }
+    const char *start = text;
+    for (int k = 0; k < count; k++) {
+        const char *stop = strchr(start, ',');
+        size_t len = stop ? (size_t)(stop - start) : strlen(start);
+        if (len == 0) {
+            snprintf(msg, msg_len, "%s: empty item in '%s'", what, text);
+            bench_free_strings(out, k);
+            return ATTN_EINVAL;
+        }
+        out[k] = malloc(len + 1);
+        if (!out[k]) {
+            bench_free_strings(out, k);
+            snprintf(msg, msg_len, "%s: out of memory", what);
+            return ATTN_EFAIL;
+        }
+        memcpy(out[k], start, len);
+        out[k][len] = '\0';
+        start = stop ? stop + 1 : start + len;
+    }
+    *items = out;
+    *n = count;
+    return ATTN_OK;
+}
+
+void bench_free_strings(char **items, int n)
+{
+    for (int k = 0; k < n; k++) free(items[k]);
+    free(items);
+}
+
+enum { MAX_LIST = 4096 };
+
+/* One item of an integer list: a number or a range; appends to vals. */
+static attn_status parse_item(char *item, const char *what, int64_t min, int64_t max,
+                              int64_t *vals, int *n, char *msg, size_t msg_len)
+{
+    char *c1 = strchr(item, ':');
+    if (!c1) {
+        if (*n >= MAX_LIST) goto too_many;
+        return bench_parse_i64(item, what, min, max, &vals[(*n)++], msg, msg_len);
+    }
+    *c1 = '\0';
+    char *c2 = strchr(c1 + 1, ':');
+    if (c2) *c2 = '\0';
+    int64_t a, b, step = 2;
+    bool geometric = true;
+    if (bench_parse_i64(item, what, min, max, &a, msg, msg_len) != ATTN_OK ||
+        bench_parse_i64(c1 + 1, what, min, max, &b, msg, msg_len) != ATTN_OK)
+        return ATTN_EINVAL;
+    if (c2) {
+        char kind = c2[1];
+        if ((kind != 'x' && kind != '+') ||
+            bench_parse_i64(c2 + 2, what, kind == 'x' ? 2 : 1, INT64_MAX / 4, &step, msg,
+                            msg_len) != ATTN_OK) {
+            snprintf(msg, msg_len,
+                     "%s: range step '%s' must be xF (factor F >= 2) or +S (step S >= 1)", what,
+                     c2 + 1);
+            return ATTN_EINVAL;
+        }
+        geometric = kind == 'x';
+    }
+    if (b < a) {
+        snprintf(msg, msg_len, "%s: range %lld:%lld ends before it starts", what, (long long)a,
+                 (long long)b);
+        return ATTN_EINVAL;
+    }
+    for (int64_t v = a; v <= b; v = geometric ? v * step : v + step) {
+        if (*n >= MAX_LIST) goto too_many;
+        vals[(*n)++] = v;
+        if ((geometric && v > b / step) || (!geometric && v > b - step)) break;
+    }
+    return ATTN_OK;
+too_many:
+    snprintf(msg, msg_len, "%s: more than %d values", what, MAX_LIST);
+    return ATTN_EINVAL;
+}
+
+attn_status bench_parse_i64_list(const char *text, const char *what, int64_t min, int64_t max,
+                                 int64_t **vals, int *n, char *msg, size_t msg_len)
+{
+    char **items = NULL;
+    int nitems = 0;
+    attn_status st = bench_split_list(text, what, &items, &nitems, msg, msg_len);
+    if (st != ATTN_OK) return st;
+    int64_t *out = malloc(MAX_LIST * sizeof *out);
+    int count = 0;
+    if (!out) st = ATTN_EFAIL, snprintf(msg, msg_len, "%s: out of memory", what);
+    for (int k = 0; st == ATTN_OK && k < nitems; k++)
+        st = parse_item(items[k], what, min, max, out, &count, msg, msg_len);
+    bench_free_strings(items, nitems);
+    if (st != ATTN_OK) {
+        free(out);
+        return st;
+    }
+    *vals = out;
+    *n = count;
+    return ATTN_OK;
+}

@@ -1,0 +1,47 @@
+/*
+ * args.h — command-line parsing for the bench subcommands: a table of options per command
+ * (which also prints the command's --help), and value parsers that refuse bad input with a
+ * message naming the option, the value and what is expected.
+ */
+#ifndef BENCH_ARGS_H
+#define BENCH_ARGS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+
+typedef struct bench_opt {
+    const char *name;     /* "--n" */
+    const char *metavar;  /* "LIST"; NULL for a flag (its value becomes "1") */
+    const char *help;     /* one line, may mention the default */
+    const char **value;   /* where the text goes; left unchanged when the option is absent */
+    int *count;           /* repeatable option: value is an array of max entries, count = used */
+    int max;
+} bench_opt;
+
+/* Parse argv[first..argc): options from the table ("--name value" or "--name=value"),
+ * everything else into positional[] (at most max_pos). */
+attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *opts, int nopts,
+                             const char **positional, int max_pos, int *npos, const char *command,
+                             char *msg, size_t msg_len);
+/* "usage: ...\n\n<description>\n\noptions:\n  --name METAVAR  help" on stdout. */
+void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts);
+
+/* An integer in [min, max]; accepts K and M suffixes (×1024, ×1048576). */
+attn_status bench_parse_i64(const char *text, const char *what, int64_t min, int64_t max,
+                            int64_t *out, char *msg, size_t msg_len);
+attn_status bench_parse_double(const char *text, const char *what, double min, double max,
+                               double *out, char *msg, size_t msg_len);
+/* A list of integers: items separated by commas, each a number or a range A:B[:xF | :+S]
+ * (geometric by factor F, default x2, or arithmetic by step S), e.g. "256:8192:x2,12288".
+ * *vals is malloc'd (free it). At most 4096 values. */
+attn_status bench_parse_i64_list(const char *text, const char *what, int64_t min, int64_t max,
+                                 int64_t **vals, int *n, char *msg, size_t msg_len);
+/* Split a comma list into malloc'd copies (free with bench_free_strings). Empty items refused. */
+attn_status bench_split_list(const char *text, const char *what, char ***items, int *n, char *msg,
+                             size_t msg_len);
+void bench_free_strings(char **items, int n);
+
+#endif

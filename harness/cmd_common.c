@@ -1,0 +1,80 @@
+/* cmd_common.c — what run and sweep share: measurement options, error exit, command line. */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "commands.h"
+#include "machine.h"
+
+void bench_measure_opt_table(bench_measure_opts *m, bench_opt out[BENCH_MEASURE_NOPTS])
+{
+    const bench_opt t[BENCH_MEASURE_NOPTS] = {
+        {"--threads", "N", "OpenMP threads for the forward (default: all CPUs); BLAS runs 1 inside",
+         &m->threads},
+        {"--reps", "N", "timed repetitions, at least (default 5)", &m->reps},
+        {"--warmup", "N", "untimed runs first (default 1)", &m->warmup},
+        {"--min-time", "SEC", "time repetitions for at least this long in all (default 0.2)",
+         &m->min_time},
+        {"--seed", "N", "seed of the generated inputs (default 1)", &m->seed},
+        {"--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",
+         &m->accuracy_rows},
+    };
+    memcpy(out, t, sizeof t);
+}
+
+attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
+                                size_t msg_len)
+{
+    int64_t threads = bench_cpu_count(), reps = 5, warmup = 1, seed = 1, rows = 64;
+    double min_time = 0.2;
+    if ((m->threads && bench_parse_i64(m->threads, "--threads", 1, 1024, &threads, msg, msg_len)) ||
+        (m->reps && bench_parse_i64(m->reps, "--reps", 1, 1000000, &reps, msg, msg_len)) ||
+        (m->warmup && bench_parse_i64(m->warmup, "--warmup", 0, 1000, &warmup, msg, msg_len)) ||
+        (m->min_time &&
+         bench_parse_double(m->min_time, "--min-time", 0, 3600, &min_time, msg, msg_len)) ||
+        (m->seed && bench_parse_i64(m->seed, "--seed", 0, INT64_MAX, &seed, msg, msg_len)) ||
+        (m->accuracy_rows &&
+         bench_parse_i64(m->accuracy_rows, "--accuracy-rows", 1, 1 << 20, &rows, msg, msg_len)))
+        return ATTN_EINVAL;
+    cfg->threads = (int)threads;
+    cfg->timing = (bench_timing_cfg){.warmup = (int)warmup, .min_reps = (int)reps,
+                                     .min_time_s = min_time, .max_reps = (int)(reps > 100000 ? reps : 100000)};
+    cfg->seed = (uint64_t)seed;
+    cfg->accuracy_rows = rows;
+    return ATTN_OK;
+}
+
+int bench_fail(attn_status st, const char *msg)
+{
+    fprintf(stderr, "bench: %s\n", msg);
+    return st == ATTN_EINVAL ? 2 : 1;
+}
+
+void bench_join_args(int argc, char **argv, char *buf, size_t len)
+{
+    size_t w = 0;
+    buf[0] = '\0';
+    for (int a = 0; a < argc && w < len; a++) {
+        int n = snprintf(buf + w, len - w, "%s%s", a ? " " : "", argv[a]);
+        if (n < 0) break;
+        w += (size_t)n;
+    }
+}
+
+attn_status bench_check_writable(const char *path, const char *what, char *msg, size_t msg_len)
+{
+    if (access(path, F_OK) == 0) {
+        if (access(path, W_OK) == 0) return ATTN_OK;
+        snprintf(msg, msg_len, "%s %s: %s", what, path, strerror(errno));
+        return ATTN_EINVAL;
+    }
+    char dir[4096];
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(dir, sizeof dir, ".");
+    else if (slash == path) snprintf(dir, sizeof dir, "/");
+    else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
+    if (access(dir, W_OK) == 0) return ATTN_OK;
+    snprintf(msg, msg_len, "%s %s: cannot create it in %s (%s)", what, path, dir, strerror(errno));
+    return ATTN_EINVAL;
+}

@@ -1,0 +1,189 @@
+/* cmd_run.c — `bench run KIND [NAME=VALUE ...]`: one point, generated or from --input, printed
+ * as one result row; optionally the output tensor (--output) and a results row (--out). */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "machine.h"
+#include "point.h"
+#include "table.h"
+
+typedef struct run_inputs {
+    float *q, *k, *v;
+    int64_t qd[4], kd[4], vd[4];
+} run_inputs;
+
+static void free_inputs(run_inputs *in)
+{
+    free(in->q);
+    free(in->k);
+    free(in->v);
+}
+
+/* q [B,H,T,D], k and v [B,Hkv,S,D] from an HDF5 file; the shape follows from them. */
+static attn_status read_inputs(const char *path, run_inputs *in, attn_shape *s, char *msg,
+                               size_t msg_len)
+{
+    if (bench_tensor_read(path, "q", in->qd, &in->q, msg, msg_len) ||
+        bench_tensor_read(path, "k", in->kd, &in->k, msg, msg_len) ||
+        bench_tensor_read(path, "v", in->vd, &in->v, msg, msg_len))
+        return ATTN_EINVAL;
+    if (memcmp(in->kd, in->vd, sizeof in->kd) != 0 || in->qd[0] != in->kd[0] ||
+        in->qd[3] != in->kd[3]) {
+        snprintf(msg, msg_len,
+                 "%s: shapes do not fit q [B,H,T,D], k and v [B,Hkv,S,D]: q [%lld,%lld,%lld,%lld] "
+                 "k [%lld,%lld,%lld,%lld] v [%lld,%lld,%lld,%lld]",
+                 path, (long long)in->qd[0], (long long)in->qd[1], (long long)in->qd[2],
+                 (long long)in->qd[3], (long long)in->kd[0], (long long)in->kd[1],
+                 (long long)in->kd[2], (long long)in->kd[3], (long long)in->vd[0],
+                 (long long)in->vd[1], (long long)in->vd[2], (long long)in->vd[3]);
+        return ATTN_EINVAL;
+    }
+    bool causal = s->causal;
+    *s = attn_shape_init(in->qd[0], in->qd[1], in->kd[1], in->qd[2], in->kd[2], in->qd[3], causal);
+    return ATTN_OK;
+}
+
+int bench_cmd_run(int argc, char **argv)
+{
+    const char *help = NULL, *n_s = NULL, *t_s = NULL, *s_s = NULL, *h_s = NULL, *hkv_s = NULL;
+    const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *input = NULL;
+    const char *output = NULL, *results = NULL;
+    bench_measure_opts mo = {0};
+    bench_opt opts[16 + BENCH_MEASURE_NOPTS] = {
+        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024)", &n_s},
+        {"--q-len", "T", "queries per head (overrides --n)", &t_s},
+        {"--kv-len", "S", "keys per head (overrides --n): cross attention when != q_len", &s_s},
+        {"--heads", "H", "query heads (default 8)", &h_s},
+        {"--kv-heads", "G", "key/value heads, divides --heads (default: --heads)", &hkv_s},
+        {"--head-dim", "D", "head dimension (default 64)", &d_s},
+        {"--batch", "B", "batch size (default 1)", &b_s},
+        {"--causal", "0|1", "causal mask, last query aligned with last key (default 0)", &causal_s},
+        {"--dataset", "NAME", "input generator (default gaussian; see bench list)", &dataset_s},
+        {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE", &input},
+        {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &output},
+        {"--out", "RESULTS.h5", "also append this point as a run to a results file", &results},
+        {"--help", NULL, "this help", &help},
+    };
+    int nopts = 13;
+    bench_measure_opt_table(&mo, opts + nopts);
+    nopts += BENCH_MEASURE_NOPTS;
+    const char *pos[1 + ATTN_MAX_PARAMS];
+    int npos = 0;
+    char msg[ATTN_MSG_LEN];
+    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1 + ATTN_MAX_PARAMS, &npos, "run", msg,
+                         sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (help) {
+        bench_print_help(
+            "bench run KIND [NAME=VALUE ...] [options]",
+            "Measures one attention kind at one shape and prints one result row: median time,\n"
+            "GFLOP/s, exact workspace, peak RSS, and the error against exact float64 attention.\n"
+            "NAME=VALUE sets a parameter of the kind (see bench list). With --input the shape\n"
+            "comes from the file, so you can check a kind on your own tensors:\n"
+            "  bench run full --causal 1 --input qkv.h5 --output o.h5",
+            opts, nopts);
+        return 0;
+    }
+    if (npos < 1) return bench_fail(ATTN_EINVAL, "run needs a KIND (see bench list)");
+    const attn_ops *ops = attn_kind_find(pos[0]);
+    if (!ops) {
+        snprintf(msg, sizeof msg, "unknown kind '%s' (see bench list)", pos[0]);
+        return bench_fail(ATTN_EINVAL, msg);
+    }
+    bench_point_spec spec = {.ops = ops, .params = attn_params_defaults(ops)};
+    for (int a = 1; a < npos; a++) {
+        const char *eq = strchr(pos[a], '=');
+        char name[64];
+        if (!eq || eq == pos[a] || (size_t)(eq - pos[a]) >= sizeof name) {
+            snprintf(msg, sizeof msg, "expected NAME=VALUE after the kind, got '%s'", pos[a]);
+            return bench_fail(ATTN_EINVAL, msg);
+        }
+        snprintf(name, sizeof name, "%.*s", (int)(eq - pos[a]), pos[a]);
+        if (attn_param_set(ops, &spec.params, name, eq + 1, msg, sizeof msg))
+            return bench_fail(ATTN_EINVAL, msg);
+    }
+
+    bench_measure_cfg mc;
+    int64_t n = 1024, T = -1, S = -1, H = 8, Hkv = -1, D = 64, B = 1, causal = 0;
+    if (bench_measure_parse(&mo, &mc, msg, sizeof msg) ||
+        (n_s && bench_parse_i64(n_s, "--n", 1, INT64_MAX / 2, &n, msg, sizeof msg)) ||
+        (t_s && bench_parse_i64(t_s, "--q-len", 1, INT64_MAX / 2, &T, msg, sizeof msg)) ||
+        (s_s && bench_parse_i64(s_s, "--kv-len", 1, INT64_MAX / 2, &S, msg, sizeof msg)) ||
+        (h_s && bench_parse_i64(h_s, "--heads", 1, 1 << 20, &H, msg, sizeof msg)) ||
+        (hkv_s && bench_parse_i64(hkv_s, "--kv-heads", 1, 1 << 20, &Hkv, msg, sizeof msg)) ||
+        (d_s && bench_parse_i64(d_s, "--head-dim", 1, 1 << 20, &D, msg, sizeof msg)) ||
+        (b_s && bench_parse_i64(b_s, "--batch", 1, 1 << 20, &B, msg, sizeof msg)) ||
+        (causal_s && bench_parse_i64(causal_s, "--causal", 0, 1, &causal, msg, sizeof msg)))
+        return bench_fail(ATTN_EINVAL, msg);
+    spec.dataset = ds_find(dataset_s ? dataset_s : "gaussian");
+    if (!spec.dataset) {
+        snprintf(msg, sizeof msg, "unknown dataset '%s' (see bench list)", dataset_s);
+        return bench_fail(ATTN_EINVAL, msg);
+    }
+    if (input && (n_s || t_s || s_s || h_s || hkv_s || d_s || b_s || dataset_s))
+        return bench_fail(ATTN_EINVAL, "--input gives the shape and the data: drop --n, --q-len, "
+                                       "--kv-len, --heads, --kv-heads, --head-dim, --batch, --dataset");
+    if (output && bench_check_writable(output, "--output", msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (results && bench_check_writable(results, "--out", msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+
+    spec.shape = attn_shape_init(B, H, Hkv > 0 ? Hkv : H, T > 0 ? T : n, S > 0 ? S : n, D, causal);
+    run_inputs in = {0};
+    if (input && read_inputs(input, &in, &spec.shape, msg, sizeof msg)) {
+        free_inputs(&in);
+        return bench_fail(ATTN_EINVAL, msg);
+    }
+    spec.shape.threads = mc.threads;
+    spec.seed = mc.seed;
+    spec.timing = mc.timing;
+    spec.accuracy_rows = mc.accuracy_rows;
+    if (input) spec.dataset = NULL;
+    if (attn_check(ops, &spec.shape, &spec.params, msg, sizeof msg)) {
+        free_inputs(&in);
+        return bench_fail(ATTN_EINVAL, msg);
+    }
+    bench_store *store = NULL;
+    if (results && bench_store_open(results, &store, msg, sizeof msg)) {
+        free_inputs(&in);
+        return bench_fail(ATTN_EINVAL, msg);
+    }
+
+    bench_point pt;
+    double *samples = NULL;
+    int64_t nsamples = 0;
+    float *out = NULL;
+    attn_status st = bench_point_run(&spec, in.q, in.k, in.v, &pt, &samples, &nsamples,
+                                     output ? &out : NULL, msg, sizeof msg);
+    free_inputs(&in);
+    int exit_code = 0;
+    if (st == ATTN_OK && output) {
+        int64_t od[4] = {spec.shape.B, spec.shape.H, spec.shape.T, spec.shape.D};
+        st = bench_tensor_write(output, "o", od, out, msg, sizeof msg);
+    }
+    if (store) {
+        bench_run run = {0};
+        bench_machine_facts(&run);
+        bench_join_args(argc, argv, run.command, sizeof run.command);
+        run.threads = mc.threads;
+        run.blas_threads = 1;
+        run.seed = mc.seed;
+        run.sgemm_gflops = bench_sgemm_gflops(mc.threads, 2048, 3);
+        char smsg[ATTN_MSG_LEN];
+        if (bench_store_begin_run(store, &run, smsg, sizeof smsg) ||
+            bench_store_add_point(store, &pt, samples, nsamples, smsg, sizeof smsg))
+            exit_code = bench_fail(ATTN_EFAIL, smsg);
+        bench_store_close(store);
+    }
+    if (st != ATTN_OK) exit_code = bench_fail(st, msg);
+    else {
+        bench_table_header(stdout);
+        bench_table_row(stdout, &pt);
+        bench_warn_noisy(&pt);
+    }
+    free(samples);
+    free(out);
+    return exit_code;
+}

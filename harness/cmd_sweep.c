@@ -1,0 +1,334 @@
+/*
+ * cmd_sweep.c — `bench sweep`: a grid of kinds × parameter values × dataset × causal × batch ×
+ * heads × kv_heads × head_dim × n, every point validated before anything is written, then
+ * measured and appended (flushed) to a results file, with progress and a closing summary table.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+
+#include "commands.h"
+#include "machine.h"
+#include "point.h"
+#include "progress.h"
+#include "table.h"
+
+enum { MAX_SETS = 8, MAX_POINTS = 100000 };
+
+#define DEFAULT_N "256:4096:x2"
+#define DEFAULT_CAUSAL "0,1"
+
+typedef struct int_axis {
+    const char *name;
+    int64_t *v;
+    int n;
+} int_axis;
+
+typedef struct param_axis {
+    char name[64];
+    char **values;
+    int n;
+} param_axis;
+
+typedef struct grid {
+    char **kind_names, **dataset_names;
+    int nkinds, ndatasets;
+    int_axis n, heads, kv_heads, head_dim, batch, causal;
+    param_axis sets[MAX_SETS];
+    int nsets;
+} grid;
+
+static void grid_free(grid *g)
+{
+    bench_free_strings(g->kind_names, g->nkinds);
+    bench_free_strings(g->dataset_names, g->ndatasets);
+    int_axis *axes[] = {&g->n, &g->heads, &g->kv_heads, &g->head_dim, &g->batch, &g->causal};
+    for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
+    for (int s = 0; s < g->nsets; s++) bench_free_strings(g->sets[s].values, g->sets[s].n);
+}
+
+static attn_status parse_axis(int_axis *ax, const char *what, const char *text, int64_t min,
+                              int64_t max, char *msg, size_t msg_len)
+{
+    ax->name = what;
+    return bench_parse_i64_list(text, what, min, max, &ax->v, &ax->n, msg, msg_len);
+}
+
+/* --set NAME=V1,V2: the name must belong to at least one swept kind. */
+static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_len)
+{
+    const char *eq = strchr(text, '=');
+    param_axis *pa = &g->sets[g->nsets];
+    if (!eq || eq == text || (size_t)(eq - text) >= sizeof pa->name) {
+        snprintf(msg, msg_len, "--set expects NAME=V1,V2,... (got '%s')", text);
+        return ATTN_EINVAL;
+    }
+    snprintf(pa->name, sizeof pa->name, "%.*s", (int)(eq - text), text);
+    for (int s = 0; s < g->nsets; s++)
+        if (strcmp(g->sets[s].name, pa->name) == 0) {
+            snprintf(msg, msg_len, "--set %s given twice: list all values in one --set", pa->name);
+            return ATTN_EINVAL;
+        }
+    bool used = false;
+    for (int k = 0; k < g->nkinds; k++)
+        used |= attn_param_index(attn_kind_find(g->kind_names[k]), pa->name) >= 0;
+    if (!used) {
+        snprintf(msg, msg_len, "--set %s: no swept kind has a parameter '%s' (see bench list)",
+                 pa->name, pa->name);
+        return ATTN_EINVAL;
+    }
+    if (bench_split_list(eq + 1, "--set", &pa->values, &pa->n, msg, msg_len)) return ATTN_EINVAL;
+    g->nsets++;
+    return ATTN_OK;
+}
+
+/* Every point of the grid, in a fixed order; each one checked. */
+static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_point_spec **out,
+                             int64_t *count, char *msg, size_t msg_len)
+{
+    int64_t cap = 256, n = 0;
+    bench_point_spec *specs = malloc((size_t)cap * sizeof *specs);
+    if (!specs) return ATTN_EFAIL;
+    for (int ki = 0; ki < g->nkinds; ki++) {
+        const attn_ops *ops = attn_kind_find(g->kind_names[ki]);
+        int idx[MAX_SETS] = {0}; /* mixed-radix counter over the sets this kind has */
+        for (;;) {
+            attn_params p = attn_params_defaults(ops);
+            for (int s = 0; s < g->nsets; s++)
+                if (attn_param_index(ops, g->sets[s].name) >= 0 &&
+                    attn_param_set(ops, &p, g->sets[s].name, g->sets[s].values[idx[s]], msg,
+                                   msg_len))
+                    goto invalid;
+            for (int di = 0; di < g->ndatasets; di++)
+            for (int ci = 0; ci < g->causal.n; ci++)
+            for (int bi = 0; bi < g->batch.n; bi++)
+            for (int hi = 0; hi < g->heads.n; hi++)
+            for (int gi = 0; gi < (g->kv_heads.n ? g->kv_heads.n : 1); gi++)
+            for (int dd = 0; dd < g->head_dim.n; dd++)
+            for (int ni = 0; ni < g->n.n; ni++) {
+                if (n == MAX_POINTS) {
+                    snprintf(msg, msg_len, "the grid has more than %d points: narrow it",
+                             MAX_POINTS);
+                    goto invalid;
+                }
+                if (n == cap) {
+                    bench_point_spec *grown = realloc(specs, (size_t)(cap *= 2) * sizeof *specs);
+                    if (!grown) goto invalid;
+                    specs = grown;
+                }
+                const int64_t H = g->heads.v[hi];
+                bench_point_spec *sp = &specs[n++];
+                *sp = (bench_point_spec){
+                    .ops = ops, .params = p, .dataset = ds_find(g->dataset_names[di]),
+                    .seed = mc->seed, .timing = mc->timing, .accuracy_rows = mc->accuracy_rows};
+                sp->shape = attn_shape_init(g->batch.v[bi], H, g->kv_heads.n ? g->kv_heads.v[gi] : H,
+                                            g->n.v[ni], g->n.v[ni], g->head_dim.v[dd],
+                                            g->causal.v[ci] != 0);
+                sp->shape.threads = mc->threads;
+                char why[ATTN_MSG_LEN];
+                if (attn_check(ops, &sp->shape, &sp->params, why, sizeof why)) {
+                    snprintf(msg, msg_len, "%s n=%lld heads=%lld kv_heads=%lld: %s", ops->name,
+                             (long long)g->n.v[ni], (long long)H, (long long)sp->shape.Hkv, why);
+                    goto invalid;
+                }
+            }
+            int s = 0; /* next parameter combination */
+            for (; s < g->nsets; s++) {
+                if (attn_param_index(ops, g->sets[s].name) < 0) continue;
+                if (++idx[s] < g->sets[s].n) break;
+                idx[s] = 0;
+            }
+            if (s == g->nsets) break;
+        }
+    }
+    *out = specs;
+    *count = n;
+    return ATTN_OK;
+invalid:
+    free(specs);
+    return ATTN_EINVAL;
+}
+
+/* results/<UTC timestamp>.h5 under $ATTNBENCH_HOME (set by ./bench) or the current directory. */
+static attn_status default_out(char *path, size_t len, char *msg, size_t msg_len)
+{
+    const char *home = getenv("ATTNBENCH_HOME");
+    char dir[3072];
+    snprintf(dir, sizeof dir, "%s/results", home && *home ? home : ".");
+    if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
+        snprintf(msg, msg_len, "cannot create %s: %s (use --out FILE.h5)", dir, strerror(errno));
+        return ATTN_EINVAL;
+    }
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    char stamp[32];
+    strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
+    snprintf(path, len, "%s/%s.h5", dir, stamp);
+    return ATTN_OK;
+}
+
+static void describe(const bench_point_spec *sp, char *buf, size_t len)
+{
+    char params[160];
+    attn_params_format(sp->ops, &sp->params, params, sizeof params);
+    snprintf(buf, len, "%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s %s", sp->ops->name,
+             (long long)sp->shape.T, (long long)sp->shape.B, (long long)sp->shape.H,
+             (long long)sp->shape.Hkv, (long long)sp->shape.D, sp->shape.causal,
+             sp->dataset->name, params);
+}
+
+int bench_cmd_sweep(int argc, char **argv)
+{
+    const char *help = NULL, *kinds_s = NULL, *n_s = NULL, *heads_s = NULL, *kvh_s = NULL;
+    const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *out_s = NULL;
+    const char *quiet = NULL, *set_s[MAX_SETS];
+    int nset = 0;
+    bench_measure_opts mo = {0};
+    bench_opt opts[16 + BENCH_MEASURE_NOPTS] = {
+        {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &kinds_s},
+        {"--n", "LIST", "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default "
+                        DEFAULT_N ")", &n_s},
+        {"--heads", "LIST", "query heads (default 8)", &heads_s},
+        {"--kv-heads", "LIST", "key/value heads, each dividing every --heads (default: = heads)",
+         &kvh_s},
+        {"--head-dim", "LIST", "head dimensions (default 64)", &d_s},
+        {"--batch", "LIST", "batch sizes (default 1)", &b_s},
+        {"--causal", "LIST", "0, 1 or 0,1 (default " DEFAULT_CAUSAL ")", &causal_s},
+        {"--dataset", "LIST", "input generators (default gaussian; see bench list)", &dataset_s},
+        {"--set", "NAME=V1,V2", "sweep a kind parameter (repeatable); kinds without it ignore it",
+         set_s, &nset, MAX_SETS},
+        {"--out", "FILE.h5", "results file; appended to if it exists (default "
+                             "results/<UTC time>.h5)", &out_s},
+        {"--quiet", NULL, "no progress line and no summary table", &quiet},
+        {"--help", NULL, "this help", &help},
+    };
+    int nopts = 12;
+    bench_measure_opt_table(&mo, opts + nopts);
+    nopts += BENCH_MEASURE_NOPTS;
+    const char *pos[1];
+    int npos;
+    char msg[ATTN_MSG_LEN];
+    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 0, &npos, "sweep", msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (help) {
+        bench_print_help(
+            "bench sweep [options]",
+            "Measures every point of a grid (kinds x parameter values x dataset x causal x batch x\n"
+            "heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
+            "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
+            "causal 0 and 1, 8 heads of dim 64 (about a minute on 2 cores).\n"
+            "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5",
+            opts, nopts);
+        return 0;
+    }
+
+    bench_measure_cfg mc;
+    grid g = {0};
+    bench_point_spec *specs = NULL;
+    int64_t npoints = 0;
+    attn_status st = bench_measure_parse(&mo, &mc, msg, sizeof msg);
+    if (!st) {
+        char all[1024] = "";
+        for (int k = 0, w = 0; k < attn_kind_count() && w < (int)sizeof all; k++)
+            w += snprintf(all + w, sizeof all - (size_t)w, "%s%s", k ? "," : "", attn_kind_at(k)->name);
+        st = bench_split_list(kinds_s ? kinds_s : all, "--kinds", &g.kind_names, &g.nkinds, msg,
+                              sizeof msg);
+    }
+    for (int k = 0; !st && k < g.nkinds; k++)
+        if (!attn_kind_find(g.kind_names[k])) {
+            snprintf(msg, sizeof msg, "--kinds: unknown kind '%s' (see bench list)", g.kind_names[k]);
+            st = ATTN_EINVAL;
+        }
+    if (!st)
+        st = bench_split_list(dataset_s ? dataset_s : "gaussian", "--dataset", &g.dataset_names,
+                              &g.ndatasets, msg, sizeof msg);
+    for (int k = 0; !st && k < g.ndatasets; k++)
+        if (!ds_find(g.dataset_names[k])) {
+            snprintf(msg, sizeof msg, "--dataset: unknown dataset '%s' (see bench list)",
+                     g.dataset_names[k]);
+            st = ATTN_EINVAL;
+        }
+    if (!st) st = parse_axis(&g.n, "--n", n_s ? n_s : DEFAULT_N, 1, INT64_MAX / 2, msg, sizeof msg);
+    if (!st) st = parse_axis(&g.heads, "--heads", heads_s ? heads_s : "8", 1, 1 << 20, msg, sizeof msg);
+    if (!st && kvh_s) st = parse_axis(&g.kv_heads, "--kv-heads", kvh_s, 1, 1 << 20, msg, sizeof msg);
+    if (!st) st = parse_axis(&g.head_dim, "--head-dim", d_s ? d_s : "64", 1, 1 << 20, msg, sizeof msg);
+    if (!st) st = parse_axis(&g.batch, "--batch", b_s ? b_s : "1", 1, 1 << 20, msg, sizeof msg);
+    if (!st)
+        st = parse_axis(&g.causal, "--causal", causal_s ? causal_s : DEFAULT_CAUSAL, 0, 1, msg,
+                        sizeof msg);
+    for (int s = 0; !st && s < nset; s++) st = parse_set(&g, set_s[s], msg, sizeof msg);
+    if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
+    char out_path[4096];
+    if (!st && out_s) snprintf(out_path, sizeof out_path, "%s", out_s);
+    if (!st && !out_s) st = default_out(out_path, sizeof out_path, msg, sizeof msg);
+    bench_store *store = NULL;
+    if (!st) st = bench_check_writable(out_path, "--out", msg, sizeof msg);
+    if (!st) st = bench_store_open(out_path, &store, msg, sizeof msg);
+    grid_free(&g);
+    if (st) {
+        free(specs);
+        return bench_fail(st, msg);
+    }
+
+    /* the run: machine facts and the sgemm yardstick, then every point */
+    bench_run run = {0};
+    bench_machine_facts(&run);
+    bench_join_args(argc, argv, run.command, sizeof run.command);
+    run.threads = mc.threads;
+    run.blas_threads = 1;
+    run.seed = mc.seed;
+    if (!quiet) fprintf(stderr, "bench: measuring OpenBLAS sgemm (2048^3, %d threads)...\n", mc.threads);
+    run.sgemm_gflops = bench_sgemm_gflops(mc.threads, 2048, 3);
+    if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
+        bench_store_close(store);
+        free(specs);
+        return bench_fail(ATTN_EFAIL, msg);
+    }
+
+    bench_point *points = calloc((size_t)npoints, sizeof *points);
+    bench_progress pr = bench_progress_start(npoints);
+    int failed = 0, noisy = 0, store_failed = 0;
+    for (int64_t p = 0; p < npoints && points && !store_failed; p++) {
+        char label[256];
+        describe(&specs[p], label, sizeof label);
+        if (!quiet) bench_progress_point(&pr, p + 1, label);
+        double *samples = NULL;
+        int64_t nsamples = 0;
+        char why[ATTN_MSG_LEN];
+        if (bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples, &nsamples, NULL,
+                            why, sizeof why) != ATTN_OK) {
+            failed++;
+            if (!quiet) bench_progress_end(&pr);
+            fprintf(stderr, "bench: %s: %s\n", label, why);
+        }
+        points[p].run_id = run.run_id;
+        if (bench_store_add_point(store, &points[p], samples, nsamples, msg, sizeof msg)) store_failed = 1;
+        free(samples);
+        if (!quiet && points[p].time_cv > 0.10) bench_progress_end(&pr);
+        if (!quiet) noisy += bench_warn_noisy(&points[p]);
+    }
+    if (!quiet) bench_progress_end(&pr);
+    bench_store_close(store);
+    if (!points || store_failed) {
+        free(points);
+        free(specs);
+        return bench_fail(ATTN_EFAIL, points ? msg : "out of memory for the points table");
+    }
+    if (!quiet) {
+        printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run.run_id,
+               run.sgemm_gflops, mc.threads, run.cpu_model);
+        bench_table_header(stdout);
+        for (int64_t p = 0; p < npoints; p++) bench_table_row(stdout, &points[p]);
+    }
+    printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run.run_id,
+           (long long)npoints, failed ? ", some failed: see status/message" : "");
+    if (noisy)
+        fprintf(stderr, "bench: %d point(s) had CV > 10%%: their medians are less certain.\n", noisy);
+    free(points);
+    free(specs);
+    return failed ? 1 : 0;
+}

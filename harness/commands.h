@@ -1,0 +1,44 @@
+/*
+ * commands.h — the bench subcommands. Each returns the process exit status:
+ * 0 success, 2 bad usage or input (one line on stderr, nothing written), 1 failure while running.
+ */
+#ifndef BENCH_COMMANDS_H
+#define BENCH_COMMANDS_H
+
+#include <stdint.h>
+
+#include "args.h"
+#include "stats.h"
+
+int bench_cmd_list(int argc, char **argv);
+int bench_cmd_info(int argc, char **argv);
+int bench_cmd_run(int argc, char **argv);
+int bench_cmd_sweep(int argc, char **argv);
+
+/* Measurement options shared by run and sweep, as text (NULL: default) and parsed. */
+typedef struct bench_measure_opts {
+    const char *threads, *reps, *warmup, *min_time, *seed, *accuracy_rows;
+} bench_measure_opts;
+
+typedef struct bench_measure_cfg {
+    int threads;
+    bench_timing_cfg timing;
+    uint64_t seed;
+    int64_t accuracy_rows;
+} bench_measure_cfg;
+
+enum { BENCH_MEASURE_NOPTS = 6 };
+/* The option table entries for m (to append to a command's table). */
+void bench_measure_opt_table(bench_measure_opts *m, bench_opt out[BENCH_MEASURE_NOPTS]);
+/* Parse with defaults: threads = CPUs, reps 5, warmup 1, min-time 0.2 s, seed 1, rows 64. */
+attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
+                                size_t msg_len);
+/* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
+int bench_fail(attn_status st, const char *msg);
+/* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write
+ * permission, or a new file in a missing or read-only directory. Writes nothing. */
+attn_status bench_check_writable(const char *path, const char *what, char *msg, size_t msg_len);
+/* The command line as one string (for results files). */
+void bench_join_args(int argc, char **argv, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,831 @@
+/*
+ * h5store.c — the HDF5 results store of results.h: one file holds the runs, points and timing
+ * samples of any number of sweeps as three appendable compound tables (/runs, /points, /samples),
+ * flushed after every point so an interrupted sweep keeps what it finished. Also reads them back.
+ *
+ * Compound types are built from one field table per struct (name, offset, kind, size): adding a
+ * field to bench_run or bench_point is one line in its table. In memory the types follow the C
+ * structs (offsetof) with NUL-terminated strings; in the file they are packed, NUL-padded UTF-8.
+ */
+#include "results.h"
+
+#include <errno.h>
+#include <hdf5.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- messages ---- */
+
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+static attn_status fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...)
+{
+    if (msg && msg_len > 0) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, msg_len, fmt, ap);
+        va_end(ap);
+    }
+    return st;
+}
+
+/* Library code never prints: turn off HDF5's automatic error stack printing. */
+static void quiet_hdf5(void)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
+
+/* ---- compound types from field tables ---- */
+
+typedef enum { F_I32, F_I64, F_U64, F_F64, F_STR } field_kind;
+
+typedef struct field {
+    const char *name;  /* member name in the file: the struct field's name */
+    size_t offset;     /* offsetof in the C struct */
+    field_kind kind;
+    size_t size;       /* sizeof the struct field (the string length for F_STR) */
+} field;
+
+#define FIELD(T, f, kind) { #f, offsetof(T, f), kind, sizeof(((T *)0)->f) }
+
+static const field run_fields[] = {
+    FIELD(bench_run, run_id, F_I64),
+    FIELD(bench_run, started_at, F_STR),
+    FIELD(bench_run, command, F_STR),
+    FIELD(bench_run, git_commit, F_STR),
+    FIELD(bench_run, host, F_STR),
+    FIELD(bench_run, cpu_model, F_STR),
+    FIELD(bench_run, build, F_STR),
+    FIELD(bench_run, openblas_config, F_STR),
+    FIELD(bench_run, hdf5_version, F_STR),
+    FIELD(bench_run, threads, F_I32),
+    FIELD(bench_run, blas_threads, F_I32),
+    FIELD(bench_run, seed, F_U64),
+    FIELD(bench_run, sgemm_gflops, F_F64),
+};
+
+static const field point_fields[] = {
+    FIELD(bench_point, run_id, F_I64),
+    FIELD(bench_point, point_id, F_I64),
+    FIELD(bench_point, kind, F_STR),
+    FIELD(bench_point, params, F_STR),
+    FIELD(bench_point, dataset, F_STR),
+    FIELD(bench_point, mode, F_STR),
+    FIELD(bench_point, batch, F_I64),
+    FIELD(bench_point, heads, F_I64),
+    FIELD(bench_point, kv_heads, F_I64),
+    FIELD(bench_point, q_len, F_I64),
+    FIELD(bench_point, kv_len, F_I64),
+    FIELD(bench_point, head_dim, F_I64),
+    FIELD(bench_point, causal, F_I32),
+    FIELD(bench_point, threads, F_I32),
+    FIELD(bench_point, seed, F_U64),
+    FIELD(bench_point, warmup, F_I32),
+    FIELD(bench_point, reps, F_I32),
+    FIELD(bench_point, time_median_s, F_F64),
+    FIELD(bench_point, time_min_s, F_F64),
+    FIELD(bench_point, time_max_s, F_F64),
+    FIELD(bench_point, time_p95_s, F_F64),
+    FIELD(bench_point, time_mean_s, F_F64),
+    FIELD(bench_point, time_stddev_s, F_F64),
+    FIELD(bench_point, time_cv, F_F64),
+    FIELD(bench_point, flops, F_F64),
+    FIELD(bench_point, gflops_per_s, F_F64),
+    FIELD(bench_point, bytes, F_F64),
+    FIELD(bench_point, gbytes_per_s, F_F64),
+    FIELD(bench_point, workspace_bytes, F_I64),
+    FIELD(bench_point, peak_rss_bytes, F_I64),
+    FIELD(bench_point, accuracy_rows, F_I32),
+    FIELD(bench_point, rel_err, F_F64),
+    FIELD(bench_point, max_abs_err, F_F64),
+    FIELD(bench_point, self_rel_err, F_F64),
+    FIELD(bench_point, status, F_STR),
+    FIELD(bench_point, message, F_STR),
+};
+
+/* One row of /samples. */
+typedef struct sample_row {
+    int64_t run_id;
+    int64_t point_id;
+    int32_t rep;      /* 0, 1, ... within the point */
+    double seconds;
+} sample_row;
+
+static const field sample_fields[] = {
+    FIELD(sample_row, run_id, F_I64),
+    FIELD(sample_row, point_id, F_I64),
+    FIELD(sample_row, rep, F_I32),
+    FIELD(sample_row, seconds, F_F64),
+};
+
+#define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
+
+typedef struct table {
+    const char *dset;     /* "/runs" */
+    const field *fields;
+    size_t nfields;
+    size_t row_size;      /* sizeof the C struct */
+    hsize_t chunk_rows;
+} table;
+
+static const table runs_table = { "/runs", run_fields, NFIELDS(run_fields), sizeof(bench_run), 64 };
+static const table points_table = { "/points", point_fields, NFIELDS(point_fields),
+                                    sizeof(bench_point), 64 };
+static const table samples_table = { "/samples", sample_fields, NFIELDS(sample_fields),
+                                     sizeof(sample_row), 1024 };
+
+/* The compound type of a table: in memory (struct offsets, NUL-terminated strings) or in the
+ * file (packed, NUL-padded strings). Returns a type id to H5Tclose, or -1. */
+static hid_t compound_type(const table *t, bool in_file)
+{
+    size_t size = t->row_size;
+    if (in_file) {
+        size = 0;
+        for (size_t i = 0; i < t->nfields; i++)
+            size += t->fields[i].size;
+    }
+    hid_t ct = H5Tcreate(H5T_COMPOUND, size);
+    if (ct < 0)
+        return -1;
+    size_t packed = 0;
+    for (size_t i = 0; i < t->nfields; i++) {
+        const field *f = &t->fields[i];
+        size_t offset = in_file ? packed : f->offset;
+        packed += f->size;
+        herr_t err;
+        if (f->kind == F_STR) {
+            hid_t st = H5Tcopy(H5T_C_S1);
+            err = st < 0 ? -1 : 0;
+            if (err >= 0)
+                err = H5Tset_size(st, f->size);
+            if (err >= 0)
+                err = H5Tset_strpad(st, in_file ? H5T_STR_NULLPAD : H5T_STR_NULLTERM);
+            if (err >= 0)
+                err = H5Tset_cset(st, H5T_CSET_UTF8);
+            if (err >= 0)
+                err = H5Tinsert(ct, f->name, offset, st);
+            if (st >= 0)
+                H5Tclose(st);
+        } else {
+            hid_t nt = f->kind == F_I32   ? H5T_NATIVE_INT32
+                       : f->kind == F_I64 ? H5T_NATIVE_INT64
+                       : f->kind == F_U64 ? H5T_NATIVE_UINT64
+                                          : H5T_NATIVE_DOUBLE;
+            err = H5Tinsert(ct, f->name, offset, nt);
+        }
+        if (err < 0) {
+            H5Tclose(ct);
+            return -1;
+        }
+    }
+    return ct;
+}
+
+/* Strings read back are NUL-terminated even if a foreign writer filled the whole field. */
+static void terminate_strings(const table *t, void *rows, int64_t n)
+{
+    for (int64_t r = 0; r < n; r++) {
+        char *row = (char *)rows + (size_t)r * t->row_size;
+        for (size_t i = 0; i < t->nfields; i++)
+            if (t->fields[i].kind == F_STR)
+                row[t->fields[i].offset + t->fields[i].size - 1] = '\0';
+    }
+}
+
+/* ---- datasets ---- */
+
+/* Create an empty, extendable, chunked 1-D dataset for table t. */
+static herr_t create_table(hid_t file, const table *t)
+{
+    hsize_t dims = 0, maxdims = H5S_UNLIMITED;
+    hid_t ftype = compound_type(t, true);
+    hid_t space = H5Screate_simple(1, &dims, &maxdims);
+    hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    herr_t err = (ftype < 0 || space < 0 || dcpl < 0) ? -1 : 0;
+    if (err >= 0)
+        err = H5Pset_chunk(dcpl, 1, &t->chunk_rows);
+    if (err >= 0) {
+        hid_t dset = H5Dcreate2(file, t->dset, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+        err = dset < 0 ? -1 : H5Dclose(dset);
+    }
+    if (dcpl >= 0)
+        H5Pclose(dcpl);
+    if (space >= 0)
+        H5Sclose(space);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    return err;
+}
+
+/* Number of rows of a 1-D dataset, or -1. */
+static int64_t table_rows(hid_t dset)
+{
+    hid_t space = H5Dget_space(dset);
+    if (space < 0)
+        return -1;
+    int64_t n = -1;
+    if (H5Sget_simple_extent_ndims(space) == 1) {
+        hsize_t dims;
+        if (H5Sget_simple_extent_dims(space, &dims, NULL) == 1)
+            n = (int64_t)dims;
+    }
+    H5Sclose(space);
+    return n;
+}
+
+/* Resize a 1-D dataset to n rows. */
+static herr_t set_rows(hid_t dset, int64_t n)
+{
+    hsize_t dims = (hsize_t)n;
+    return H5Dset_extent(dset, &dims);
+}
+
+/* Append n rows (memory type mtype) to a 1-D dataset that currently has `first` rows. */
+static herr_t append_rows(hid_t dset, hid_t mtype, int64_t first, const void *rows, int64_t n)
+{
+    if (n == 0)
+        return 0;
+    hsize_t start = (hsize_t)first, count = (hsize_t)n;
+    if (set_rows(dset, first + n) < 0)
+        return -1;
+    hid_t fspace = H5Dget_space(dset);
+    hid_t mspace = H5Screate_simple(1, &count, NULL);
+    herr_t err = (fspace < 0 || mspace < 0) ? -1 : 0;
+    if (err >= 0)
+        err = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    if (err >= 0)
+        err = H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, rows);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    return err;
+}
+
+/* Read rows [first, first+n) of a 1-D dataset into buf (memory type mtype). */
+static herr_t read_rows(hid_t dset, hid_t mtype, int64_t first, int64_t n, void *buf)
+{
+    if (n == 0)
+        return 0;
+    hsize_t start = (hsize_t)first, count = (hsize_t)n;
+    hid_t fspace = H5Dget_space(dset);
+    hid_t mspace = H5Screate_simple(1, &count, NULL);
+    herr_t err = (fspace < 0 || mspace < 0) ? -1 : 0;
+    if (err >= 0)
+        err = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    if (err >= 0)
+        err = H5Dread(dset, mtype, mspace, fspace, H5P_DEFAULT, buf);
+    if (mspace >= 0)
+        H5Sclose(mspace);
+    if (fspace >= 0)
+        H5Sclose(fspace);
+    return err;
+}
+
+/* ---- the format attributes ---- */
+
+static herr_t write_format_attrs(hid_t file)
+{
+    hid_t stype = H5Tcopy(H5T_C_S1);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    herr_t err = (stype < 0 || scalar < 0) ? -1 : 0;
+    if (err >= 0)
+        err = H5Tset_size(stype, strlen(BENCH_FORMAT));
+    if (err >= 0)
+        err = H5Tset_strpad(stype, H5T_STR_NULLPAD);
+    if (err >= 0)
+        err = H5Tset_cset(stype, H5T_CSET_UTF8);
+    if (err >= 0) {
+        hid_t a = H5Acreate2(file, "format", stype, scalar, H5P_DEFAULT, H5P_DEFAULT);
+        err = a < 0 ? -1 : H5Awrite(a, stype, BENCH_FORMAT);
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    if (err >= 0) {
+        int32_t version = BENCH_FORMAT_VERSION;
+        hid_t a = H5Acreate2(file, "format_version", H5T_STD_I32LE, scalar, H5P_DEFAULT,
+                             H5P_DEFAULT);
+        err = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT32, &version);
+        if (a >= 0)
+            H5Aclose(a);
+    }
+    if (scalar >= 0)
+        H5Sclose(scalar);
+    if (stype >= 0)
+        H5Tclose(stype);
+    return err;
+}
+
+/* Read the scalar string attribute `name` of obj into buf (fixed or variable length).
+ * Returns 1 if read, 0 if absent or not a scalar string, -1 on error. */
+static int read_string_attr(hid_t obj, const char *name, char *buf, size_t len)
+{
+    htri_t exists = H5Aexists(obj, name);
+    if (exists <= 0)
+        return exists < 0 ? -1 : 0;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t ftype = a < 0 ? -1 : H5Aget_type(a);
+    hid_t space = a < 0 ? -1 : H5Aget_space(a);
+    hid_t mtype = -1;
+    int result = -1;
+    if (ftype < 0 || space < 0)
+        goto done;
+    result = 0;
+    if (H5Tget_class(ftype) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1)
+        goto done;
+    mtype = H5Tcopy(H5T_C_S1);
+    /* HDF5 does not convert between ASCII and UTF-8: read in the attribute's own cset */
+    if (mtype < 0 || H5Tset_cset(mtype, H5Tget_cset(ftype)) < 0) {
+        result = -1;
+        goto done;
+    }
+    if (H5Tis_variable_str(ftype) > 0) {
+        char *s = NULL;
+        if (H5Tset_size(mtype, H5T_VARIABLE) < 0 || H5Aread(a, mtype, &s) < 0) {
+            result = -1;
+            goto done;
+        }
+        snprintf(buf, len, "%s", s ? s : "");
+        H5free_memory(s);
+    } else {
+        if (H5Tset_size(mtype, len) < 0 || H5Tset_strpad(mtype, H5T_STR_NULLTERM) < 0 ||
+            H5Aread(a, mtype, buf) < 0) {
+            result = -1;
+            goto done;
+        }
+        buf[len - 1] = '\0';
+    }
+    result = 1;
+done:
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (space >= 0)
+        H5Sclose(space);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (a >= 0)
+        H5Aclose(a);
+    return result;
+}
+
+/* Read the scalar integer attribute `name` of obj. Returns 1 if read, 0 if absent or not an
+ * integer, -1 on error. */
+static int read_int_attr(hid_t obj, const char *name, int64_t *value)
+{
+    htri_t exists = H5Aexists(obj, name);
+    if (exists <= 0)
+        return exists < 0 ? -1 : 0;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t ftype = a < 0 ? -1 : H5Aget_type(a);
+    hid_t space = a < 0 ? -1 : H5Aget_space(a);
+    int result = -1;
+    if (ftype >= 0 && space >= 0) {
+        result = 0;
+        if (H5Tget_class(ftype) == H5T_INTEGER && H5Sget_simple_extent_npoints(space) == 1)
+            result = H5Aread(a, H5T_NATIVE_INT64, value) < 0 ? -1 : 1;
+    }
+    if (space >= 0)
+        H5Sclose(space);
+    if (ftype >= 0)
+        H5Tclose(ftype);
+    if (a >= 0)
+        H5Aclose(a);
+    return result;
+}
+
+/* Is the existing file at path an attnbench results file of our format_version? Opens it
+ * read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message. */
+static attn_status check_results_file(const char *path, char *msg, size_t msg_len)
+{
+#if H5_VERSION_GE(1, 12, 0)
+    htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);
+#else
+    htri_t is_h5 = H5Fis_hdf5(path);
+#endif
+    if (is_h5 == 0)
+        return fail(ATTN_EINVAL, msg, msg_len,
+                    "%s is not an attnbench results file (not an HDF5 file); choose another --out",
+                    path);
+    if (is_h5 < 0) {
+        if (access(path, R_OK) != 0)
+            return fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
+        return fail(ATTN_EINVAL, msg, msg_len,
+                    "%s is not an attnbench results file (HDF5 cannot read it); choose another "
+                    "--out", path);
+    }
+    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        return fail(ATTN_EINVAL, msg, msg_len,
+                    "cannot open %s: HDF5 refused it (damaged, or open for writing elsewhere?)",
+                    path);
+    attn_status st = ATTN_OK;
+    char format[64];
+    int64_t version = 0;
+    int got = read_string_attr(file, "format", format, sizeof format);
+    if (got < 0) {
+        st = fail(ATTN_EINVAL, msg, msg_len, "cannot read the 'format' attribute of %s", path);
+    } else if (got == 0) {
+        st = fail(ATTN_EINVAL, msg, msg_len,
+                  "%s is not an attnbench results file (no 'format' attribute); choose another "
+                  "--out", path);
+    } else if (strcmp(format, BENCH_FORMAT) != 0) {
+        st = fail(ATTN_EINVAL, msg, msg_len,
+                  "%s is not an attnbench results file (format '%.40s', expected '%s'); choose "
+                  "another --out", path, format, BENCH_FORMAT);
+    } else if ((got = read_int_attr(file, "format_version", &version)) <= 0) {
+        st = fail(ATTN_EINVAL, msg, msg_len,
+                  "%s has no readable integer 'format_version' attribute; choose another --out",
+                  path);
+    } else if (version != BENCH_FORMAT_VERSION) {
+        st = fail(ATTN_EINVAL, msg, msg_len,
+                  "%s is an attnbench results file of format_version %lld, but this build "
+                  "reads and writes version %d; choose another --out",
+                  path, (long long)version, BENCH_FORMAT_VERSION);
+    } else {
+        const char *names[] = { runs_table.dset, points_table.dset, samples_table.dset };
+        for (size_t i = 0; i < sizeof names / sizeof names[0] && st == ATTN_OK; i++)
+            if (H5Lexists(file, names[i], H5P_DEFAULT) <= 0)
+                st = fail(ATTN_EINVAL, msg, msg_len,
+                          "%s is damaged: it has no %s table; choose another --out", path,
+                          names[i]);
+    }
+    H5Fclose(file);
+    return st;
+}
+
+/* ---- the store ---- */
+
+struct bench_store {
+    hid_t file;
+    hid_t runs, points, samples;          /* datasets */
+    hid_t run_type, point_type, sample_type; /* memory types */
+    int64_t run_id;                       /* last run begun through this handle, or 0 */
+    char path[4096];
+};
+
+static void store_free(bench_store *st)
+{
+    hid_t ids[] = { st->run_type, st->point_type, st->sample_type };
+    for (size_t i = 0; i < NFIELDS(ids); i++)
+        if (ids[i] >= 0)
+            H5Tclose(ids[i]);
+    hid_t dsets[] = { st->runs, st->points, st->samples };
+    for (size_t i = 0; i < NFIELDS(dsets); i++)
+        if (dsets[i] >= 0)
+            H5Dclose(dsets[i]);
+    if (st->file >= 0)
+        H5Fclose(st->file);
+    free(st);
+}
+
+/* The directory part of path ("." if none), for messages and the writability pre-check. */
+static void dir_of(const char *path, char *dir, size_t len)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash)
+        snprintf(dir, len, ".");
+    else if (slash == path)
+        snprintf(dir, len, "/");
+    else
+        snprintf(dir, len, "%.*s", (int)(slash - path), path);
+}
+
+/* Create a new results file (refusing to replace one); -1 with msg on error. */
+static hid_t create_results_file(const char *path, char *msg, size_t msg_len)
+{
+    char dir[4096];
+    dir_of(path, dir, sizeof dir);
+    if (access(dir, W_OK | X_OK) != 0) {
+        fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: directory %s: %s", path, dir,
+             strerror(errno));
+        return -1;
+    }
+    hid_t file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    if (file < 0) {
+        fail(ATTN_EINVAL, msg, msg_len,
+             "cannot create %s: HDF5 could not create the file (check the path and permissions)",
+             path);
+        return -1;
+    }
+    if (write_format_attrs(file) < 0 || create_table(file, &runs_table) < 0 ||
+        create_table(file, &points_table) < 0 || create_table(file, &samples_table) < 0) {
+        H5Fclose(file);
+        unlink(path); /* ours, just created: do not leave half a results file behind */
+        fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: writing the empty tables failed", path);
+        return -1;
+    }
+    return file;
+}
+
+attn_status bench_store_open(const char *path, bench_store **store, char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    *store = NULL;
+    if (!path || !*path)
+        return fail(ATTN_EINVAL, msg, msg_len, "no results file given; pass --out FILE.h5");
+    bench_store *st = malloc(sizeof *st);
+    if (!st)
+        return fail(ATTN_EFAIL, msg, msg_len, "out of memory opening %s", path);
+    *st = (bench_store){ .file = -1, .runs = -1, .points = -1, .samples = -1, .run_type = -1,
+                         .point_type = -1, .sample_type = -1, .run_id = 0 };
+    if (strlen(path) >= sizeof st->path) {
+        free(st);
+        return fail(ATTN_EINVAL, msg, msg_len, "results file path is too long (%zu characters)",
+                    strlen(path));
+    }
+    snprintf(st->path, sizeof st->path, "%s", path);
+
+    if (access(path, F_OK) == 0) {
+        attn_status cs = check_results_file(path, msg, msg_len);
+        if (cs != ATTN_OK) {
+            free(st);
+            return cs;
+        }
+        st->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+        if (st->file < 0) {
+            free(st);
+            return fail(ATTN_EINVAL, msg, msg_len,
+                        "cannot open %s for writing (permissions, or open elsewhere?)", path);
+        }
+    } else {
+        st->file = create_results_file(path, msg, msg_len);
+        if (st->file < 0) {
+            free(st);
+            return ATTN_EINVAL;
+        }
+    }
+
+    st->runs = H5Dopen2(st->file, runs_table.dset, H5P_DEFAULT);
+    st->points = H5Dopen2(st->file, points_table.dset, H5P_DEFAULT);
+    st->samples = H5Dopen2(st->file, samples_table.dset, H5P_DEFAULT);
+    if (st->runs < 0 || st->points < 0 || st->samples < 0) {
+        store_free(st);
+        return fail(ATTN_EINVAL, msg, msg_len,
+                    "%s is damaged: it lacks one of /runs, /points, /samples; choose another --out",
+                    path);
+    }
+    st->run_type = compound_type(&runs_table, false);
+    st->point_type = compound_type(&points_table, false);
+    st->sample_type = compound_type(&samples_table, false);
+    if (st->run_type < 0 || st->point_type < 0 || st->sample_type < 0) {
+        store_free(st);
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot build the HDF5 row types for %s", path);
+    }
+    *store = st;
+    return ATTN_OK;
+}
+
+attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    int64_t n = table_rows(st->runs);
+    if (n < 0)
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /runs in %s", st->path);
+    run->run_id = n + 1;
+    if (append_rows(st->runs, st->run_type, n, run, 1) < 0) {
+        set_rows(st->runs, n);
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot append run %lld to /runs in %s",
+                    (long long)run->run_id, st->path);
+    }
+    if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
+    st->run_id = run->run_id;
+    return ATTN_OK;
+}
+
+attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double *samples_s,
+                                  int64_t nsamples, char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    if (nsamples < 0 || nsamples > INT32_MAX || (nsamples > 0 && !samples_s))
+        return fail(ATTN_EINVAL, msg, msg_len, "invalid sample count %lld for a point",
+                    (long long)nsamples);
+    int64_t nruns = table_rows(st->runs);
+    int64_t npoints = table_rows(st->points);
+    int64_t nrows = table_rows(st->samples);
+    if (nruns < 0 || npoints < 0 || nrows < 0)
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot read the table sizes of %s", st->path);
+    if (pt->run_id == 0)
+        pt->run_id = st->run_id; /* the run begun through this handle */
+    if (pt->run_id < 1 || pt->run_id > nruns)
+        return fail(ATTN_EINVAL, msg, msg_len,
+                    "point has run_id %lld but %s has runs 1..%lld; call bench_store_begin_run "
+                    "first", (long long)pt->run_id, st->path, (long long)nruns);
+    pt->point_id = npoints;
+
+    /* Samples first, then the point row: a point in /points always has its samples, and a
+     * failure rolls /samples back so no orphan rows carry the next point's id. */
+    sample_row *rows = malloc((size_t)(nsamples > 0 ? nsamples : 1) * sizeof *rows);
+    if (!rows)
+        return fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld samples",
+                    (long long)nsamples);
+    for (int64_t r = 0; r < nsamples; r++)
+        rows[r] = (sample_row){ .run_id = pt->run_id, .point_id = pt->point_id,
+                                .rep = (int32_t)r, .seconds = samples_s[r] };
+    herr_t err = append_rows(st->samples, st->sample_type, nrows, rows, nsamples);
+    free(rows);
+    if (err < 0) {
+        set_rows(st->samples, nrows);
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot append %lld samples to /samples in %s",
+                    (long long)nsamples, st->path);
+    }
+    if (append_rows(st->points, st->point_type, npoints, pt, 1) < 0) {
+        set_rows(st->points, npoints);
+        set_rows(st->samples, nrows);
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot append point %lld to /points in %s",
+                    (long long)pt->point_id, st->path);
+    }
+    if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
+        return fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
+    return ATTN_OK;
+}
+
+void bench_store_close(bench_store *st)
+{
+    if (!st)
+        return;
+    quiet_hdf5();
+    if (st->file >= 0)
+        H5Fflush(st->file, H5F_SCOPE_GLOBAL);
+    store_free(st);
+}
+
+/* ---- reading back ---- */
+
+/* Open path read-only after checking it is a results file, and open dataset t->dset. */
+static attn_status open_table_ro(const char *path, const table *t, hid_t *file, hid_t *dset,
+                                 char *msg, size_t msg_len)
+{
+    *file = *dset = -1;
+    if (!path || access(path, F_OK) != 0)
+        return fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
+                    path ? strerror(errno) : "no path");
+    attn_status cs = check_results_file(path, msg, msg_len);
+    if (cs != ATTN_OK)
+        return cs;
+    *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (*file < 0)
+        return fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
+    *dset = H5Dopen2(*file, t->dset, H5P_DEFAULT);
+    if (*dset < 0) {
+        H5Fclose(*file);
+        *file = -1;
+        return fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: it has no %s table", path, t->dset);
+    }
+    return ATTN_OK;
+}
+
+/* Read every row of table t into a malloc'd array. */
+static attn_status read_table(const char *path, const table *t, void **out, int64_t *n,
+                              char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    *out = NULL;
+    *n = 0;
+    hid_t file, dset;
+    attn_status st = open_table_ro(path, t, &file, &dset, msg, msg_len);
+    if (st != ATTN_OK)
+        return st;
+    hid_t mtype = compound_type(t, false);
+    int64_t rows = table_rows(dset);
+    void *buf = NULL;
+    if (mtype < 0 || rows < 0) {
+        st = fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of %s in %s", t->dset, path);
+    } else if ((uint64_t)rows > SIZE_MAX / t->row_size) {
+        st = fail(ATTN_EINVAL, msg, msg_len, "%s in %s has too many rows (%lld)", t->dset, path,
+                  (long long)rows);
+    } else if (rows > 0 && !(buf = calloc((size_t)rows, t->row_size))) {
+        st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading %lld rows of %s in %s",
+                  (long long)rows, t->dset, path);
+    } else if (read_rows(dset, mtype, 0, rows, buf) < 0) {
+        st = fail(ATTN_EINVAL, msg, msg_len,
+                  "cannot read %s in %s: its columns do not match this build's (another version?)",
+                  t->dset, path);
+        free(buf);
+        buf = NULL;
+    } else {
+        terminate_strings(t, buf, rows);
+        *out = buf;
+        *n = rows;
+    }
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    H5Dclose(dset);
+    H5Fclose(file);
+    return st;
+}
+
+attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n, char *msg,
+                                  size_t msg_len)
+{
+    void *rows;
+    attn_status st = read_table(path, &runs_table, &rows, n, msg, msg_len);
+    *runs = rows;
+    return st;
+}
+
+attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
+                                    size_t msg_len)
+{
+    void *rows;
+    attn_status st = read_table(path, &points_table, &rows, n, msg, msg_len);
+    *points = rows;
+    return st;
+}
+
+static int by_rep(const void *a, const void *b)
+{
+    const sample_row *x = a, *y = b;
+    return (x->rep > y->rep) - (x->rep < y->rep);
+}
+
+attn_status bench_store_read_samples(const char *path, int64_t point_id, double **samples_s,
+                                     int64_t *n, char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    *samples_s = NULL;
+    *n = 0;
+    hid_t file, points, samples = -1, mtype = -1;
+    attn_status st = open_table_ro(path, &points_table, &file, &points, msg, msg_len);
+    if (st != ATTN_OK)
+        return st;
+    enum { BLOCK = 65536 };
+    sample_row *block = NULL, *found = NULL;
+    int64_t nfound = 0, cap = 0, rows = -1;
+    int64_t npoints = table_rows(points);
+    if (npoints < 0) {
+        st = fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /points in %s", path);
+        goto done;
+    }
+    if (point_id < 0 || point_id >= npoints) {
+        st = fail(ATTN_EINVAL, msg, msg_len, "%s has no point %lld (it has points 0..%lld)",
+                  path, (long long)point_id, (long long)npoints - 1);
+        goto done;
+    }
+    samples = H5Dopen2(file, samples_table.dset, H5P_DEFAULT);
+    mtype = compound_type(&samples_table, false);
+    if (samples >= 0)
+        rows = table_rows(samples);
+    if (samples < 0 || mtype < 0 || rows < 0) {
+        st = fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: cannot read its /samples table",
+                  path);
+        goto done;
+    }
+    block = malloc(BLOCK * sizeof *block);
+    if (!block) {
+        st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s", path);
+        goto done;
+    }
+    /* Scan /samples a block at a time: memory stays bounded however large the file. */
+    for (int64_t first = 0; first < rows; first += BLOCK) {
+        int64_t count = rows - first < BLOCK ? rows - first : BLOCK;
+        if (read_rows(samples, mtype, first, count, block) < 0) {
+            st = fail(ATTN_EINVAL, msg, msg_len,
+                      "cannot read /samples in %s: its columns do not match this build's", path);
+            goto done;
+        }
+        for (int64_t r = 0; r < count; r++) {
+            if (block[r].point_id != point_id)
+                continue;
+            if (nfound == cap) {
+                int64_t ncap = cap ? 2 * cap : 64;
+                sample_row *grown = realloc(found, (size_t)ncap * sizeof *grown);
+                if (!grown) {
+                    st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s",
+                              path);
+                    goto done;
+                }
+                found = grown;
+                cap = ncap;
+            }
+            found[nfound++] = block[r];
+        }
+    }
+    if (nfound > 0) {
+        qsort(found, (size_t)nfound, sizeof *found, by_rep);
+        double *out = malloc((size_t)nfound * sizeof *out);
+        if (!out) {
+            st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s", path);
+            goto done;
+        }
+        for (int64_t r = 0; r < nfound; r++)
+            out[r] = found[r].seconds;
+        *samples_s = out;
+        *n = nfound;
+    }
+done:
+    free(found);
+    free(block);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (samples >= 0)
+        H5Dclose(samples);
+    H5Dclose(points);
+    H5Fclose(file);
+    return st;
+}

@@ -1,0 +1,97 @@
+/* machine.c — host, CPU, build and library facts; the OpenBLAS sgemm peak measurement. */
+#include <cblas.h>
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "kernels.h"
+#include "machine.h"
+#include "memory.h"
+#include "stats.h"
+#include "version.h"
+
+int bench_cpu_count(void)
+{
+    long n = sysconf(_SC_NPROCESSORS_ONLN);
+    return n > 0 ? (int)n : 1;
+}
+
+static void cpu_model(char *buf, size_t len)
+{
+    snprintf(buf, len, "unknown");
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    if (!f) return;
+    char line[512];
+    while (fgets(line, sizeof line, f)) {
+        if (strncmp(line, "model name", 10) != 0) continue;
+        const char *c = strchr(line, ':');
+        if (!c) continue;
+        c++;
+        while (*c == ' ' || *c == '\t') c++;
+        snprintf(buf, len, "%.*s", (int)strcspn(c, "\n"), c);
+        break;
+    }
+    fclose(f);
+}
+
+void bench_machine_facts(bench_run *run)
+{
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(run->started_at, sizeof run->started_at, "%Y-%m-%dT%H:%M:%SZ", &tm);
+    if (gethostname(run->host, sizeof run->host) != 0) snprintf(run->host, sizeof run->host, "?");
+    run->host[sizeof run->host - 1] = '\0';
+    cpu_model(run->cpu_model, sizeof run->cpu_model);
+    snprintf(run->git_commit, sizeof run->git_commit, "%s", BENCH_GIT_COMMIT);
+#ifdef __AVX2__
+    const char *simd = "avx2+fma";
+#else
+    const char *simd = "portable";
+#endif
+#ifdef __OPTIMIZE__
+    const char *opt = "optimized";
+#else
+    const char *opt = "unoptimized";
+#endif
+    snprintf(run->build, sizeof run->build, "gcc %s, %s, %s kernels", __VERSION__, opt, simd);
+    snprintf(run->openblas_config, sizeof run->openblas_config, "%s (core %s)",
+             openblas_get_config(), openblas_get_corename());
+    unsigned maj = 0, min = 0, rel = 0;
+    H5get_libversion(&maj, &min, &rel);
+    snprintf(run->hdf5_version, sizeof run->hdf5_version, "%u.%u.%u", maj, min, rel);
+}
+
+double bench_sgemm_gflops(int threads, int n, int reps)
+{
+    size_t bytes = (size_t)n * (size_t)n * sizeof(float);
+    float *a = bench_alloc(bytes), *b = bench_alloc(bytes), *c = bench_alloc(bytes);
+    double gflops = NAN;
+    if (a && b && c) {
+        for (size_t e = 0; e < (size_t)n * (size_t)n; e++) {
+            a[e] = (float)((e * 7) % 13) / 13.0f - 0.5f;
+            b[e] = (float)((e * 5) % 11) / 11.0f - 0.5f;
+        }
+        attn_blas_threads(threads);
+        double *t = malloc((size_t)reps * sizeof *t);
+        if (t) {
+            for (int r = -1; r < reps; r++) { /* r = -1: warm-up */
+                double t0 = bench_now_s();
+                cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, n, n, n, 1.0f, a, n, b, n,
+                            0.0f, c, n);
+                if (r >= 0) t[r] = bench_now_s() - t0;
+            }
+            gflops = 2.0 * n * (double)n * n / bench_stats_of(t, reps).median / 1e9;
+            free(t);
+        }
+        attn_blas_threads(1);
+    }
+    free(a);
+    free(b);
+    free(c);
+    return gflops;
+}

@@ -1,0 +1,47 @@
+/* main.c — the bench CLI: validates the registry, dispatches subcommands, owns exit codes. */
+#include <stdio.h>
+#include <string.h>
+
+#include "commands.h"
+#include "version.h"
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: bench COMMAND [options]      (bench COMMAND --help for its options)\n\n"
+            "attnbench measures efficient-attention kinds: time, throughput, memory and accuracy\n"
+            "against exact float64 attention, into HDF5 results files.\n\n"
+            "commands:\n"
+            "  sweep   measure a grid of kinds and shapes into results/<time>.h5\n"
+            "  run     measure one kind at one shape (or on your own q/k/v from HDF5)\n"
+            "  list    kinds, their parameters and the datasets\n"
+            "  info    machine and build facts, OpenBLAS sgemm GFLOP/s\n"
+            "  test    (./bench launcher only) build and run the test suite\n");
+}
+
+int main(int argc, char **argv)
+{
+    char msg[ATTN_MSG_LEN];
+    if (attn_registry_validate(msg, sizeof msg) != ATTN_OK) {
+        fprintf(stderr, "bench: broken attention module: %s\n", msg);
+        return 1;
+    }
+    if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
+        strcmp(argv[1], "help") == 0) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (strcmp(argv[1], "--version") == 0) {
+        printf("attnbench %s\n", BENCH_GIT_COMMIT);
+        return 0;
+    }
+    static const struct {
+        const char *name;
+        int (*fn)(int, char **);
+    } cmds[] = {{"sweep", bench_cmd_sweep}, {"run", bench_cmd_run}, {"list", bench_cmd_list},
+                {"info", bench_cmd_info}};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
+        if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
+    fprintf(stderr, "bench: unknown command '%s' (commands: sweep, run, list, info)\n", argv[1]);
+    return 2;
+}

@@ -1,0 +1,41 @@
+/* memory.c — aligned allocation and peak-RSS bookkeeping per grid point. */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "memory.h"
+
+void *bench_alloc(size_t bytes)
+{
+    void *p = NULL;
+    return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
+}
+
+int bench_peak_rss_reset(void)
+{
+    FILE *f = fopen("/proc/self/clear_refs", "w");
+    if (!f) return -1;
+    int ok = fputs("5", f) >= 0;
+    return (fclose(f) == 0 && ok) ? 0 : -1;
+}
+
+int64_t bench_peak_rss_bytes(void)
+{
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f) return -1;
+    char line[256];
+    long long kib = -1;
+    while (fgets(line, sizeof line, f))
+        if (strncmp(line, "VmHWM:", 6) == 0 && sscanf(line + 6, "%lld", &kib) == 1) break;
+    fclose(f);
+    return kib < 0 ? -1 : (int64_t)kib * 1024;
+}
+
+const char *bench_format_bytes(double bytes, char *buf, size_t len)
+{
+    const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+    int u = 0;
+    while (bytes >= 1024 && u < 4) bytes /= 1024, u++;
+    snprintf(buf, len, u ? "%.1f %s" : "%.0f %s", bytes, unit[u]);
+    return buf;
+}

@@ -1,0 +1,18 @@
+/* memory.h — aligned buffers and the process's peak resident set (Linux /proc). */
+#ifndef BENCH_MEMORY_H
+#define BENCH_MEMORY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* 64-byte aligned, exactly `bytes` long (so sanitizers catch overruns); NULL on failure.
+ * bytes == 0 gives a valid 64-byte block. Free with free(). */
+void *bench_alloc(size_t bytes);
+/* Reset the peak RSS to the current RSS (writes 5 to /proc/self/clear_refs); 0 on success. */
+int bench_peak_rss_reset(void);
+/* Peak RSS (VmHWM) in bytes, or -1 when unknown. */
+int64_t bench_peak_rss_bytes(void);
+/* Human-readable bytes ("12.0 MiB") into buf. */
+const char *bench_format_bytes(double bytes, char *buf, size_t len);
+
+#endif

@@ -1,0 +1,127 @@
+/* point.c — one grid point from inputs to a filled results row. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "accuracy.h"
+#include "memory.h"
+#include "point.h"
+
+void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
+{
+    const attn_shape *s = &spec->shape;
+    memset(pt, 0, sizeof *pt);
+    snprintf(pt->kind, sizeof pt->kind, "%s", spec->ops->name);
+    attn_params_format(spec->ops, &spec->params, pt->params, sizeof pt->params);
+    snprintf(pt->dataset, sizeof pt->dataset, "%s", spec->dataset ? spec->dataset->name : "input");
+    snprintf(pt->mode, sizeof pt->mode, "prefill");
+    pt->batch = s->B, pt->heads = s->H, pt->kv_heads = s->Hkv;
+    pt->q_len = s->T, pt->kv_len = s->S, pt->head_dim = s->D;
+    pt->causal = s->causal, pt->threads = s->threads, pt->seed = spec->seed;
+    pt->warmup = spec->timing.warmup;
+    pt->flops = spec->ops->flops(s, &spec->params);
+    pt->bytes = spec->ops->bytes(s, &spec->params);
+    pt->workspace_bytes = (int64_t)spec->ops->workspace_bytes(s, &spec->params);
+    pt->time_median_s = pt->time_min_s = pt->time_max_s = pt->time_p95_s = NAN;
+    pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
+    pt->gflops_per_s = pt->gbytes_per_s = NAN;
+    pt->rel_err = pt->max_abs_err = pt->self_rel_err = NAN;
+    pt->peak_rss_bytes = -1;
+    snprintf(pt->status, sizeof pt->status, "ok");
+}
+
+typedef struct forward_call {
+    const bench_point_spec *spec;
+    const float *q, *k, *v;
+    float *out;
+    void *workspace;
+} forward_call;
+
+static attn_status call_forward(void *ctx)
+{
+    forward_call *c = ctx;
+    return c->spec->ops->forward(&c->spec->shape, &c->spec->params, c->q, c->k, c->v, c->out,
+                                 c->workspace);
+}
+
+static attn_status fail(bench_point *pt, attn_status st, char *msg, size_t msg_len)
+{
+    snprintf(pt->status, sizeof pt->status, "error");
+    snprintf(pt->message, sizeof pt->message, "%s", msg);
+    (void)msg_len;
+    return st;
+}
+
+attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
+                            const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
+                            float **out_keep, char *msg, size_t msg_len)
+{
+    const attn_shape *s = &spec->shape;
+    *samples_s = NULL;
+    *nsamples = 0;
+    if (out_keep) *out_keep = NULL;
+    bench_point_describe(spec, pt);
+    if (attn_check(spec->ops, s, &spec->params, msg, msg_len) != ATTN_OK)
+        return fail(pt, ATTN_EINVAL, msg, msg_len);
+
+    bench_peak_rss_reset();
+    const size_t qn = (size_t)attn_q_elems(s), kvn = (size_t)attn_kv_elems(s);
+    const size_t ws_bytes = (size_t)pt->workspace_bytes;
+    float *own_q = NULL, *own_k = NULL, *own_v = NULL;
+    float *out = bench_alloc(qn * sizeof(float));
+    void *ws = bench_alloc(ws_bytes);
+    attn_status st = ATTN_OK;
+    if (q == NULL) {
+        own_q = bench_alloc(qn * sizeof(float));
+        own_k = bench_alloc(kvn * sizeof(float));
+        own_v = bench_alloc(kvn * sizeof(float));
+        q = own_q, k = own_k, v = own_v;
+    }
+    if (!out || !ws || !q || !k || !v) {
+        char need[32];
+        bench_format_bytes((double)(2 * qn + 2 * kvn) * sizeof(float) + (double)ws_bytes, need,
+                           sizeof need);
+        snprintf(msg, msg_len, "cannot allocate %s for inputs, output and workspace", need);
+        st = fail(pt, ATTN_EFAIL, msg, msg_len);
+        goto done;
+    }
+    if (own_q && spec->dataset->fill(s, spec->seed, own_q, own_k, own_v, msg, msg_len) != ATTN_OK) {
+        st = fail(pt, ATTN_EINVAL, msg, msg_len);
+        goto done;
+    }
+
+    forward_call call = {spec, q, k, v, out, ws};
+    st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
+    if (st != ATTN_OK) {
+        snprintf(msg, msg_len, "%s forward failed (status %d)", spec->ops->name, (int)st);
+        st = fail(pt, ATTN_EFAIL, msg, msg_len);
+        goto done;
+    }
+    pt->peak_rss_bytes = bench_peak_rss_bytes();
+    bench_stats t = bench_stats_of(*samples_s, *nsamples);
+    pt->reps = (int32_t)t.n;
+    pt->time_median_s = t.median, pt->time_min_s = t.min, pt->time_max_s = t.max;
+    pt->time_p95_s = t.p95, pt->time_mean_s = t.mean, pt->time_stddev_s = t.stddev;
+    pt->time_cv = t.cv;
+    pt->gflops_per_s = pt->flops / t.median / 1e9;
+    pt->gbytes_per_s = pt->bytes / t.median / 1e9;
+
+    bench_accuracy acc;
+    if (bench_measure_accuracy(spec->ops, s, &spec->params, q, k, v, out, spec->accuracy_rows,
+                               spec->seed, &acc, msg, msg_len) != ATTN_OK) {
+        st = fail(pt, ATTN_EFAIL, msg, msg_len);
+        goto done;
+    }
+    pt->accuracy_rows = (int32_t)acc.rows;
+    pt->rel_err = acc.rel_err, pt->max_abs_err = acc.max_abs_err;
+    pt->self_rel_err = acc.self_rel_err;
+    if (out_keep) *out_keep = out, out = NULL;
+done:
+    free(own_q);
+    free(own_k);
+    free(own_v);
+    free(out);
+    free(ws);
+    return st;
+}

@@ -1,0 +1,34 @@
+/*
+ * point.h — measure one grid point: inputs made (or given) outside the timed region, workspace
+ * of the exact declared size, warm-up + timed samples, accuracy on sampled rows, peak RSS.
+ */
+#ifndef BENCH_POINT_H
+#define BENCH_POINT_H
+
+#include "attention.h"
+#include "datasets.h"
+#include "results.h"
+#include "stats.h"
+
+typedef struct bench_point_spec {
+    const attn_ops *ops;
+    attn_params params;
+    attn_shape shape;          /* shape.threads = OpenMP threads for the forward */
+    const ds_ops *dataset;     /* generator; ignored when inputs are given */
+    uint64_t seed;
+    bench_timing_cfg timing;
+    int64_t accuracy_rows;     /* rows compared with the float64 references */
+} bench_point_spec;
+
+/* Fill pt's identity columns (kind, params, shape, dataset, seed, ...) from spec. */
+void bench_point_describe(const bench_point_spec *spec, bench_point *pt);
+
+/* Run the point. q, k, v NULL: allocate and fill them from spec->dataset; else use them
+ * (shapes must match spec->shape). out_keep, when not NULL, receives the output (caller frees).
+ * Always returns a described point: status "ok", or "error" with the reason in pt->message
+ * (also in msg) and the status code. *samples_s (malloc'd) holds every timed repetition. */
+attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
+                            const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
+                            float **out_keep, char *msg, size_t msg_len);
+
+#endif

@@ -1,0 +1,99 @@
+/*
+ * results.h — what one sweep records: a run (its metadata) and its points (one per grid point),
+ * and the HDF5 store that keeps them (h5store.c).
+ *
+ * File layout (format "attnbench-results", format_version 1):
+ *   /            attributes: format, format_version
+ *   /runs        extendable chunked compound table, one row per run   (bench_run)
+ *   /points      extendable chunked compound table, one row per point (bench_point)
+ *   /samples     extendable chunked compound table, one row per timed repetition:
+ *                run_id, point_id, rep, seconds
+ * Strings are fixed-length, NUL-padded UTF-8 (h5py reads them as bytes: .str.decode()).
+ * Every row is flushed to disk as soon as it is added, so an interrupted sweep keeps its points.
+ */
+#ifndef BENCH_RESULTS_H
+#define BENCH_RESULTS_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+
+#define BENCH_FORMAT "attnbench-results"
+enum { BENCH_FORMAT_VERSION = 1 };
+
+typedef struct bench_run {
+    int64_t run_id;            /* assigned by bench_store_begin_run: 1, 2, ... within a file */
+    char started_at[32];       /* ISO 8601 UTC, e.g. 2026-11-22T03:05:02Z */
+    char command[1024];        /* the command line, arguments separated by spaces */
+    char git_commit[64];       /* `git describe --always --dirty` at build time */
+    char host[64];
+    char cpu_model[128];
+    char build[128];           /* compiler, build type, flags that matter */
+    char openblas_config[128]; /* openblas_get_config() */
+    char hdf5_version[32];
+    int32_t threads;           /* OpenMP threads used by the forwards */
+    int32_t blas_threads;      /* OpenBLAS threads in force outside parallel regions */
+    uint64_t seed;             /* base seed of the inputs */
+    double sgemm_gflops;       /* measured OpenBLAS sgemm (2048^3) at the start of the run */
+} bench_run;
+
+typedef struct bench_point {
+    int64_t run_id;
+    int64_t point_id;          /* 0, 1, ... within the file (unique across runs) */
+    char kind[32];
+    char params[160];          /* "name=value,..." in the kind's parameter order */
+    char dataset[32];
+    char mode[16];             /* "prefill" (decode arrives with the decode issue) */
+    int64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
+    int32_t causal;
+    int32_t threads;
+    uint64_t seed;             /* seed of this point's inputs */
+    int32_t warmup, reps;      /* warm-up runs and timed repetitions (reps rows in /samples) */
+    double time_median_s, time_min_s, time_max_s, time_p95_s, time_mean_s, time_stddev_s, time_cv;
+    double flops;              /* useful flops of one forward */
+    double gflops_per_s;       /* flops / median time / 1e9 */
+    double bytes;              /* bytes of q, k, v, out moved once */
+    double gbytes_per_s;       /* bytes / median time / 1e9 */
+    int64_t workspace_bytes;   /* exact scratch declared by the kind and allocated */
+    int64_t peak_rss_bytes;    /* peak resident set of the process during the point */
+    int32_t accuracy_rows;     /* query rows compared to the float64 reference */
+    double rel_err;            /* ||o - o_ref||_2 / ||o_ref||_2 over the sampled rows, vs exact softmax */
+    double max_abs_err;        /* max |o - o_ref| over the sampled rows, vs exact softmax */
+    double self_rel_err;       /* rel. L2 error vs the kind's own definition (implementation check) */
+    char status[16];           /* "ok" or "error" */
+    char message[160];         /* why, when status is "error" */
+} bench_point;
+
+typedef struct bench_store bench_store;
+
+/* Open path for appending, creating it if absent. An existing file that is not an attnbench
+ * results file (or has another format_version) is refused and left untouched. */
+attn_status bench_store_open(const char *path, bench_store **store, char *msg, size_t msg_len);
+/* Append a run row; sets run->run_id. */
+attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, size_t msg_len);
+/* Append a point row and its nsamples repetition times; sets pt->point_id; flushes. */
+attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double *samples_s,
+                                  int64_t nsamples, char *msg, size_t msg_len);
+void bench_store_close(bench_store *st);
+
+/* Read back (tests, plots): every row of /runs or /points; free() the arrays. */
+attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n, char *msg,
+                                  size_t msg_len);
+attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
+                                    size_t msg_len);
+/* Samples of one point, in repetition order. */
+attn_status bench_store_read_samples(const char *path, int64_t point_id, double **samples_s,
+                                     int64_t *n, char *msg, size_t msg_len);
+
+/* ---- tensors in HDF5 (tensor_io.c): `bench run --input/--output` ---- */
+
+/* Read a rank-4 float32 dataset `name` (converting other float types); dims from the file.
+ * Missing file, missing dataset, wrong rank or type, zero sizes: ATTN_EINVAL with a message. */
+attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4], float **data,
+                              char *msg, size_t msg_len);
+/* Write (create or replace) dataset `name` [dims] in path (created if absent). */
+attn_status bench_tensor_write(const char *path, const char *name, const int64_t dims[4],
+                               const float *data, char *msg, size_t msg_len);
+
+#endif

@@ -1,0 +1,35 @@
+/* stats.h — summary statistics of timing samples (stats.c) and the timed loop (timing.c). */
+#ifndef BENCH_STATS_H
+#define BENCH_STATS_H
+
+#include <stdint.h>
+
+#include "attention.h"
+
+typedef struct bench_stats {
+    int64_t n;
+    double median, min, max, p95, mean, stddev, cv; /* stddev: sample (n-1); cv = stddev/mean */
+} bench_stats;
+
+/* Statistics of x[0..n) (x is not modified). p95 by linear interpolation between order
+ * statistics (numpy's default). n == 0 gives NaNs; n == 1 gives stddev 0. */
+bench_stats bench_stats_of(const double *x, int64_t n);
+/* The q-quantile (0 <= q <= 1) of sorted[0..n), linear interpolation. */
+double bench_quantile_sorted(const double *sorted, int64_t n, double q);
+
+/* Monotonic clock in seconds. */
+double bench_now_s(void);
+
+typedef struct bench_timing_cfg {
+    int warmup;           /* untimed runs first */
+    int min_reps;         /* at least this many timed runs ... */
+    double min_time_s;    /* ... and at least this much timed time in all */
+    int max_reps;         /* never more (bounds the samples of very fast forwards) */
+} bench_timing_cfg;
+
+/* Run fn(ctx) warm-up times, then until both minimums are met; every duration goes into
+ * *samples_s (malloc'd). A non-OK status from fn stops the loop and is returned. */
+attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
+                            double **samples_s, int64_t *n);
+
+#endif

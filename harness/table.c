@@ -1,0 +1,40 @@
+/* table.c — one aligned line per point: shape, median time, throughput, memory, error. */
+#include "memory.h"
+#include "table.h"
+
+void bench_table_header(FILE *f)
+{
+    fprintf(f, "%-8s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %10s %10s %9s %9s  %s\n",
+            "kind", "B", "H", "Hkv", "T", "S", "D", "cau", "median_ms", "cv%", "GFLOP/s",
+            "workspace", "peak_rss", "rel_err", "self_err", "params");
+}
+
+void bench_table_row(FILE *f, const bench_point *pt)
+{
+    char ws[32], rss[32];
+    bench_format_bytes((double)pt->workspace_bytes, ws, sizeof ws);
+    if (pt->peak_rss_bytes >= 0) bench_format_bytes((double)pt->peak_rss_bytes, rss, sizeof rss);
+    else snprintf(rss, sizeof rss, "?");
+    fprintf(f, "%-8s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d ", pt->kind,
+            (long long)pt->batch, (long long)pt->heads, (long long)pt->kv_heads,
+            (long long)pt->q_len, (long long)pt->kv_len, (long long)pt->head_dim, pt->causal);
+    if (pt->status[0] != 'o') {
+        fprintf(f, "error: %s\n", pt->message);
+        return;
+    }
+    fprintf(f, "%11.3f %6.1f %9.1f %10s %10s %9.2e %9.2e  %s\n", pt->time_median_s * 1e3,
+            pt->time_cv * 100, pt->gflops_per_s, ws, rss, pt->rel_err, pt->self_rel_err,
+            pt->params);
+}
+
+int bench_warn_noisy(const bench_point *pt)
+{
+    if (!(pt->time_cv > 0.10)) return 0;
+    fprintf(stderr,
+            "bench: warning: %s T=%lld S=%lld: timings vary (CV %.0f%% over %d reps, median %.3g "
+            "ms). The machine is busy or the run is short: close other programs, raise --min-time "
+            "or --reps, or lower --threads.\n",
+            pt->kind, (long long)pt->q_len, (long long)pt->kv_len, pt->time_cv * 100, pt->reps,
+            pt->time_median_s * 1e3);
+    return 1;
+}

@@ -1,0 +1,48 @@
+/* timing.c — the timed loop: warm-up, then samples until a minimum count and a minimum time. */
+#include <stdlib.h>
+#include <time.h>
+
+#include "stats.h"
+
+double bench_now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
+                            double **samples_s, int64_t *n)
+{
+    *samples_s = NULL;
+    *n = 0;
+    for (int w = 0; w < cfg->warmup; w++) {
+        attn_status st = fn(ctx);
+        if (st != ATTN_OK) return st;
+    }
+    int64_t cap = 64, count = 0;
+    double *s = malloc((size_t)cap * sizeof *s), total = 0;
+    if (!s) return ATTN_EFAIL;
+    while (count < cfg->max_reps && (count < cfg->min_reps || total < cfg->min_time_s)) {
+        if (count == cap) {
+            double *grown = realloc(s, (size_t)(cap *= 2) * sizeof *s);
+            if (!grown) {
+                free(s);
+                return ATTN_EFAIL;
+            }
+            s = grown;
+        }
+        double t0 = bench_now_s();
+        attn_status st = fn(ctx);
+        double dt = bench_now_s() - t0;
+        if (st != ATTN_OK) {
+            free(s);
+            return st;
+        }
+        s[count++] = dt;
+        total += dt;
+    }
+    *samples_s = s;
+    *n = count;
+    return ATTN_OK;
+}

@@ -1,0 +1,262 @@
+/*
+ * test_cli.c — the bench binary as a user meets it: exit codes (2 for bad usage or input),
+ * one clear line on stderr, results files left untouched on bad input, appending runs, and
+ * `bench run --input/--output` against an independent float64 computation.
+ */
+#include <criterion/criterion.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+
+#include "results.h"
+#include "test_util.h"
+
+static char dir[256];
+static char out_text[1 << 16], err_text[1 << 16];
+
+static void make_dir(void)
+{
+    snprintf(dir, sizeof dir, "/tmp/attnbench-cli-XXXXXX");
+    cr_assert_not_null(mkdtemp(dir));
+}
+
+static void remove_dir(void)
+{
+    char cmd[512];
+    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
+    cr_expect_eq(system(cmd), 0);
+}
+
+TestSuite(cli, .init = make_dir, .fini = remove_dir, .timeout = 120);
+
+static void slurp(const char *path, char *buf, size_t len)
+{
+    FILE *f = fopen(path, "r");
+    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
+    buf[n] = '\0';
+    if (f) fclose(f);
+}
+
+/* Run `bench ARGS` (arguments written as in a shell; paths here have no spaces); returns the
+ * exit status and keeps stdout/stderr in out_text/err_text. */
+static int bench(const char *fmt, ...)
+{
+    const char *exe = getenv("BENCH_EXE");
+    cr_assert_not_null(exe, "BENCH_EXE is not set (run through meson test)");
+    char args[2048], cmd[4096];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(args, sizeof args, fmt, ap);
+    va_end(ap);
+    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/stdout' 2>'%s/stderr' </dev/null", exe, args, dir, dir);
+    int st = system(cmd);
+    char path[512];
+    snprintf(path, sizeof path, "%s/stdout", dir);
+    slurp(path, out_text, sizeof out_text);
+    snprintf(path, sizeof path, "%s/stderr", dir);
+    slurp(path, err_text, sizeof err_text);
+    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+}
+
+static void expect_usage_error(const char *words, const char *fmt, const char *arg)
+{
+    int code = bench(fmt, arg);
+    cr_expect_eq(code, 2, "bench %s: exit %d, stderr: %s", arg, code, err_text);
+    cr_expect(strstr(err_text, words) != NULL, "bench %s: stderr '%s' lacks '%s'", arg, err_text,
+              words);
+    cr_expect(strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+              "bench %s: expected one line on stderr, got '%s'", arg, err_text);
+}
+
+static long file_size(const char *path)
+{
+    struct stat st;
+    return stat(path, &st) == 0 ? (long)st.st_size : -1;
+}
+
+static char *read_all(const char *path, long *n)
+{
+    *n = file_size(path);
+    char *buf = malloc(*n > 0 ? (size_t)*n : 1);
+    FILE *f = fopen(path, "rb");
+    cr_assert(f && fread(buf, 1, (size_t)*n, f) == (size_t)*n);
+    fclose(f);
+    return buf;
+}
+
+#define TINY "sweep --kinds full --n 8,16 --causal 0,1 --heads 2 --head-dim 4 --reps 1 --warmup 0 " \
+             "--min-time 0 --threads 1 --quiet"
+
+Test(cli, bad_usage_exits_2_with_one_clear_line)
+{
+    expect_usage_error("unknown command 'frobnicate'", "%s", "frobnicate");
+    expect_usage_error("unknown kind 'nokind'", "%s", "run nokind");
+    expect_usage_error("not a number", "%s", "run full block_q=abc");
+    expect_usage_error("has no parameter 'nosuch'", "%s", "run full nosuch=1");
+    expect_usage_error("out of range", "%s", "run full block_q=0");
+    expect_usage_error("unknown option '--bogus'", "%s", "sweep --bogus 1");
+    expect_usage_error("--n: 'abc' is not an integer", "%s", "sweep --n abc");
+    expect_usage_error("--n: 0 is out of range", "%s", "sweep --n 0");
+    expect_usage_error("--head-dim: 0 is out of range", "%s", "run full --head-dim 0");
+    expect_usage_error("kv_heads 3 does not divide heads 8", "%s", "sweep --heads 8 --kv-heads 3");
+    expect_usage_error("unknown kind 'nope'", "%s", "sweep --kinds full,nope");
+    expect_usage_error("unknown dataset 'nope'", "%s", "sweep --dataset nope");
+    expect_usage_error("no swept kind has a parameter 'window'", "%s", "sweep --set window=4");
+    expect_usage_error("--causal: 2 is out of range", "%s", "sweep --causal 2");
+    expect_usage_error("needs a KIND", "%s", "run");
+}
+
+Test(cli, help_everywhere)
+{
+    const char *cmds[] = {"--help", "sweep --help", "run --help", "list --help", "info --help"};
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        cr_expect_eq(bench("%s", cmds[c]), 0, "bench %s", cmds[c]);
+        cr_expect(strstr(out_text, "usage:") != NULL, "bench %s: %s", cmds[c], out_text);
+    }
+    cr_expect_eq(bench("list"), 0);
+    cr_expect(strstr(out_text, "full") && strstr(out_text, "block_q"), "%s", out_text);
+}
+
+Test(cli, sweep_writes_then_appends_and_bad_input_leaves_the_file_untouched)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/r.h5", dir);
+    cr_assert_eq(bench(TINY " --out %s", file), 0, "stderr: %s", err_text);
+    cr_expect(strstr(out_text, "results:") != NULL, "%s", out_text);
+    long n0;
+    char *before = read_all(file, &n0);
+
+    /* bad inputs: exit 2, file byte-for-byte the same */
+    const char *bad[] = {"--n 0", "--heads 8 --kv-heads 3", "--kinds nope", "--threads 0",
+                         "--min-time -1", "--set nosuch=1"};
+    for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
+        cr_expect_eq(bench("sweep %s --out %s", bad[b], file), 2, "sweep %s: %s", bad[b], err_text);
+        long n1;
+        char *after = read_all(file, &n1);
+        cr_expect(n1 == n0 && memcmp(before, after, (size_t)n0) == 0,
+                  "sweep %s modified the results file", bad[b]);
+        free(after);
+    }
+    free(before);
+
+    /* a second sweep appends a run */
+    cr_assert_eq(bench(TINY " --out %s", file), 0, "stderr: %s", err_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_store_read_runs(file, &runs, &nr, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_read_points(file, &pts, &np, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(nr, 2);
+    cr_expect_eq(np, 8);
+    cr_expect_eq(runs[1].run_id, 2);
+    cr_expect(strstr(runs[0].command, "--out") != NULL, "command: %s", runs[0].command);
+    cr_expect_gt(runs[0].sgemm_gflops, 0);
+    for (int64_t p = 0; p < np; p++) {
+        cr_expect_str_eq(pts[p].status, "ok");
+        cr_expect_eq(pts[p].run_id, p < 4 ? 1 : 2);
+        cr_expect_eq(pts[p].reps, 1);
+        cr_expect_leq(pts[p].rel_err, 1e-5, "point %lld rel_err %g", (long long)p, pts[p].rel_err);
+        cr_expect_gt(pts[p].workspace_bytes, 0);
+        cr_expect_gt(pts[p].peak_rss_bytes, 0);
+        double *s;
+        int64_t ns;
+        cr_expect_eq(bench_store_read_samples(file, pts[p].point_id, &s, &ns, msg, sizeof msg), ATTN_OK);
+        cr_expect_eq(ns, 1);
+        cr_expect_eq(s[0], pts[p].time_median_s);
+        free(s);
+    }
+    free(runs);
+    free(pts);
+}
+
+Test(cli, unwritable_or_foreign_out_is_refused)
+{
+    expect_usage_error("cannot create", TINY " --out %s", "/nonexistent-dir/r.h5");
+    char file[512];
+    snprintf(file, sizeof file, "%s/notes.txt", dir);
+    FILE *f = fopen(file, "w");
+    fputs("my notes\n", f);
+    fclose(f);
+    cr_expect_eq(bench(TINY " --out %s", file), 2, "stderr: %s", err_text);
+    cr_expect(strstr(err_text, "not") != NULL, "stderr: %s", err_text);
+    long n;
+    char *after = read_all(file, &n);
+    cr_expect(n == 9 && memcmp(after, "my notes\n", 9) == 0, "the text file was modified");
+    free(after);
+}
+
+Test(cli, malformed_input_is_refused)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/missing.h5", dir);
+    cr_expect_eq(bench("run full --input %s", file), 2, "%s", err_text);
+    snprintf(file, sizeof file, "%s/qk.h5", dir);
+    int64_t dims[4] = {1, 2, 3, 4};
+    float x[24] = {0};
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_tensor_write(file, "q", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_tensor_write(file, "k", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(bench("run full --input %s", file), 2, "%s", err_text); /* no v */
+    cr_expect(strstr(err_text, "'v'") != NULL, "stderr: %s", err_text);
+    int64_t vd[4] = {1, 2, 4, 3};
+    cr_assert_eq(bench_tensor_write(file, "v", vd, x, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(bench("run full --input %s", file), 2, "%s", err_text); /* v shape != k shape */
+    cr_expect(strstr(err_text, "shapes do not fit") != NULL, "stderr: %s", err_text);
+    cr_expect_eq(bench("run full --input %s --n 5", file), 2);
+}
+
+/* Independent float64 attention (its own loops, not the library's reference). */
+static double *exact_attention(const float *q, const float *k, const float *v, int B, int H,
+                               int Hkv, int T, int S, int D, bool causal)
+{
+    double *o = calloc((size_t)B * H * T * D, sizeof *o), *w = malloc((size_t)S * sizeof *w);
+    for (int b = 0; b < B; b++)
+        for (int h = 0; h < H; h++)
+            for (int i = 0; i < T; i++) {
+                int g = h / (H / Hkv), last = causal ? i + S - T : S - 1;
+                const float *qi = q + (((size_t)b * H + h) * T + i) * D;
+                double mx = -INFINITY, sum = 0;
+                for (int j = 0; j <= last && j < S; j++) {
+                    const float *kj = k + (((size_t)b * Hkv + g) * S + j) * D;
+                    double dot = 0;
+                    for (int d = 0; d < D; d++) dot += (double)qi[d] * kj[d];
+                    w[j] = dot / sqrt((double)D);
+                    mx = fmax(mx, w[j]);
+                }
+                for (int j = 0; j <= last && j < S; j++) sum += (w[j] = exp(w[j] - mx));
+                double *oi = o + (((size_t)b * H + h) * T + i) * D;
+                for (int j = 0; j <= last && j < S; j++)
+                    for (int d = 0; d < D; d++)
+                        oi[d] += w[j] / sum * v[(((size_t)b * Hkv + g) * S + j) * D + d];
+            }
+    free(w);
+    return o;
+}
+
+Test(cli, run_input_output_matches_float64)
+{
+    const int B = 2, H = 4, Hkv = 2, T = 37, S = 53, D = 24;
+    for (int causal = 0; causal <= 1; causal++) {
+        char in[512], outp[512], msg[ATTN_MSG_LEN];
+        snprintf(in, sizeof in, "%s/qkv%d.h5", dir, causal);
+        snprintf(outp, sizeof outp, "%s/o%d.h5", dir, causal);
+        float *q = tu_random((int64_t)B * H * T * D, 1.5, 11), *k = tu_random((int64_t)B * Hkv * S * D, 1.5, 12);
+        float *v = tu_random((int64_t)B * Hkv * S * D, 1, 13);
+        int64_t qd[4] = {B, H, T, D}, kd[4] = {B, Hkv, S, D}, od[4];
+        cr_assert_eq(bench_tensor_write(in, "q", qd, q, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(bench_tensor_write(in, "k", kd, k, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(bench_tensor_write(in, "v", kd, v, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(bench("run full --causal %d --input %s --output %s --reps 2 --threads 2",
+                           causal, in, outp), 0, "stderr: %s", err_text);
+        cr_expect(strstr(out_text, "full") != NULL, "stdout: %s", out_text);
+        float *o;
+        cr_assert_eq(bench_tensor_read(outp, "o", od, &o, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert(od[0] == B && od[1] == H && od[2] == T && od[3] == D);
+        double *ref = exact_attention(q, k, v, B, H, Hkv, T, S, D, causal);
+        double err = tu_rel_l2(o, ref, (int64_t)B * H * T * D);
+        cr_expect_leq(err, 1e-5, "causal=%d: rel L2 %g", causal, err);
+        free(q), free(k), free(v), free(o), free(ref);
+    }
+}

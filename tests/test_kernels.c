@@ -1,0 +1,86 @@
+/* test_kernels.c — the shared compute pieces: vector exp/max, and the online-softmax tile
+ * visited in uneven blocks against a one-shot float64 softmax. */
+#include <criterion/criterion.h>
+
+#include "kernels.h"
+#include "test_util.h"
+
+Test(kernels, vexp_is_accurate_over_the_range)
+{
+    enum { N = 20011 }; /* odd: exercises the scalar tail */
+    float *x = malloc(N * sizeof *x);
+    double sum = 0, worst = 0;
+    /* [-86.5, 80.5] after the shift: normal floats, and a sum that fits in float */
+    for (int j = 0; j < N; j++) x[j] = -86.0f + 167.0f * (float)j / (N - 1);
+    float shift = 0.5f;
+    float *y = malloc(N * sizeof *y);
+    memcpy(y, x, N * sizeof *y);
+    float got_sum = attn_vexp_sum(y, N, shift);
+    for (int j = 0; j < N; j++) {
+        double e = exp((double)(x[j] - shift)); /* the argument rounded to float, as the kernel sees it */
+        sum += e;
+        double rel = fabs(y[j] - e) / e;
+        if (rel > worst) worst = rel;
+    }
+    cr_expect_leq(worst, 3e-7, "worst relative error of exp: %g", worst);
+    cr_expect_leq(fabs(got_sum - sum) / sum, 1e-5, "sum %g vs %g", got_sum, sum);
+    free(x), free(y);
+}
+
+Test(kernels, vexp_of_minus_infinity_is_exactly_zero)
+{
+    float x[37];
+    for (int j = 0; j < 37; j++) x[j] = (j % 3 == 0) ? -INFINITY : (j % 3 == 1 ? -200.0f : 0.0f);
+    float s = attn_vexp_sum(x, 37, 0.0f);
+    for (int j = 0; j < 37; j++)
+        cr_expect_eq(x[j], (j % 3 == 2) ? 1.0f : 0.0f, "exp at %d = %g", j, x[j]);
+    cr_expect_eq(s, 12.0f);
+}
+
+Test(kernels, vmax_handles_every_length)
+{
+    cr_expect_eq(attn_vmax(NULL, 0), -INFINITY);
+    float x[41];
+    for (int n = 1; n <= 41; n++) {
+        for (int j = 0; j < n; j++) x[j] = (float)((j * 7) % 11) - 100.0f;
+        x[n - 1] = 5.0f; /* max in the tail */
+        cr_expect_eq(attn_vmax(x, n), 5.0f, "n=%d", n);
+        x[0] = 9.0f; /* max first */
+        cr_expect_eq(attn_vmax(x, n), 9.0f, "n=%d", n);
+    }
+}
+
+/* 5 queries against 23 keys in blocks of 7, 7, 7, 2, with a per-row visibility limit. */
+Test(kernels, tile_matches_one_shot_softmax)
+{
+    const int64_t rows = 5, S = 23, D = 6, blk = 7;
+    float *q = tu_random(rows * D, 2.0, 1), *k = tu_random(S * D, 2.0, 2), *v = tu_random(S * D, 1, 3);
+    const int64_t sees[5] = {0, 1, 8, 22, 23}; /* keys visible to each row */
+    float *scratch = bench_alloc(attn_tile_floats(rows, blk, D) * sizeof(float));
+    float out[5 * 6];
+    attn_tile t;
+    attn_blas_threads(1);
+    attn_tile_begin(&t, scratch, rows, blk, D, 0.4f);
+    for (int64_t j0 = 0; j0 < S; j0 += blk) {
+        int64_t cols = S - j0 < blk ? S - j0 : blk, ends[5];
+        for (int r = 0; r < rows; r++) ends[r] = sees[r] - j0;
+        attn_tile_visit(&t, q, k + j0 * D, v + j0 * D, cols, ends);
+    }
+    attn_tile_end(&t, out);
+    for (int r = 0; r < rows; r++) {
+        double w[23], mx = -INFINITY, sum = 0;
+        for (int j = 0; j < sees[r]; j++) {
+            w[j] = 0;
+            for (int d = 0; d < D; d++) w[j] += 0.4 * q[r * D + d] * k[j * D + d];
+            mx = fmax(mx, w[j]);
+        }
+        for (int j = 0; j < sees[r]; j++) sum += (w[j] = exp(w[j] - mx));
+        for (int d = 0; d < D; d++) {
+            double o = 0;
+            for (int j = 0; j < sees[r]; j++) o += w[j] / sum * v[j * D + d];
+            cr_expect(fabs(out[r * D + d] - o) <= 1e-5 * (1 + fabs(o)), "row %d d %d: %g vs %g",
+                      r, d, out[r * D + d], o);
+        }
+    }
+    free(q), free(k), free(v), free(scratch);
+}

@@ -1,0 +1,279 @@
+/*
+ * test_kinds.c — every registered kind against its float64 definition, generated from the
+ * registry: awkward shapes (T=1, odd T, S != T, T > S causal, Hkv != H, D=1, D=128), every
+ * parameter at its default, minimum and maximum, large logits, zero influence of masked keys,
+ * exact flop count from the mask, thread-count independence, and registry validation.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "test_util.h"
+
+typedef struct shape_case {
+    int64_t B, H, Hkv, T, S, D;
+    bool causal;
+} shape_case;
+
+static const shape_case shapes[] = {
+    {1, 1, 1, 1, 1, 1, false},     /* smallest */
+    {1, 2, 1, 1, 7, 8, true},      /* T=1 decode-like, MQA */
+    {2, 4, 2, 13, 13, 16, true},   /* odd T, GQA, batch */
+    {1, 4, 4, 33, 70, 32, false},  /* cross attention S > T */
+    {1, 2, 2, 70, 33, 32, true},   /* causal with T > S: first rows see no key */
+    {1, 3, 1, 5, 300, 1, false},   /* D = 1, long S */
+    {1, 2, 1, 65, 130, 128, true}, /* D = 128 */
+    {2, 2, 2, 129, 129, 64, false},
+};
+enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
+
+static attn_shape make_shape(const shape_case *c, int threads)
+{
+    attn_shape s = attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
+    s.threads = threads;
+    return s;
+}
+
+/* Parameter variants of a kind: defaults, then each parameter at its min and at its max. */
+static int variants(const attn_ops *ops, attn_params *out, char names[][96])
+{
+    int n = 0;
+    out[n] = attn_params_defaults(ops);
+    snprintf(names[n++], 96, "defaults");
+    for (int p = 0; p < ops->nparams; p++) {
+        const double ends[2] = {ops->params[p].min, ops->params[p].max};
+        for (int e = 0; e < 2; e++) {
+            out[n] = attn_params_defaults(ops);
+            out[n].v[p] = ends[e];
+            snprintf(names[n++], 96, "%s=%g", ops->params[p].name, ends[e]);
+        }
+    }
+    return n;
+}
+
+static void check_against_definition(const attn_ops *ops, const attn_shape *s,
+                                      const attn_params *p, const char *label, double sigma,
+                                      double tol)
+{
+    char msg[ATTN_MSG_LEN];
+    if (attn_check(ops, s, p, msg, sizeof msg) != ATTN_OK) return; /* refused: not a case */
+    float *q = tu_random(attn_q_elems(s), sigma, 1), *k = tu_random(attn_kv_elems(s), sigma, 2);
+    float *v = tu_random(attn_kv_elems(s), 1.0, 3), *o = bench_alloc(attn_q_elems(s) * 4);
+    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name, label);
+    double *ref = tu_reference(ops, s, p, q, k, v);
+    int64_t n = attn_q_elems(s);
+    bool finite = true;
+    for (int64_t e = 0; e < n; e++) finite &= isfinite(o[e]);
+    double err = tu_rel_l2(o, ref, n);
+    cr_expect(finite, "%s %s: output has inf/NaN", ops->name, label);
+    cr_expect(err <= tol, "%s %s: rel L2 error %.3g > %.1g", ops->name, label, err, tol);
+    free(q), free(k), free(v), free(o), free(ref);
+}
+
+static void shape_label(const attn_shape *s, const char *variant, char *buf, size_t len)
+{
+    snprintf(buf, len, "[B=%lld H=%lld Hkv=%lld T=%lld S=%lld D=%lld causal=%d threads=%d %s]",
+             (long long)s->B, (long long)s->H, (long long)s->Hkv, (long long)s->T, (long long)s->S,
+             (long long)s->D, s->causal, s->threads, variant);
+}
+
+Test(kinds, registry_is_valid)
+{
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(attn_registry_validate(msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_gt(attn_kind_count(), 0);
+    cr_assert_not_null(attn_kind_find("full"));
+    cr_assert_null(attn_kind_find("no_such_kind"));
+}
+
+static attn_status dummy_reference(const attn_shape *s, const attn_params *p, const float *q,
+                                   const float *k, const float *v, const int64_t *rows,
+                                   int64_t nrows, double *out)
+{
+    return ATTN_OK;
+}
+
+Test(kinds, broken_module_is_reported)
+{
+    attn_ops broken = *attn_kind_find("full");
+    char msg[ATTN_MSG_LEN];
+    broken.forward = NULL;
+    cr_expect_eq(attn_kind_validate(&broken, msg, sizeof msg), ATTN_EFAIL);
+    cr_expect(strstr(msg, "forward") != NULL, "message: %s", msg);
+    broken = *attn_kind_find("full");
+    broken.name = "Bad Name";
+    cr_expect_eq(attn_kind_validate(&broken, msg, sizeof msg), ATTN_EFAIL);
+    broken = *attn_kind_find("full");
+    broken.allows = NULL, broken.reference = NULL; /* no definition */
+    cr_expect_eq(attn_kind_validate(&broken, msg, sizeof msg), ATTN_EFAIL);
+    broken = *attn_kind_find("full");
+    broken.reference = dummy_reference; /* two definitions (full has allows) */
+    cr_expect_eq(attn_kind_validate(&broken, msg, sizeof msg), ATTN_EFAIL);
+    cr_expect(strstr(msg, "exactly one") != NULL, "message: %s", msg);
+}
+
+Test(kinds, match_their_definition_at_awkward_shapes)
+{
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        attn_params ps[1 + 2 * ATTN_MAX_PARAMS];
+        char names[1 + 2 * ATTN_MAX_PARAMS][96];
+        int nv = variants(ops, ps, names);
+        for (int c = 0; c < NSHAPES; c++)
+            for (int pv = 0; pv < nv; pv++) {
+                attn_shape s = make_shape(&shapes[c], 2);
+                char label[256];
+                shape_label(&s, names[pv], label, sizeof label);
+                check_against_definition(ops, &s, &ps[pv], label, 1.0, 1e-5);
+            }
+    }
+}
+
+/* Scores of magnitude ~1e3: a naive exp overflows; the online max must keep it finite.
+ * Tolerance 1e-3: float32 rounding of scores this large is ~1e-4 absolute, which moves the
+ * (nearly one-hot) weights by that much relatively. */
+Test(kinds, large_logits_stay_finite_and_accurate)
+{
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        attn_params p = attn_params_defaults(ops);
+        for (int c = 0; c < NSHAPES; c++) {
+            attn_shape s = make_shape(&shapes[c], 2);
+            char label[256];
+            shape_label(&s, "large logits", label, sizeof label);
+            check_against_definition(ops, &s, &p, label, 30.0, 1e-3);
+        }
+    }
+}
+
+/* For kinds defined by a mask: changing keys/values a query cannot see leaves its output
+ * bitwise unchanged. Checked for every (head, query) of small shapes, with small tiles so
+ * masked and visible keys share blocks. */
+Test(kinds, masked_keys_have_zero_influence)
+{
+    const shape_case cases[] = {{1, 2, 1, 9, 12, 8, true}, {1, 2, 2, 12, 9, 8, true},
+                                {1, 2, 1, 3, 2, 4, true}}; /* T > S: row 0 sees nothing */
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        if (!ops->allows) continue;
+        attn_params p = attn_params_defaults(ops);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            attn_shape s = make_shape(&cases[c], 2);
+            char msg[ATTN_MSG_LEN];
+            if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
+            const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
+            float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
+            float *k2 = bench_alloc(kvn * 4), *v2 = bench_alloc(kvn * 4);
+            float *o = bench_alloc(qn * 4), *o2 = bench_alloc(qn * 4);
+            tu_forward(ops, &s, &p, q, k, v, o);
+            int64_t masked_pairs = 0;
+            for (int64_t h = 0; h < s.H; h++)
+                for (int64_t i = 0; i < s.T; i++) {
+                    memcpy(k2, k, kvn * 4), memcpy(v2, v, kvn * 4);
+                    const int64_t g = h / (s.H / s.Hkv);
+                    for (int64_t j = 0; j < s.S; j++) {
+                        if (ops->allows(&s, &p, h, i, j)) continue;
+                        masked_pairs++;
+                        for (int64_t d = 0; d < D; d++) {
+                            k2[(g * s.S + j) * D + d] = 1e3f;
+                            v2[(g * s.S + j) * D + d] = -1e3f;
+                        }
+                    }
+                    tu_forward(ops, &s, &p, q, k2, v2, o2);
+                    const int64_t row = (h * s.T + i) * D;
+                    cr_expect(memcmp(o + row, o2 + row, D * 4) == 0,
+                              "%s: masked keys moved output row h=%lld i=%lld (case %zu)",
+                              ops->name, (long long)h, (long long)i, c);
+                }
+            cr_expect_gt(masked_pairs, 0, "case %zu masks nothing: the test would be empty", c);
+            free(q), free(k), free(v), free(k2), free(v2), free(o), free(o2);
+        }
+    }
+}
+
+/* flops() counts 4·D per allowed score: for mask kinds it equals the predicate's count. */
+Test(kinds, flops_count_the_allowed_scores)
+{
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        if (!ops->allows) continue;
+        attn_params p = attn_params_defaults(ops);
+        for (int c = 0; c < NSHAPES; c++) {
+            attn_shape s = make_shape(&shapes[c], 1);
+            double allowed = 0;
+            for (int64_t h = 0; h < s.H; h++)
+                for (int64_t i = 0; i < s.T; i++)
+                    for (int64_t j = 0; j < s.S; j++) allowed += ops->allows(&s, &p, h, i, j);
+            double expect = 4.0 * (double)s.D * (double)s.B * allowed;
+            cr_expect_eq(ops->flops(&s, &p), expect, "%s case %d: flops %.0f, mask says %.0f",
+                         ops->name, c, ops->flops(&s, &p), expect);
+        }
+    }
+}
+
+/* The result does not depend on the thread count (each output row is computed by one thread). */
+Test(kinds, threads_do_not_change_the_result)
+{
+    const shape_case c = {2, 4, 2, 100, 150, 32, true};
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        attn_params p = attn_params_defaults(ops);
+        attn_shape s1 = make_shape(&c, 1), s2 = make_shape(&c, 2);
+        const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
+        float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
+        float *o1 = bench_alloc(qn * 4), *o2 = bench_alloc(qn * 4);
+        tu_forward(ops, &s1, &p, q, k, v, o1);
+        tu_forward(ops, &s2, &p, q, k, v, o2);
+        double max_diff = 0;
+        for (int64_t e = 0; e < qn; e++) max_diff = fmax(max_diff, fabs(o1[e] - o2[e]));
+        cr_expect_leq(max_diff, 1e-6, "%s: 1 vs 2 threads differ by %g", ops->name, max_diff);
+        free(q), free(k), free(v), free(o1), free(o2);
+    }
+}
+
+/* Workspace never grows with the square of the sequence (full: O(threads·block·D)). */
+Test(kinds, full_workspace_is_independent_of_n)
+{
+    const attn_ops *ops = attn_kind_find("full");
+    attn_params p = attn_params_defaults(ops);
+    attn_shape s = attn_shape_init(1, 8, 8, 65536, 65536, 64, false);
+    s.threads = 2;
+    size_t big = ops->workspace_bytes(&s, &p);
+    cr_expect_lt(big, (size_t)64 << 20, "workspace at n=65536 is %zu bytes", big);
+    s.T = s.S = 4096;
+    cr_expect_eq(ops->workspace_bytes(&s, &p), big, "workspace grows with n");
+}
+
+Test(kinds, shape_checks_refuse_bad_shapes)
+{
+    char msg[ATTN_MSG_LEN];
+    attn_shape s = attn_shape_init(1, 8, 3, 16, 16, 64, false);
+    cr_expect_eq(attn_shape_check(&s, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "kv_heads 3 does not divide heads 8") != NULL, "message: %s", msg);
+    s = attn_shape_init(1, 8, 8, 0, 16, 64, false);
+    cr_expect_eq(attn_shape_check(&s, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "q_len") != NULL, "message: %s", msg);
+    s = attn_shape_init(1, 8, 16, 16, 16, 64, false);
+    cr_expect_eq(attn_shape_check(&s, msg, sizeof msg), ATTN_EINVAL);
+    s = attn_shape_init(1, 8, 8, 16, 16, 64, false);
+    cr_expect_eq(attn_shape_check(&s, msg, sizeof msg), ATTN_OK);
+}
+
+Test(kinds, params_refuse_bad_values)
+{
+    const attn_ops *ops = attn_kind_find("full");
+    attn_params p = attn_params_defaults(ops);
+    char msg[ATTN_MSG_LEN];
+    cr_expect_eq(attn_param_set(ops, &p, "nope", "1", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "has no parameter 'nope'") && strstr(msg, "block_q"), "%s", msg);
+    cr_expect_eq(attn_param_set(ops, &p, "block_q", "abc", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "not a number") != NULL, "%s", msg);
+    cr_expect_eq(attn_param_set(ops, &p, "block_q", "1.5", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "integer") != NULL, "%s", msg);
+    cr_expect_eq(attn_param_set(ops, &p, "block_q", "0", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "out of range") != NULL, "%s", msg);
+    cr_expect_eq(attn_param_set(ops, &p, "block_q", "32", msg, sizeof msg), ATTN_OK);
+    cr_expect_eq(p.v[attn_param_index(ops, "block_q")], 32);
+    char buf[128];
+    attn_params_format(ops, &p, buf, sizeof buf);
+    cr_expect(strstr(buf, "block_q=32,") == buf, "formatted: %s", buf);
+}

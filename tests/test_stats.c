@@ -1,0 +1,99 @@
+/* test_stats.c — summary statistics (against values numpy gives) and the timed loop's rules. */
+#include <criterion/criterion.h>
+#include <math.h>
+
+#include "stats.h"
+
+Test(stats, known_values)
+{
+    double x[20];
+    for (int k = 0; k < 20; k++) x[k] = 20 - k; /* 20 .. 1, unsorted on purpose */
+    bench_stats s = bench_stats_of(x, 20);
+    cr_expect_eq(s.n, 20);
+    cr_expect_float_eq(s.median, 10.5, 1e-12);
+    cr_expect_float_eq(s.p95, 19.05, 1e-12); /* numpy.percentile(range(1, 21), 95) */
+    cr_expect_float_eq(s.min, 1, 1e-12);
+    cr_expect_float_eq(s.max, 20, 1e-12);
+    cr_expect_float_eq(s.mean, 10.5, 1e-12);
+    cr_expect_float_eq(s.stddev, 5.916079783099616, 1e-12); /* sample stddev, ddof=1 */
+    cr_expect_float_eq(s.cv, 5.916079783099616 / 10.5, 1e-12);
+    cr_expect_eq(x[0], 20, "input must not be reordered");
+}
+
+Test(stats, odd_count_single_and_empty)
+{
+    double x[3] = {3, 1, 2};
+    bench_stats s = bench_stats_of(x, 3);
+    cr_expect_eq(s.median, 2);
+    cr_expect_float_eq(s.p95, 2.9, 1e-12);
+    s = bench_stats_of(x, 1);
+    cr_expect_eq(s.median, 3);
+    cr_expect_eq(s.stddev, 0);
+    s = bench_stats_of(x, 0);
+    cr_expect(isnan(s.median) && isnan(s.stddev));
+}
+
+static int calls;
+static attn_status count_call(void *ctx)
+{
+    (void)ctx;
+    calls++;
+    return ATTN_OK;
+}
+
+static attn_status sleep_1ms(void *ctx)
+{
+    (void)ctx;
+    calls++;
+    double t0 = bench_now_s();
+    while (bench_now_s() - t0 < 1e-3) {}
+    return ATTN_OK;
+}
+
+static attn_status fail_third(void *ctx)
+{
+    (void)ctx;
+    return ++calls == 3 ? ATTN_EFAIL : ATTN_OK;
+}
+
+Test(stats, time_loop_runs_warmup_then_min_reps)
+{
+    bench_timing_cfg cfg = {.warmup = 2, .min_reps = 7, .min_time_s = 0, .max_reps = 1000};
+    double *s = NULL;
+    int64_t n = 0;
+    calls = 0;
+    cr_assert_eq(bench_time_loop(&cfg, count_call, NULL, &s, &n), ATTN_OK);
+    cr_expect_eq(n, 7);
+    cr_expect_eq(calls, 9);
+    for (int64_t k = 0; k < n; k++) cr_expect_geq(s[k], 0);
+    free(s);
+}
+
+Test(stats, time_loop_runs_until_min_time_and_keeps_every_sample)
+{
+    bench_timing_cfg cfg = {.warmup = 0, .min_reps = 1, .min_time_s = 0.02, .max_reps = 1000};
+    double *s = NULL, total = 0;
+    int64_t n = 0;
+    calls = 0;
+    cr_assert_eq(bench_time_loop(&cfg, sleep_1ms, NULL, &s, &n), ATTN_OK);
+    for (int64_t k = 0; k < n; k++) total += s[k];
+    cr_expect_geq(total, 0.02, "stopped after %g s", total);
+    cr_expect_eq(n, calls);
+    cr_expect_geq(n, 2);
+    free(s);
+    cfg.max_reps = 3; /* the cap wins over min-time */
+    cr_assert_eq(bench_time_loop(&cfg, sleep_1ms, NULL, &s, &n), ATTN_OK);
+    cr_expect_eq(n, 3);
+    free(s);
+}
+
+Test(stats, time_loop_stops_on_error)
+{
+    bench_timing_cfg cfg = {.warmup = 1, .min_reps = 10, .min_time_s = 0, .max_reps = 1000};
+    double *s = NULL;
+    int64_t n = 0;
+    calls = 0;
+    cr_expect_eq(bench_time_loop(&cfg, fail_third, NULL, &s, &n), ATTN_EFAIL);
+    cr_expect_eq(calls, 3);
+    cr_expect_null(s);
+}

@@ -1,0 +1,55 @@
+/* test_util.h — helpers the test files share: seeded random tensors, exact-size workspaces,
+ * running a kind's forward, relative L2 error. Header-only (static) so each test links alone. */
+#ifndef TEST_UTIL_H
+#define TEST_UTIL_H
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attention.h"
+#include "memory.h"
+#include "rng.h"
+
+static inline float *tu_random(int64_t n, double sigma, uint64_t seed)
+{
+    float *x = bench_alloc((size_t)n * sizeof(float));
+    ds_rng r = ds_rng_stream(seed, 77);
+    for (int64_t e = 0; e < n; e++) x[e] = (float)(sigma * ds_rng_normal(&r));
+    return x;
+}
+
+/* Run ops->forward with a workspace of exactly the declared size (sanitizers catch overruns). */
+static inline attn_status tu_forward(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                     const float *q, const float *k, const float *v, float *out)
+{
+    void *ws = bench_alloc(ops->workspace_bytes(s, p));
+    attn_status st = ops->forward(s, p, q, k, v, out, ws);
+    free(ws);
+    return st;
+}
+
+/* The kind's own float64 definition on every row. */
+static inline double *tu_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                   const float *q, const float *k, const float *v)
+{
+    int64_t rows = s->B * s->H * s->T;
+    int64_t *idx = malloc((size_t)rows * sizeof *idx);
+    double *ref = malloc((size_t)(rows * s->D) * sizeof *ref);
+    for (int64_t r = 0; r < rows; r++) idx[r] = r;
+    attn_kind_reference(ops, s, p, q, k, v, idx, rows, ref);
+    free(idx);
+    return ref;
+}
+
+static inline double tu_rel_l2(const float *o, const double *ref, int64_t n)
+{
+    double num = 0, den = 0;
+    for (int64_t e = 0; e < n; e++) {
+        num += ((double)o[e] - ref[e]) * ((double)o[e] - ref[e]);
+        den += ref[e] * ref[e];
+    }
+    return den > 0 ? sqrt(num / den) : sqrt(num);
+}
+
+#endif
