@@ -19,8 +19,8 @@
 enum { P_BLOCK_Q, P_BLOCK_K, P_MATERIALIZE };
 
 static const attn_param_def params[] = {
-    [P_BLOCK_Q] = {"block_q", "queries per tile", 64, 1, 4096, true},
-    [P_BLOCK_K] = {"block_k", "keys per tile (online-softmax step)", 512, 1, 65536, true},
+    [P_BLOCK_Q] = {"block_q", "queries per tile", 256, 1, 4096, true},
+    [P_BLOCK_K] = {"block_k", "keys per tile (online-softmax step)", 256, 1, 65536, true},
     [P_MATERIALIZE] = {"materialize", "1: baseline that builds the whole T×S score matrix per head",
                        0, 0, 1, true},
 };

@@ -18,7 +18,7 @@
 
 enum { MAX_SETS = 8, MAX_POINTS = 100000 };
 
-#define DEFAULT_N "256:4096:x2"
+#define DEFAULT_N "256:8192:x2"
 #define DEFAULT_CAUSAL "0,1"
 
 typedef struct int_axis {
@@ -322,7 +322,7 @@ int bench_cmd_sweep(int argc, char **argv)
         printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run.run_id,
                run.sgemm_gflops, mc.threads, run.cpu_model);
         bench_table_header(stdout);
-        for (int64_t p = 0; p < npoints; p++) bench_table_row(stdout, &points[p]);
+        for (int64_t p = 0; p < npoints; p++) bench_table_row(stdout, &points[p], run.sgemm_gflops);
     }
     printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run.run_id,
            (long long)npoints, failed ? ", some failed: see status/message" : "");

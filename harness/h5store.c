@@ -100,6 +100,7 @@ static const field point_fields[] = {
     FIELD(bench_point, gbytes_per_s, F_F64),
     FIELD(bench_point, workspace_bytes, F_I64),
     FIELD(bench_point, peak_rss_bytes, F_I64),
+    FIELD(bench_point, base_rss_bytes, F_I64),
     FIELD(bench_point, accuracy_rows, F_I32),
     FIELD(bench_point, rel_err, F_F64),
     FIELD(bench_point, max_abs_err, F_F64),

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "commands.h"
+#include "memory.h"
 #include "version.h"
 
 static void usage(FILE *f)
@@ -22,6 +23,7 @@ static void usage(FILE *f)
 int main(int argc, char **argv)
 {
     char msg[ATTN_MSG_LEN];
+    bench_memory_setup();
     if (attn_registry_validate(msg, sizeof msg) != ATTN_OK) {
         fprintf(stderr, "bench: broken attention module: %s\n", msg);
         return 1;

@@ -1,4 +1,5 @@
 /* memory.c — aligned allocation and peak-RSS bookkeeping per grid point. */
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,25 +12,33 @@ void *bench_alloc(size_t bytes)
     return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
 }
 
+void bench_memory_setup(void) { mallopt(M_MMAP_THRESHOLD, 256 * 1024); }
+
 int bench_peak_rss_reset(void)
 {
+    malloc_trim(0);
     FILE *f = fopen("/proc/self/clear_refs", "w");
     if (!f) return -1;
     int ok = fputs("5", f) >= 0;
     return (fclose(f) == 0 && ok) ? 0 : -1;
 }
 
-int64_t bench_peak_rss_bytes(void)
+/* A "Vm...:  N kB" line of /proc/self/status, in bytes. */
+static int64_t status_bytes(const char *key)
 {
     FILE *f = fopen("/proc/self/status", "r");
     if (!f) return -1;
     char line[256];
     long long kib = -1;
+    size_t len = strlen(key);
     while (fgets(line, sizeof line, f))
-        if (strncmp(line, "VmHWM:", 6) == 0 && sscanf(line + 6, "%lld", &kib) == 1) break;
+        if (strncmp(line, key, len) == 0 && sscanf(line + len, "%lld", &kib) == 1) break;
     fclose(f);
     return kib < 0 ? -1 : (int64_t)kib * 1024;
 }
+
+int64_t bench_peak_rss_bytes(void) { return status_bytes("VmHWM:"); }
+int64_t bench_rss_bytes(void) { return status_bytes("VmRSS:"); }
 
 const char *bench_format_bytes(double bytes, char *buf, size_t len)
 {

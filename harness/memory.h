@@ -8,10 +8,15 @@
 /* 64-byte aligned, exactly `bytes` long (so sanitizers catch overruns); NULL on failure.
  * bytes == 0 gives a valid 64-byte block. Free with free(). */
 void *bench_alloc(size_t bytes);
-/* Reset the peak RSS to the current RSS (writes 5 to /proc/self/clear_refs); 0 on success. */
+/* Make freed buffers leave the resident set (glibc: a fixed mmap threshold, so large blocks
+ * are unmapped on free), so that one point's peak does not carry the last one's heap. */
+void bench_memory_setup(void);
+/* Return free heap to the system, then reset the peak RSS to the current RSS (writes 5 to
+ * /proc/self/clear_refs); 0 on success. */
 int bench_peak_rss_reset(void);
-/* Peak RSS (VmHWM) in bytes, or -1 when unknown. */
+/* Peak RSS (VmHWM) and current RSS (VmRSS) in bytes, or -1 when unknown. */
 int64_t bench_peak_rss_bytes(void);
+int64_t bench_rss_bytes(void);
 /* Human-readable bytes ("12.0 MiB") into buf. */
 const char *bench_format_bytes(double bytes, char *buf, size_t len);
 

@@ -27,7 +27,7 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
     pt->gflops_per_s = pt->gbytes_per_s = NAN;
     pt->rel_err = pt->max_abs_err = pt->self_rel_err = NAN;
-    pt->peak_rss_bytes = -1;
+    pt->peak_rss_bytes = pt->base_rss_bytes = -1;
     snprintf(pt->status, sizeof pt->status, "ok");
 }
 
@@ -66,6 +66,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         return fail(pt, ATTN_EINVAL, msg, msg_len);
 
     bench_peak_rss_reset();
+    pt->base_rss_bytes = bench_rss_bytes();
     const size_t qn = (size_t)attn_q_elems(s), kvn = (size_t)attn_kv_elems(s);
     const size_t ws_bytes = (size_t)pt->workspace_bytes;
     float *own_q = NULL, *own_k = NULL, *own_v = NULL;

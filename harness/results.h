@@ -57,6 +57,8 @@ typedef struct bench_point {
     double gbytes_per_s;       /* bytes / median time / 1e9 */
     int64_t workspace_bytes;   /* exact scratch declared by the kind and allocated */
     int64_t peak_rss_bytes;    /* peak resident set of the process during the point */
+    int64_t base_rss_bytes;    /* resident set when the point started (libraries, code): the
+                                  point itself added at most peak - base */
     int32_t accuracy_rows;     /* query rows compared to the float64 reference */
     double rel_err;            /* ||o - o_ref||_2 / ||o_ref||_2 over the sampled rows, vs exact softmax */
     double max_abs_err;        /* max |o - o_ref| over the sampled rows, vs exact softmax */

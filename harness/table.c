@@ -4,12 +4,12 @@
 
 void bench_table_header(FILE *f)
 {
-    fprintf(f, "%-8s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %10s %10s %9s %9s  %s\n",
+    fprintf(f, "%-8s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %10s %10s %9s %9s  %s\n",
             "kind", "B", "H", "Hkv", "T", "S", "D", "cau", "median_ms", "cv%", "GFLOP/s",
-            "workspace", "peak_rss", "rel_err", "self_err", "params");
+            "%sgemm", "workspace", "peak_rss", "rel_err", "self_err", "params");
 }
 
-void bench_table_row(FILE *f, const bench_point *pt)
+void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
 {
     char ws[32], rss[32];
     bench_format_bytes((double)pt->workspace_bytes, ws, sizeof ws);
@@ -22,8 +22,10 @@ void bench_table_row(FILE *f, const bench_point *pt)
         fprintf(f, "error: %s\n", pt->message);
         return;
     }
-    fprintf(f, "%11.3f %6.1f %9.1f %10s %10s %9.2e %9.2e  %s\n", pt->time_median_s * 1e3,
-            pt->time_cv * 100, pt->gflops_per_s, ws, rss, pt->rel_err, pt->self_rel_err,
+    char frac[16] = "-";
+    if (sgemm_gflops > 0) snprintf(frac, sizeof frac, "%.0f%%", 100 * pt->gflops_per_s / sgemm_gflops);
+    fprintf(f, "%11.3f %6.1f %9.1f %7s %10s %10s %9.2e %9.2e  %s\n", pt->time_median_s * 1e3,
+            pt->time_cv * 100, pt->gflops_per_s, frac, ws, rss, pt->rel_err, pt->self_rel_err,
             pt->params);
 }
 

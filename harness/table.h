@@ -7,7 +7,8 @@
 #include "results.h"
 
 void bench_table_header(FILE *f);
-void bench_table_row(FILE *f, const bench_point *pt);
+/* sgemm_gflops: the run's measured sgemm, for the %sgemm column (NaN: not measured). */
+void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops);
 /* On stderr, when the point's CV exceeds 10 %: what it means and how to fix it. Returns 1 if
  * it warned. */
 int bench_warn_noisy(const bench_point *pt);
