@@ -13,7 +13,9 @@ void bench_measure_opt_table(bench_measure_opts *m, bench_opt out[BENCH_MEASURE_
         {"--threads", "N", "OpenMP threads for the forward (default: all CPUs); BLAS runs 1 inside",
          &m->threads},
         {"--reps", "N", "timed repetitions, at least (default 5)", &m->reps},
-        {"--warmup", "N", "untimed runs first (default 1)", &m->warmup},
+        {"--warmup", "N", "untimed runs first, at least (default 1; 0: none)", &m->warmup},
+        {"--warmup-time", "SEC", "and warm up for at least this long (default 0.05)",
+         &m->warmup_time},
         {"--min-time", "SEC", "time repetitions for at least this long in all (default 0.2)",
          &m->min_time},
         {"--seed", "N", "seed of the generated inputs (default 1)", &m->seed},
@@ -27,10 +29,12 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
                                 size_t msg_len)
 {
     int64_t threads = bench_cpu_count(), reps = 5, warmup = 1, seed = 1, rows = 64;
-    double min_time = 0.2;
+    double min_time = 0.2, warmup_time = 0.05;
     if ((m->threads && bench_parse_i64(m->threads, "--threads", 1, 1024, &threads, msg, msg_len)) ||
         (m->reps && bench_parse_i64(m->reps, "--reps", 1, 1000000, &reps, msg, msg_len)) ||
         (m->warmup && bench_parse_i64(m->warmup, "--warmup", 0, 1000, &warmup, msg, msg_len)) ||
+        (m->warmup_time && bench_parse_double(m->warmup_time, "--warmup-time", 0, 3600,
+                                              &warmup_time, msg, msg_len)) ||
         (m->min_time &&
          bench_parse_double(m->min_time, "--min-time", 0, 3600, &min_time, msg, msg_len)) ||
         (m->seed && bench_parse_i64(m->seed, "--seed", 0, INT64_MAX, &seed, msg, msg_len)) ||
@@ -38,8 +42,10 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
          bench_parse_i64(m->accuracy_rows, "--accuracy-rows", 1, 1 << 20, &rows, msg, msg_len)))
         return ATTN_EINVAL;
     cfg->threads = (int)threads;
-    cfg->timing = (bench_timing_cfg){.warmup = (int)warmup, .min_reps = (int)reps,
-                                     .min_time_s = min_time, .max_reps = (int)(reps > 100000 ? reps : 100000)};
+    cfg->timing = (bench_timing_cfg){.warmup = (int)warmup, .warmup_time_s = warmup_time,
+                                     .min_reps = (int)reps,
+                                     .min_time_s = min_time,
+                                     .max_reps = (int)(reps > 100000 ? reps : 100000)};
     cfg->seed = (uint64_t)seed;
     cfg->accuracy_rows = rows;
     return ATTN_OK;

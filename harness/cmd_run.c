@@ -183,7 +183,7 @@ int bench_cmd_run(int argc, char **argv)
     else {
         bench_table_header(stdout);
         bench_table_row(stdout, &pt, sgemm);
-        bench_warn_noisy(&pt);
+        bench_warn_noisy(&pt, true);
     }
     free(samples);
     free(out);

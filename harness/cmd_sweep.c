@@ -309,7 +309,7 @@ int bench_cmd_sweep(int argc, char **argv)
         if (bench_store_add_point(store, &points[p], samples, nsamples, msg, sizeof msg)) store_failed = 1;
         free(samples);
         if (!quiet && points[p].time_cv > 0.10) bench_progress_end(&pr);
-        if (!quiet) noisy += bench_warn_noisy(&points[p]);
+        if (!quiet) noisy += bench_warn_noisy(&points[p], false);
     }
     if (!quiet) bench_progress_end(&pr);
     bench_store_close(store);
@@ -327,7 +327,8 @@ int bench_cmd_sweep(int argc, char **argv)
     printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run.run_id,
            (long long)npoints, failed ? ", some failed: see status/message" : "");
     if (noisy)
-        fprintf(stderr, "bench: %d point(s) had CV > 10%%: their medians are less certain.\n", noisy);
+        fprintf(stderr, "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
+                "steady them, " BENCH_NOISE_FIX ".\n", noisy);
     free(points);
     free(specs);
     return failed ? 1 : 0;

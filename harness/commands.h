@@ -17,7 +17,7 @@ int bench_cmd_sweep(int argc, char **argv);
 
 /* Measurement options shared by run and sweep, as text (NULL: default) and parsed. */
 typedef struct bench_measure_opts {
-    const char *threads, *reps, *warmup, *min_time, *seed, *accuracy_rows;
+    const char *threads, *reps, *warmup, *warmup_time, *min_time, *seed, *accuracy_rows;
 } bench_measure_opts;
 
 typedef struct bench_measure_cfg {
@@ -27,10 +27,11 @@ typedef struct bench_measure_cfg {
     int64_t accuracy_rows;
 } bench_measure_cfg;
 
-enum { BENCH_MEASURE_NOPTS = 6 };
+enum { BENCH_MEASURE_NOPTS = 7 };
 /* The option table entries for m (to append to a command's table). */
 void bench_measure_opt_table(bench_measure_opts *m, bench_opt out[BENCH_MEASURE_NOPTS]);
-/* Parse with defaults: threads = CPUs, reps 5, warmup 1, min-time 0.2 s, seed 1, rows 64. */
+/* Parse with defaults: threads = CPUs, reps 5, warmup 1 run and 0.05 s, min-time 0.2 s,
+ * seed 1, rows 64. */
 attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
                                 size_t msg_len);
 /* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */

@@ -89,6 +89,10 @@ double bench_sgemm_gflops(int threads, int n, int reps)
             free(t);
         }
         attn_blas_threads(1);
+        /* OpenBLAS workers spin for a while after their last call before they sleep; let them,
+         * or the first forward after this measurement shares its cores with them. */
+        struct timespec pause = {0, 300 * 1000 * 1000};
+        nanosleep(&pause, NULL);
     }
     free(a);
     free(b);

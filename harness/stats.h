@@ -21,13 +21,14 @@ double bench_quantile_sorted(const double *sorted, int64_t n, double q);
 double bench_now_s(void);
 
 typedef struct bench_timing_cfg {
-    int warmup;           /* untimed runs first */
+    int warmup;           /* untimed runs first, at least this many ... */
+    double warmup_time_s; /* ... and for at least this long (thread pools, caches, clocks) */
     int min_reps;         /* at least this many timed runs ... */
     double min_time_s;    /* ... and at least this much timed time in all */
     int max_reps;         /* never more (bounds the samples of very fast forwards) */
 } bench_timing_cfg;
 
-/* Run fn(ctx) warm-up times, then until both minimums are met; every duration goes into
+/* Warm up (both warm-up minimums), then run fn(ctx) until both minimums are met; every duration goes into
  * *samples_s (malloc'd). A non-OK status from fn stops the loop and is returned. */
 attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
                             double **samples_s, int64_t *n);

@@ -29,14 +29,13 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
             pt->params);
 }
 
-int bench_warn_noisy(const bench_point *pt)
+int bench_warn_noisy(const bench_point *pt, bool with_fix)
 {
     if (!(pt->time_cv > 0.10)) return 0;
-    fprintf(stderr,
-            "bench: warning: %s T=%lld S=%lld: timings vary (CV %.0f%% over %d reps, median %.3g "
-            "ms). The machine is busy or the run is short: close other programs, raise --min-time "
-            "or --reps, or lower --threads.\n",
-            pt->kind, (long long)pt->q_len, (long long)pt->kv_len, pt->time_cv * 100, pt->reps,
-            pt->time_median_s * 1e3);
+    fprintf(stderr, "bench: warning: %s T=%lld S=%lld: timings vary (CV %.0f%% over %d reps, "
+            "median %.3g ms)%s%s\n", pt->kind, (long long)pt->q_len, (long long)pt->kv_len,
+            pt->time_cv * 100, pt->reps, pt->time_median_s * 1e3,
+            with_fix ? ": the machine is busy or the run is short: " : "",
+            with_fix ? BENCH_NOISE_FIX : "");
     return 1;
 }

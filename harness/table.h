@@ -2,6 +2,7 @@
 #ifndef BENCH_TABLE_H
 #define BENCH_TABLE_H
 
+#include <stdbool.h>
 #include <stdio.h>
 
 #include "results.h"
@@ -9,8 +10,10 @@
 void bench_table_header(FILE *f);
 /* sgemm_gflops: the run's measured sgemm, for the %sgemm column (NaN: not measured). */
 void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops);
-/* On stderr, when the point's CV exceeds 10 %: what it means and how to fix it. Returns 1 if
- * it warned. */
-int bench_warn_noisy(const bench_point *pt);
+/* On stderr, when the point's CV exceeds 10 %: which point, and (with_fix) how to fix it.
+ * Returns 1 if it warned. */
+int bench_warn_noisy(const bench_point *pt, bool with_fix);
+/* The fix for noisy timings, one line. */
+#define BENCH_NOISE_FIX "close other programs, raise --min-time or --reps, or lower --threads"
 
 #endif

@@ -16,7 +16,9 @@ attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void 
 {
     *samples_s = NULL;
     *n = 0;
-    for (int w = 0; w < cfg->warmup; w++) {
+    const double warm_start = bench_now_s();
+    for (int w = 0; w < cfg->warmup || (w > 0 && bench_now_s() - warm_start < cfg->warmup_time_s);
+         w++) {
         attn_status st = fn(ctx);
         if (st != ATTN_OK) return st;
     }

@@ -87,6 +87,23 @@ Test(stats, time_loop_runs_until_min_time_and_keeps_every_sample)
     free(s);
 }
 
+Test(stats, time_loop_warms_up_for_a_minimum_time)
+{
+    bench_timing_cfg cfg = {.warmup = 1, .warmup_time_s = 0.01, .min_reps = 2, .max_reps = 10};
+    double *s = NULL;
+    int64_t n = 0;
+    calls = 0;
+    cr_assert_eq(bench_time_loop(&cfg, sleep_1ms, NULL, &s, &n), ATTN_OK);
+    cr_expect_eq(n, 2);
+    cr_expect_geq(calls - n, 10, "only %d warm-up runs of 1 ms for 10 ms", calls - (int)n);
+    free(s);
+    cfg.warmup = 0; /* no warm-up at all, whatever the time */
+    calls = 0;
+    cr_assert_eq(bench_time_loop(&cfg, sleep_1ms, NULL, &s, &n), ATTN_OK);
+    cr_expect_eq(calls, 2);
+    free(s);
+}
+
 Test(stats, time_loop_stops_on_error)
 {
     bench_timing_cfg cfg = {.warmup = 1, .min_reps = 10, .min_time_s = 0, .max_reps = 1000};
