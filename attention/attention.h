@@ -78,6 +78,12 @@ typedef struct attn_ops {
                              const float *v, const int64_t *rows, int64_t nrows, double *out);
 } attn_ops;
 
+/* Fill msg (printf-style) and return st: the one way library code reports an error. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...);
+
 /* ---- shapes (shape.c) ---- */
 
 /* A shape with scale 1/sqrt(D), threads 1. */

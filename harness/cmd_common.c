@@ -51,6 +51,18 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
     return ATTN_OK;
 }
 
+bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg)
+{
+    bench_run run = {0};
+    bench_machine_facts(&run);
+    bench_join_args(argc, argv, run.command, sizeof run.command);
+    run.threads = cfg->threads;
+    run.blas_threads = 1; /* inside the forwards' parallel regions */
+    run.seed = cfg->seed;
+    run.sgemm_gflops = bench_sgemm_gflops(cfg->threads, 2048, 3);
+    return run;
+}
+
 int bench_fail(attn_status st, const char *msg)
 {
     fprintf(stderr, "bench: %s\n", msg);

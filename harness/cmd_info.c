@@ -4,6 +4,7 @@
 
 #include "commands.h"
 #include "machine.h"
+#include "memory.h"
 
 int bench_cmd_info(int argc, char **argv)
 {
@@ -36,7 +37,11 @@ int bench_cmd_info(int argc, char **argv)
     bench_run run = {0};
     bench_machine_facts(&run);
     printf("host            %s\n", run.host);
-    printf("cpu             %s (%d logical CPUs)\n", run.cpu_model, bench_cpu_count());
+    char mem[32];
+    printf("cpu             %s (%d logical CPUs, %s memory)\n", run.cpu_model, bench_cpu_count(),
+           bench_format_bytes((double)bench_physical_memory_bytes(), mem, sizeof mem));
+    printf("threads         forwards: OpenMP, %d by default (--threads); OpenBLAS: 1 inside them\n",
+           bench_cpu_count());
     printf("build           %s\n", run.build);
     printf("git commit      %s\n", run.git_commit);
     printf("openblas        %s\n", run.openblas_config);

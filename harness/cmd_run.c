@@ -142,7 +142,7 @@ int bench_cmd_run(int argc, char **argv)
     spec.timing = mc.timing;
     spec.accuracy_rows = mc.accuracy_rows;
     if (input) spec.dataset = NULL;
-    if (attn_check(ops, &spec.shape, &spec.params, msg, sizeof msg)) {
+    if (bench_point_check(&spec, msg, sizeof msg)) {
         free_inputs(&in);
         return bench_fail(ATTN_EINVAL, msg);
     }
@@ -166,13 +166,8 @@ int bench_cmd_run(int argc, char **argv)
         st = bench_tensor_write(output, "o", od, out, msg, sizeof msg);
     }
     if (store) {
-        bench_run run = {0};
-        bench_machine_facts(&run);
-        bench_join_args(argc, argv, run.command, sizeof run.command);
-        run.threads = mc.threads;
-        run.blas_threads = 1;
-        run.seed = mc.seed;
-        run.sgemm_gflops = sgemm = bench_sgemm_gflops(mc.threads, 2048, 3);
+        bench_run run = bench_new_run(argc, argv, &mc);
+        sgemm = run.sgemm_gflops;
         char smsg[ATTN_MSG_LEN];
         if (bench_store_begin_run(store, &run, smsg, sizeof smsg) ||
             bench_store_add_point(store, &pt, samples, nsamples, smsg, sizeof smsg))

@@ -4,6 +4,7 @@
  * measured and appended (flushed) to a results file, with progress and a closing summary table.
  */
 #include <errno.h>
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -129,7 +130,7 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
                                             g->causal.v[ci] != 0);
                 sp->shape.threads = mc->threads;
                 char why[ATTN_MSG_LEN];
-                if (attn_check(ops, &sp->shape, &sp->params, why, sizeof why)) {
+                if (bench_point_check(sp, why, sizeof why)) {
                     snprintf(msg, msg_len, "%s n=%lld heads=%lld kv_heads=%lld: %s", ops->name,
                              (long long)g->n.v[ni], (long long)H, (long long)sp->shape.Hkv, why);
                     goto invalid;
@@ -169,6 +170,16 @@ static attn_status default_out(char *path, size_t len, char *msg, size_t msg_len
     strftime(stamp, sizeof stamp, "%Y%m%d-%H%M%S", &tm);
     snprintf(path, len, "%s/%s.h5", dir, stamp);
     return ATTN_OK;
+}
+
+/* Seconds a point should take at flops_per_s: its warm-up and timed runs, or the time minimums
+ * when those are longer. Accuracy and allocation are left out (small beside them). */
+static double predict_s(const bench_point_spec *sp, double flops_per_s)
+{
+    double runs = sp->timing.warmup + sp->timing.min_reps;
+    double t = runs * sp->ops->flops(&sp->shape, &sp->params) / flops_per_s;
+    double floor = (sp->timing.warmup ? sp->timing.warmup_time_s : 0) + sp->timing.min_time_s;
+    return t > floor ? t : floor;
 }
 
 static void describe(const bench_point_spec *sp, char *buf, size_t len)
@@ -275,14 +286,8 @@ int bench_cmd_sweep(int argc, char **argv)
     }
 
     /* the run: machine facts and the sgemm yardstick, then every point */
-    bench_run run = {0};
-    bench_machine_facts(&run);
-    bench_join_args(argc, argv, run.command, sizeof run.command);
-    run.threads = mc.threads;
-    run.blas_threads = 1;
-    run.seed = mc.seed;
     if (!quiet) fprintf(stderr, "bench: measuring OpenBLAS sgemm (2048^3, %d threads)...\n", mc.threads);
-    run.sgemm_gflops = bench_sgemm_gflops(mc.threads, 2048, 3);
+    bench_run run = bench_new_run(argc, argv, &mc);
     if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
         bench_store_close(store);
         free(specs);
@@ -292,10 +297,16 @@ int bench_cmd_sweep(int argc, char **argv)
     bench_point *points = calloc((size_t)npoints, sizeof *points);
     bench_progress pr = bench_progress_start(npoints);
     int failed = 0, noisy = 0, store_failed = 0;
+    double timed_flops = 0, timed_s = 0; /* the rate seen so far, for the ETA */
     for (int64_t p = 0; p < npoints && points && !store_failed; p++) {
         char label[256];
         describe(&specs[p], label, sizeof label);
-        if (!quiet) bench_progress_point(&pr, p + 1, label);
+        double eta = NAN;
+        if (timed_s > 0) {
+            eta = 0;
+            for (int64_t r = p; r < npoints; r++) eta += predict_s(&specs[r], timed_flops / timed_s);
+        }
+        if (!quiet) bench_progress_point(&pr, p + 1, label, eta);
         double *samples = NULL;
         int64_t nsamples = 0;
         char why[ATTN_MSG_LEN];
@@ -305,6 +316,8 @@ int bench_cmd_sweep(int argc, char **argv)
             if (!quiet) bench_progress_end(&pr);
             fprintf(stderr, "bench: %s: %s\n", label, why);
         }
+        for (int64_t r = 0; r < nsamples; r++) timed_s += samples[r];
+        if (nsamples) timed_flops += points[p].flops * (double)nsamples;
         points[p].run_id = run.run_id;
         if (bench_store_add_point(store, &points[p], samples, nsamples, msg, sizeof msg)) store_failed = 1;
         free(samples);

@@ -8,6 +8,7 @@
 #include <stdint.h>
 
 #include "args.h"
+#include "results.h"
 #include "stats.h"
 
 int bench_cmd_list(int argc, char **argv);
@@ -34,6 +35,9 @@ void bench_measure_opt_table(bench_measure_opts *m, bench_opt out[BENCH_MEASURE_
  * seed 1, rows 64. */
 attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
                                 size_t msg_len);
+/* A run record: machine facts, the command line, threads and seed, and the sgemm yardstick
+ * measured now with cfg->threads BLAS threads. */
+bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg);
 /* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
 int bench_fail(attn_status st, const char *msg);
 /* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write

@@ -11,28 +11,11 @@
 
 #include <errno.h>
 #include <hdf5.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* ---- messages ---- */
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static attn_status fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...)
-{
-    if (msg && msg_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 /* Library code never prints: turn off HDF5's automatic error stack printing. */
 static void quiet_hdf5(void)
@@ -246,21 +229,20 @@ static herr_t set_rows(hid_t dset, int64_t n)
     return H5Dset_extent(dset, &dims);
 }
 
-/* Append n rows (memory type mtype) to a 1-D dataset that currently has `first` rows. */
-static herr_t append_rows(hid_t dset, hid_t mtype, int64_t first, const void *rows, int64_t n)
+/* Write (or read) rows [first, first+n) of a 1-D dataset from (into) buf, memory type mtype. */
+static herr_t rows_io(hid_t dset, hid_t mtype, int64_t first, int64_t n, void *buf, bool write)
 {
     if (n == 0)
         return 0;
     hsize_t start = (hsize_t)first, count = (hsize_t)n;
-    if (set_rows(dset, first + n) < 0)
-        return -1;
     hid_t fspace = H5Dget_space(dset);
     hid_t mspace = H5Screate_simple(1, &count, NULL);
     herr_t err = (fspace < 0 || mspace < 0) ? -1 : 0;
     if (err >= 0)
         err = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL);
     if (err >= 0)
-        err = H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, rows);
+        err = write ? H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, buf)
+                    : H5Dread(dset, mtype, mspace, fspace, H5P_DEFAULT, buf);
     if (mspace >= 0)
         H5Sclose(mspace);
     if (fspace >= 0)
@@ -268,24 +250,19 @@ static herr_t append_rows(hid_t dset, hid_t mtype, int64_t first, const void *ro
     return err;
 }
 
-/* Read rows [first, first+n) of a 1-D dataset into buf (memory type mtype). */
-static herr_t read_rows(hid_t dset, hid_t mtype, int64_t first, int64_t n, void *buf)
+/* Append n rows to a 1-D dataset that currently has `first` rows. */
+static herr_t append_rows(hid_t dset, hid_t mtype, int64_t first, const void *rows, int64_t n)
 {
     if (n == 0)
         return 0;
-    hsize_t start = (hsize_t)first, count = (hsize_t)n;
-    hid_t fspace = H5Dget_space(dset);
-    hid_t mspace = H5Screate_simple(1, &count, NULL);
-    herr_t err = (fspace < 0 || mspace < 0) ? -1 : 0;
-    if (err >= 0)
-        err = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL);
-    if (err >= 0)
-        err = H5Dread(dset, mtype, mspace, fspace, H5P_DEFAULT, buf);
-    if (mspace >= 0)
-        H5Sclose(mspace);
-    if (fspace >= 0)
-        H5Sclose(fspace);
-    return err;
+    if (set_rows(dset, first + n) < 0)
+        return -1;
+    return rows_io(dset, mtype, first, n, (void *)rows, true);
+}
+
+static herr_t read_rows(hid_t dset, hid_t mtype, int64_t first, int64_t n, void *buf)
+{
+    return rows_io(dset, mtype, first, n, buf, false);
 }
 
 /* ---- the format attributes ---- */
@@ -409,19 +386,19 @@ static attn_status check_results_file(const char *path, char *msg, size_t msg_le
     htri_t is_h5 = H5Fis_hdf5(path);
 #endif
     if (is_h5 == 0)
-        return fail(ATTN_EINVAL, msg, msg_len,
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
                     "%s is not an attnbench results file (not an HDF5 file); choose another --out",
                     path);
     if (is_h5 < 0) {
         if (access(path, R_OK) != 0)
-            return fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
-        return fail(ATTN_EINVAL, msg, msg_len,
+            return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
                     "%s is not an attnbench results file (HDF5 cannot read it); choose another "
                     "--out", path);
     }
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
-        return fail(ATTN_EINVAL, msg, msg_len,
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
                     "cannot open %s: HDF5 refused it (damaged, or open for writing elsewhere?)",
                     path);
     attn_status st = ATTN_OK;
@@ -429,21 +406,21 @@ static attn_status check_results_file(const char *path, char *msg, size_t msg_le
     int64_t version = 0;
     int got = read_string_attr(file, "format", format, sizeof format);
     if (got < 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "cannot read the 'format' attribute of %s", path);
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read the 'format' attribute of %s", path);
     } else if (got == 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s is not an attnbench results file (no 'format' attribute); choose another "
                   "--out", path);
     } else if (strcmp(format, BENCH_FORMAT) != 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s is not an attnbench results file (format '%.40s', expected '%s'); choose "
                   "another --out", path, format, BENCH_FORMAT);
     } else if ((got = read_int_attr(file, "format_version", &version)) <= 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s has no readable integer 'format_version' attribute; choose another --out",
                   path);
     } else if (version != BENCH_FORMAT_VERSION) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s is an attnbench results file of format_version %lld, but this build "
                   "reads and writes version %d; choose another --out",
                   path, (long long)version, BENCH_FORMAT_VERSION);
@@ -451,7 +428,7 @@ static attn_status check_results_file(const char *path, char *msg, size_t msg_le
         const char *names[] = { runs_table.dset, points_table.dset, samples_table.dset };
         for (size_t i = 0; i < sizeof names / sizeof names[0] && st == ATTN_OK; i++)
             if (H5Lexists(file, names[i], H5P_DEFAULT) <= 0)
-                st = fail(ATTN_EINVAL, msg, msg_len,
+                st = attn_fail(ATTN_EINVAL, msg, msg_len,
                           "%s is damaged: it has no %s table; choose another --out", path,
                           names[i]);
     }
@@ -502,13 +479,13 @@ static hid_t create_results_file(const char *path, char *msg, size_t msg_len)
     char dir[4096];
     dir_of(path, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0) {
-        fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: directory %s: %s", path, dir,
+        attn_fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: directory %s: %s", path, dir,
              strerror(errno));
         return -1;
     }
     hid_t file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     if (file < 0) {
-        fail(ATTN_EINVAL, msg, msg_len,
+        attn_fail(ATTN_EINVAL, msg, msg_len,
              "cannot create %s: HDF5 could not create the file (check the path and permissions)",
              path);
         return -1;
@@ -517,7 +494,7 @@ static hid_t create_results_file(const char *path, char *msg, size_t msg_len)
         create_table(file, &points_table) < 0 || create_table(file, &samples_table) < 0) {
         H5Fclose(file);
         unlink(path); /* ours, just created: do not leave half a results file behind */
-        fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: writing the empty tables failed", path);
+        attn_fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: writing the empty tables failed", path);
         return -1;
     }
     return file;
@@ -528,15 +505,15 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     quiet_hdf5();
     *store = NULL;
     if (!path || !*path)
-        return fail(ATTN_EINVAL, msg, msg_len, "no results file given; pass --out FILE.h5");
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "no results file given; pass --out FILE.h5");
     bench_store *st = malloc(sizeof *st);
     if (!st)
-        return fail(ATTN_EFAIL, msg, msg_len, "out of memory opening %s", path);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory opening %s", path);
     *st = (bench_store){ .file = -1, .runs = -1, .points = -1, .samples = -1, .run_type = -1,
                          .point_type = -1, .sample_type = -1, .run_id = 0 };
     if (strlen(path) >= sizeof st->path) {
         free(st);
-        return fail(ATTN_EINVAL, msg, msg_len, "results file path is too long (%zu characters)",
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "results file path is too long (%zu characters)",
                     strlen(path));
     }
     snprintf(st->path, sizeof st->path, "%s", path);
@@ -550,7 +527,7 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
         st->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
         if (st->file < 0) {
             free(st);
-            return fail(ATTN_EINVAL, msg, msg_len,
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
                         "cannot open %s for writing (permissions, or open elsewhere?)", path);
         }
     } else {
@@ -566,7 +543,7 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     st->samples = H5Dopen2(st->file, samples_table.dset, H5P_DEFAULT);
     if (st->runs < 0 || st->points < 0 || st->samples < 0) {
         store_free(st);
-        return fail(ATTN_EINVAL, msg, msg_len,
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
                     "%s is damaged: it lacks one of /runs, /points, /samples; choose another --out",
                     path);
     }
@@ -575,7 +552,7 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     st->sample_type = compound_type(&samples_table, false);
     if (st->run_type < 0 || st->point_type < 0 || st->sample_type < 0) {
         store_free(st);
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot build the HDF5 row types for %s", path);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot build the HDF5 row types for %s", path);
     }
     *store = st;
     return ATTN_OK;
@@ -586,15 +563,15 @@ attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, si
     quiet_hdf5();
     int64_t n = table_rows(st->runs);
     if (n < 0)
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /runs in %s", st->path);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /runs in %s", st->path);
     run->run_id = n + 1;
     if (append_rows(st->runs, st->run_type, n, run, 1) < 0) {
         set_rows(st->runs, n);
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot append run %lld to /runs in %s",
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append run %lld to /runs in %s",
                     (long long)run->run_id, st->path);
     }
     if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
     st->run_id = run->run_id;
     return ATTN_OK;
 }
@@ -604,17 +581,17 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
 {
     quiet_hdf5();
     if (nsamples < 0 || nsamples > INT32_MAX || (nsamples > 0 && !samples_s))
-        return fail(ATTN_EINVAL, msg, msg_len, "invalid sample count %lld for a point",
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "invalid sample count %lld for a point",
                     (long long)nsamples);
     int64_t nruns = table_rows(st->runs);
     int64_t npoints = table_rows(st->points);
     int64_t nrows = table_rows(st->samples);
     if (nruns < 0 || npoints < 0 || nrows < 0)
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot read the table sizes of %s", st->path);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the table sizes of %s", st->path);
     if (pt->run_id == 0)
         pt->run_id = st->run_id; /* the run begun through this handle */
     if (pt->run_id < 1 || pt->run_id > nruns)
-        return fail(ATTN_EINVAL, msg, msg_len,
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
                     "point has run_id %lld but %s has runs 1..%lld; call bench_store_begin_run "
                     "first", (long long)pt->run_id, st->path, (long long)nruns);
     pt->point_id = npoints;
@@ -623,7 +600,7 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
      * failure rolls /samples back so no orphan rows carry the next point's id. */
     sample_row *rows = malloc((size_t)(nsamples > 0 ? nsamples : 1) * sizeof *rows);
     if (!rows)
-        return fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld samples",
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld samples",
                     (long long)nsamples);
     for (int64_t r = 0; r < nsamples; r++)
         rows[r] = (sample_row){ .run_id = pt->run_id, .point_id = pt->point_id,
@@ -632,17 +609,17 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     free(rows);
     if (err < 0) {
         set_rows(st->samples, nrows);
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot append %lld samples to /samples in %s",
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append %lld samples to /samples in %s",
                     (long long)nsamples, st->path);
     }
     if (append_rows(st->points, st->point_type, npoints, pt, 1) < 0) {
         set_rows(st->points, npoints);
         set_rows(st->samples, nrows);
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot append point %lld to /points in %s",
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append point %lld to /points in %s",
                     (long long)pt->point_id, st->path);
     }
     if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
-        return fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
     return ATTN_OK;
 }
 
@@ -664,19 +641,19 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
 {
     *file = *dset = -1;
     if (!path || access(path, F_OK) != 0)
-        return fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                     path ? strerror(errno) : "no path");
     attn_status cs = check_results_file(path, msg, msg_len);
     if (cs != ATTN_OK)
         return cs;
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (*file < 0)
-        return fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
     *dset = H5Dopen2(*file, t->dset, H5P_DEFAULT);
     if (*dset < 0) {
         H5Fclose(*file);
         *file = -1;
-        return fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: it has no %s table", path, t->dset);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: it has no %s table", path, t->dset);
     }
     return ATTN_OK;
 }
@@ -696,15 +673,15 @@ static attn_status read_table(const char *path, const table *t, void **out, int6
     int64_t rows = table_rows(dset);
     void *buf = NULL;
     if (mtype < 0 || rows < 0) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of %s in %s", t->dset, path);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of %s in %s", t->dset, path);
     } else if ((uint64_t)rows > SIZE_MAX / t->row_size) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s in %s has too many rows (%lld)", t->dset, path,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s in %s has too many rows (%lld)", t->dset, path,
                   (long long)rows);
     } else if (rows > 0 && !(buf = calloc((size_t)rows, t->row_size))) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading %lld rows of %s in %s",
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading %lld rows of %s in %s",
                   (long long)rows, t->dset, path);
     } else if (read_rows(dset, mtype, 0, rows, buf) < 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "cannot read %s in %s: its columns do not match this build's (another version?)",
                   t->dset, path);
         free(buf);
@@ -760,11 +737,11 @@ attn_status bench_store_read_samples(const char *path, int64_t point_id, double 
     int64_t nfound = 0, cap = 0, rows = -1;
     int64_t npoints = table_rows(points);
     if (npoints < 0) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /points in %s", path);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /points in %s", path);
         goto done;
     }
     if (point_id < 0 || point_id >= npoints) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s has no point %lld (it has points 0..%lld)",
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s has no point %lld (it has points 0..%lld)",
                   path, (long long)point_id, (long long)npoints - 1);
         goto done;
     }
@@ -773,20 +750,20 @@ attn_status bench_store_read_samples(const char *path, int64_t point_id, double 
     if (samples >= 0)
         rows = table_rows(samples);
     if (samples < 0 || mtype < 0 || rows < 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: cannot read its /samples table",
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: cannot read its /samples table",
                   path);
         goto done;
     }
     block = malloc(BLOCK * sizeof *block);
     if (!block) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s", path);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s", path);
         goto done;
     }
     /* Scan /samples a block at a time: memory stays bounded however large the file. */
     for (int64_t first = 0; first < rows; first += BLOCK) {
         int64_t count = rows - first < BLOCK ? rows - first : BLOCK;
         if (read_rows(samples, mtype, first, count, block) < 0) {
-            st = fail(ATTN_EINVAL, msg, msg_len,
+            st = attn_fail(ATTN_EINVAL, msg, msg_len,
                       "cannot read /samples in %s: its columns do not match this build's", path);
             goto done;
         }
@@ -797,7 +774,7 @@ attn_status bench_store_read_samples(const char *path, int64_t point_id, double 
                 int64_t ncap = cap ? 2 * cap : 64;
                 sample_row *grown = realloc(found, (size_t)ncap * sizeof *grown);
                 if (!grown) {
-                    st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s",
+                    st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s",
                               path);
                     goto done;
                 }
@@ -811,7 +788,7 @@ attn_status bench_store_read_samples(const char *path, int64_t point_id, double 
         qsort(found, (size_t)nfound, sizeof *found, by_rep);
         double *out = malloc((size_t)nfound * sizeof *out);
         if (!out) {
-            st = fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s", path);
+            st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading /samples of %s", path);
             goto done;
         }
         for (int64_t r = 0; r < nfound; r++)

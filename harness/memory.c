@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "memory.h"
 
@@ -39,6 +40,12 @@ static int64_t status_bytes(const char *key)
 
 int64_t bench_peak_rss_bytes(void) { return status_bytes("VmHWM:"); }
 int64_t bench_rss_bytes(void) { return status_bytes("VmRSS:"); }
+
+uint64_t bench_physical_memory_bytes(void)
+{
+    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
+    return pages > 0 && page > 0 ? (uint64_t)pages * (uint64_t)page : 0;
+}
 
 const char *bench_format_bytes(double bytes, char *buf, size_t len)
 {

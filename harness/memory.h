@@ -17,6 +17,8 @@ int bench_peak_rss_reset(void);
 /* Peak RSS (VmHWM) and current RSS (VmRSS) in bytes, or -1 when unknown. */
 int64_t bench_peak_rss_bytes(void);
 int64_t bench_rss_bytes(void);
+/* Bytes of physical memory, or 0 if unknown. */
+uint64_t bench_physical_memory_bytes(void);
 /* Human-readable bytes ("12.0 MiB") into buf. */
 const char *bench_format_bytes(double bytes, char *buf, size_t len);
 

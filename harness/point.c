@@ -31,6 +31,28 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     snprintf(pt->status, sizeof pt->status, "ok");
 }
 
+double bench_point_bytes(const bench_point_spec *spec)
+{
+    const attn_shape *s = &spec->shape;
+    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
+           (double)spec->ops->workspace_bytes(s, &spec->params);
+}
+
+attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len)
+{
+    if (attn_check(spec->ops, &spec->shape, &spec->params, msg, msg_len) != ATTN_OK)
+        return ATTN_EINVAL;
+    const double need = bench_point_bytes(spec), have = (double)bench_physical_memory_bytes();
+    if (have > 0 && need > 0.9 * have) {
+        char a[32], b[32];
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s needs %s for q, k, v, out and workspace; this machine has %s",
+                         spec->ops->name, bench_format_bytes(need, a, sizeof a),
+                         bench_format_bytes(have, b, sizeof b));
+    }
+    return ATTN_OK;
+}
+
 typedef struct forward_call {
     const bench_point_spec *spec;
     const float *q, *k, *v;
@@ -62,7 +84,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     *nsamples = 0;
     if (out_keep) *out_keep = NULL;
     bench_point_describe(spec, pt);
-    if (attn_check(spec->ops, s, &spec->params, msg, msg_len) != ATTN_OK)
+    if (bench_point_check(spec, msg, msg_len) != ATTN_OK)
         return fail(pt, ATTN_EINVAL, msg, msg_len);
 
     bench_peak_rss_reset();
@@ -81,8 +103,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     }
     if (!out || !ws || !q || !k || !v) {
         char need[32];
-        bench_format_bytes((double)(2 * qn + 2 * kvn) * sizeof(float) + (double)ws_bytes, need,
-                           sizeof need);
+        bench_format_bytes(bench_point_bytes(spec), need, sizeof need);
         snprintf(msg, msg_len, "cannot allocate %s for inputs, output and workspace", need);
         st = fail(pt, ATTN_EFAIL, msg, msg_len);
         goto done;

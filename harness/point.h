@@ -23,6 +23,12 @@ typedef struct bench_point_spec {
 /* Fill pt's identity columns (kind, params, shape, dataset, seed, ...) from spec. */
 void bench_point_describe(const bench_point_spec *spec, bench_point *pt);
 
+/* Bytes the point allocates: q, k, v, out (inputs given or not) and the workspace. */
+double bench_point_bytes(const bench_point_spec *spec);
+/* attn_check, then refuse (ATTN_EINVAL) a point whose buffers exceed 90 % of physical memory
+ * rather than let the kernel kill the process mid-sweep. */
+attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
+
 /* Run the point. q, k, v NULL: allocate and fill them from spec->dataset; else use them
  * (shapes must match spec->shape). out_keep, when not NULL, receives the output (caller frees).
  * Always returns a described point: status "ok", or "error" with the reason in pt->message

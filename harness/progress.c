@@ -1,4 +1,5 @@
 /* progress.c — "[k/N] label  elapsed, ETA" on stderr. */
+#include <math.h>
 #include <stdio.h>
 #include <unistd.h>
 
@@ -11,11 +12,11 @@ bench_progress bench_progress_start(int64_t total)
     return pr;
 }
 
-void bench_progress_point(bench_progress *pr, int64_t k, const char *label)
+void bench_progress_point(bench_progress *pr, int64_t k, const char *label, double eta_s)
 {
     double elapsed = bench_now_s() - pr->started_s;
     char eta[32] = "ETA --";
-    if (k > 1) snprintf(eta, sizeof eta, "ETA %.0f s", elapsed / (double)(k - 1) * (double)(pr->total - k + 1));
+    if (eta_s >= 0) snprintf(eta, sizeof eta, "ETA %.0f s", eta_s);
     if (pr->tty)
         fprintf(stderr, "\r\033[K[%lld/%lld] %s  (%.0f s, %s)", (long long)k, (long long)pr->total,
                 label, elapsed, eta);

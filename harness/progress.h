@@ -13,8 +13,9 @@ typedef struct bench_progress {
 } bench_progress;
 
 bench_progress bench_progress_start(int64_t total);
-/* Point k (1-based) is starting; label describes it. ETA from the mean time per finished point. */
-void bench_progress_point(bench_progress *pr, int64_t k, const char *label);
+/* Point k (1-based) is starting; label describes it; eta_s: predicted seconds left (NaN: not
+ * known yet). */
+void bench_progress_point(bench_progress *pr, int64_t k, const char *label, double eta_s);
 /* Clear the updating line (terminal) before other output. */
 void bench_progress_end(bench_progress *pr);
 

@@ -3,29 +3,15 @@
  * floating-point dataset (converted to float32, dims from the file) and write (create or
  * replace) a float32 dataset. Library code: a status and a message, never printing.
  */
+#include "memory.h"
 #include "results.h"
 
 #include <errno.h>
 #include <hdf5.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-static attn_status fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...)
-{
-    if (msg && msg_len > 0) {
-        va_list ap;
-        va_start(ap, fmt);
-        vsnprintf(msg, msg_len, fmt, ap);
-        va_end(ap);
-    }
-    return st;
-}
 
 static htri_t is_hdf5(const char *path)
 {
@@ -36,17 +22,6 @@ static htri_t is_hdf5(const char *path)
 #endif
 }
 
-/* Bytes of physical memory, or 0 if unknown. */
-static uint64_t physical_memory_bytes(void)
-{
-#if defined(_SC_PHYS_PAGES) && defined(_SC_PAGESIZE)
-    long pages = sysconf(_SC_PHYS_PAGES), page = sysconf(_SC_PAGESIZE);
-    if (pages > 0 && page > 0)
-        return (uint64_t)pages * (uint64_t)page;
-#endif
-    return 0;
-}
-
 /* Element count of dims[4] (each >= 1) as float32 bytes; 0 with msg if too large. */
 static uint64_t tensor_bytes(const char *path, const char *name, const int64_t dims[4], char *msg,
                              size_t msg_len)
@@ -54,7 +29,7 @@ static uint64_t tensor_bytes(const char *path, const char *name, const int64_t d
     uint64_t elems = 1;
     for (int i = 0; i < 4; i++) {
         if ((uint64_t)dims[i] > (uint64_t)PTRDIFF_MAX / sizeof(float) / elems) {
-            fail(ATTN_EINVAL, msg, msg_len,
+            attn_fail(ATTN_EINVAL, msg, msg_len,
                  "%s: dataset '%s' [%lld,%lld,%lld,%lld] is too large to address", path, name,
                  (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)dims[3]);
             return 0;
@@ -70,44 +45,44 @@ attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     *data = NULL;
     if (access(path, F_OK) != 0)
-        return fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
     htri_t h5 = is_hdf5(path);
     if (h5 <= 0)
-        return fail(ATTN_EINVAL, msg, msg_len, "%s is not an HDF5 file%s", path,
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is not an HDF5 file%s", path,
                     h5 < 0 ? " (or cannot be read)" : "");
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
-        return fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
 
     attn_status st = ATTN_OK;
     hid_t dset = -1, space = -1, ftype = -1;
     float *buf = NULL;
     /* H5Lexists fails (< 0) when an intermediate group is missing: treat as absent. */
     if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s has no dataset '%s'", path, name);
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s has no dataset '%s'", path, name);
         goto done;
     }
     dset = H5Dopen2(file, name, H5P_DEFAULT);
     if (dset < 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a dataset", path, name);
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a dataset", path, name);
         goto done;
     }
     ftype = H5Dget_type(dset);
     space = H5Dget_space(dset);
     if (ftype < 0 || space < 0) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "%s: cannot read the type and shape of dataset '%s'",
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot read the type and shape of dataset '%s'",
                   path, name);
         goto done;
     }
     if (H5Tget_class(ftype) != H5T_FLOAT) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s: dataset '%s' is not floating point; expected float32 (or float64)", path,
                   name);
         goto done;
     }
     int rank = H5Sget_simple_extent_ndims(space);
     if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || rank != 4) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' has rank %d, expected 4", path,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' has rank %d, expected 4", path,
                   name, rank < 0 ? 0 : rank);
         goto done;
     }
@@ -115,7 +90,7 @@ attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4
     H5Sget_simple_extent_dims(space, hd, NULL);
     for (int i = 0; i < 4; i++) {
         if (hd[i] < 1 || hd[i] > (hsize_t)INT64_MAX) {
-            st = fail(ATTN_EINVAL, msg, msg_len,
+            st = attn_fail(ATTN_EINVAL, msg, msg_len,
                       "%s: dataset '%s' has shape [%llu,%llu,%llu,%llu]; every size must be >= 1",
                       path, name, (unsigned long long)hd[0], (unsigned long long)hd[1],
                       (unsigned long long)hd[2], (unsigned long long)hd[3]);
@@ -128,9 +103,9 @@ attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4
         st = ATTN_EINVAL;
         goto done;
     }
-    uint64_t phys = physical_memory_bytes();
+    uint64_t phys = bench_physical_memory_bytes();
     if (phys && bytes > phys) {
-        st = fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s: dataset '%s' [%lld,%lld,%lld,%lld] needs %.3g GB as float32, more than "
                   "this machine's %.3g GB of memory", path, name, (long long)dims[0],
                   (long long)dims[1], (long long)dims[2], (long long)dims[3], (double)bytes / 1e9,
@@ -139,12 +114,12 @@ attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4
     }
     buf = malloc((size_t)bytes);
     if (!buf) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for dataset '%s' (%.3g GB)", path,
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for dataset '%s' (%.3g GB)", path,
                   name, (double)bytes / 1e9);
         goto done;
     }
     if (H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "%s: reading dataset '%s' failed (damaged file?)",
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: reading dataset '%s' failed (damaged file?)",
                   path, name);
         free(buf);
         buf = NULL;
@@ -168,30 +143,30 @@ attn_status bench_tensor_write(const char *path, const char *name, const int64_t
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     for (int i = 0; i < 4; i++)
         if (dims[i] < 1)
-            return fail(ATTN_EINVAL, msg, msg_len,
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
                         "%s: cannot write dataset '%s' of shape [%lld,%lld,%lld,%lld]; every "
                         "size must be >= 1", path, name, (long long)dims[0], (long long)dims[1],
                         (long long)dims[2], (long long)dims[3]);
     if (tensor_bytes(path, name, dims, msg, msg_len) == 0)
         return ATTN_EINVAL;
     if (!data)
-        return fail(ATTN_EINVAL, msg, msg_len, "%s: no data for dataset '%s'", path, name);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: no data for dataset '%s'", path, name);
 
     hid_t file;
     if (access(path, F_OK) == 0) {
         htri_t h5 = is_hdf5(path);
         if (h5 <= 0)
-            return fail(ATTN_EINVAL, msg, msg_len,
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
                         "%s exists and is not an HDF5 file%s; choose another output file", path,
                         h5 < 0 ? " (or cannot be read)" : "");
         file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
         if (file < 0)
-            return fail(ATTN_EINVAL, msg, msg_len,
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
                         "cannot open %s for writing (permissions, or open elsewhere?)", path);
     } else {
         file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
         if (file < 0)
-            return fail(ATTN_EINVAL, msg, msg_len,
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
                         "cannot create %s (does its directory exist and is it writable?)", path);
     }
 
@@ -201,32 +176,32 @@ attn_status bench_tensor_write(const char *path, const char *name, const int64_t
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t dset = -1;
     if (space < 0 || lcpl < 0 || H5Pset_create_intermediate_group(lcpl, 1) < 0) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "%s: cannot set up dataset '%s'", path, name);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot set up dataset '%s'", path, name);
         goto done;
     }
     if (H5Lexists(file, name, H5P_DEFAULT) > 0) {
         /* replace a dataset, never a group or anything else of that name */
         hid_t old = H5Dopen2(file, name, H5P_DEFAULT);
         if (old < 0) {
-            st = fail(ATTN_EINVAL, msg, msg_len,
+            st = attn_fail(ATTN_EINVAL, msg, msg_len,
                       "%s: '%s' exists and is not a dataset; choose another name", path, name);
             goto done;
         }
         H5Dclose(old);
         if (H5Ldelete(file, name, H5P_DEFAULT) < 0) {
-            st = fail(ATTN_EFAIL, msg, msg_len, "%s: cannot replace the existing dataset '%s'",
+            st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot replace the existing dataset '%s'",
                       path, name);
             goto done;
         }
     }
     dset = H5Dcreate2(file, name, H5T_IEEE_F32LE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
     if (dset < 0) {
-        st = fail(ATTN_EINVAL, msg, msg_len, "%s: cannot create dataset '%s' (invalid name?)",
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: cannot create dataset '%s' (invalid name?)",
                   path, name);
         goto done;
     }
     if (H5Dwrite(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-        st = fail(ATTN_EFAIL, msg, msg_len, "%s: writing dataset '%s' failed (disk full?)", path,
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: writing dataset '%s' failed (disk full?)", path,
                   name);
         goto done;
     }
@@ -238,6 +213,6 @@ done:
     if (space >= 0)
         H5Sclose(space);
     if (H5Fclose(file) < 0 && st == ATTN_OK)
-        st = fail(ATTN_EFAIL, msg, msg_len, "%s: closing the file failed (disk full?)", path);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: closing the file failed (disk full?)", path);
     return st;
 }
