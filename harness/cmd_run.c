@@ -126,7 +126,8 @@ int bench_cmd_run(int argc, char **argv)
     if (input && (n_s || t_s || s_s || h_s || hkv_s || d_s || b_s || dataset_s))
         return bench_fail(ATTN_EINVAL, "--input gives the shape and the data: drop --n, --q-len, "
                                        "--kv-len, --heads, --kv-heads, --head-dim, --batch, --dataset");
-    if (output && bench_check_writable(output, "--output", msg, sizeof msg))
+    if (output && (bench_check_writable(output, "--output", msg, sizeof msg) ||
+                   bench_tensor_check_target(output, msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
     if (results && bench_check_writable(results, "--out", msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);

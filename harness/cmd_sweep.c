@@ -273,6 +273,9 @@ int bench_cmd_sweep(int argc, char **argv)
                         sizeof msg);
     for (int s = 0; !st && s < nset; s++) st = parse_set(&g, set_s[s], msg, sizeof msg);
     if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
+    bench_point *points = NULL;
+    if (!st && !(points = calloc((size_t)npoints, sizeof *points)))
+        st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "out of memory for %lld points", (long long)npoints);
     char out_path[4096];
     if (!st && out_s) snprintf(out_path, sizeof out_path, "%s", out_s);
     if (!st && !out_s) st = default_out(out_path, sizeof out_path, msg, sizeof msg);
@@ -281,6 +284,7 @@ int bench_cmd_sweep(int argc, char **argv)
     if (!st) st = bench_store_open(out_path, &store, msg, sizeof msg);
     grid_free(&g);
     if (st) {
+        free(points);
         free(specs);
         return bench_fail(st, msg);
     }
@@ -290,15 +294,15 @@ int bench_cmd_sweep(int argc, char **argv)
     bench_run run = bench_new_run(argc, argv, &mc);
     if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
         bench_store_close(store);
+        free(points);
         free(specs);
         return bench_fail(ATTN_EFAIL, msg);
     }
 
-    bench_point *points = calloc((size_t)npoints, sizeof *points);
     bench_progress pr = bench_progress_start(npoints);
     int failed = 0, noisy = 0, store_failed = 0;
     double timed_flops = 0, timed_s = 0; /* the rate seen so far, for the ETA */
-    for (int64_t p = 0; p < npoints && points && !store_failed; p++) {
+    for (int64_t p = 0; p < npoints && !store_failed; p++) {
         char label[256];
         describe(&specs[p], label, sizeof label);
         double eta = NAN;
@@ -326,10 +330,10 @@ int bench_cmd_sweep(int argc, char **argv)
     }
     if (!quiet) bench_progress_end(&pr);
     bench_store_close(store);
-    if (!points || store_failed) {
+    if (store_failed) {
         free(points);
         free(specs);
-        return bench_fail(ATTN_EFAIL, points ? msg : "out of memory for the points table");
+        return bench_fail(ATTN_EFAIL, msg);
     }
     if (!quiet) {
         printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run.run_id,

@@ -94,6 +94,9 @@ attn_status bench_store_read_samples(const char *path, int64_t point_id, double 
  * Missing file, missing dataset, wrong rank or type, zero sizes: ATTN_EINVAL with a message. */
 attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4], float **data,
                               char *msg, size_t msg_len);
+/* May bench_tensor_write add to path? Absent, or an HDF5 file: yes; anything else is refused
+ * (and left untouched). Lets a caller refuse before a long computation. */
+attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len);
 /* Write (create or replace) dataset `name` [dims] in path (created if absent). */
 attn_status bench_tensor_write(const char *path, const char *name, const int64_t dims[4],
                                const float *data, char *msg, size_t msg_len);

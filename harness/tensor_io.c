@@ -137,6 +137,19 @@ done:
     return st;
 }
 
+attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    if (access(path, F_OK) != 0)
+        return ATTN_OK;
+    htri_t h5 = is_hdf5(path);
+    if (h5 > 0)
+        return ATTN_OK;
+    return attn_fail(ATTN_EINVAL, msg, msg_len,
+                     "%s exists and is not an HDF5 file%s; choose another output file", path,
+                     h5 < 0 ? " (or cannot be read)" : "");
+}
+
 attn_status bench_tensor_write(const char *path, const char *name, const int64_t dims[4],
                                const float *data, char *msg, size_t msg_len)
 {
@@ -153,12 +166,9 @@ attn_status bench_tensor_write(const char *path, const char *name, const int64_t
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: no data for dataset '%s'", path, name);
 
     hid_t file;
+    if (bench_tensor_check_target(path, msg, msg_len) != ATTN_OK)
+        return ATTN_EINVAL;
     if (access(path, F_OK) == 0) {
-        htri_t h5 = is_hdf5(path);
-        if (h5 <= 0)
-            return attn_fail(ATTN_EINVAL, msg, msg_len,
-                        "%s exists and is not an HDF5 file%s; choose another output file", path,
-                        h5 < 0 ? " (or cannot be read)" : "");
         file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
         if (file < 0)
             return attn_fail(ATTN_EINVAL, msg, msg_len,

@@ -207,6 +207,17 @@ Test(cli, malformed_input_is_refused)
     cr_expect_eq(bench("run full --input %s", file), 2, "%s", err_text); /* v shape != k shape */
     cr_expect(strstr(err_text, "shapes do not fit") != NULL, "stderr: %s", err_text);
     cr_expect_eq(bench("run full --input %s --n 5", file), 2);
+    char notes[512];
+    snprintf(notes, sizeof notes, "%s/notes.txt", dir);
+    FILE *f = fopen(notes, "w");
+    fputs("keep me\n", f);
+    fclose(f);
+    cr_expect_eq(bench("run full --n 8 --output %s", notes), 2, "%s", err_text);
+    cr_expect(strstr(err_text, "not an HDF5 file") != NULL, "stderr: %s", err_text);
+    long n;
+    char *kept = read_all(notes, &n);
+    cr_expect(n == 8 && memcmp(kept, "keep me\n", 8) == 0, "--output damaged a text file");
+    free(kept);
 }
 
 /* Independent float64 attention (its own loops, not the library's reference). */
