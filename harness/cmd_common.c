@@ -59,7 +59,7 @@ bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg)
     run.threads = cfg->threads;
     run.blas_threads = 1; /* inside the forwards' parallel regions */
     run.seed = cfg->seed;
-    run.sgemm_gflops = bench_sgemm_gflops(cfg->threads, 2048, 3);
+    run.sgemm_gflops = bench_sgemm_gflops(cfg->threads, 2048, 5);
     return run;
 }
 
