@@ -18,6 +18,11 @@
 
 enum { P_BLOCK_Q, P_BLOCK_K, P_MATERIALIZE };
 
+/* A key block that crosses the causal diagonal is visited by groups of this many query rows,
+ * each computing only the keys its last row sees: about 1/2 + DIAG_ROWS/(2·block) of the
+ * block's scores instead of all of them. */
+enum { DIAG_ROWS = 64 };
+
 static const attn_param_def params[] = {
     [P_BLOCK_Q] = {"block_q", "queries per tile", 256, 1, 4096, true},
     [P_BLOCK_K] = {"block_k", "keys per tile (online-softmax step)", 256, 1, 65536, true},
@@ -102,15 +107,22 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
             const int64_t last_sees = attn_causal_keys(s, i0 + rows - 1);
 
             attn_tile_begin(&tile, scratch, rows, pl.block_k, D, (float)s->scale);
+            const float *qb = q + ((b * H + h) * T + i0) * D;
             for (int64_t j0 = 0; j0 < last_sees; j0 += pl.block_k) {
                 const int64_t cols = min64(pl.block_k, S - j0);
-                const int64_t *mask = NULL;
-                if (j0 + cols > first_sees) { /* block crosses the causal diagonal */
-                    for (int64_t r = 0; r < rows; r++) col_end[r] = attn_causal_keys(s, i0 + r) - j0;
-                    mask = col_end;
+                if (j0 + cols <= first_sees) { /* every row sees every key of the block */
+                    attn_tile_visit(&tile, 0, rows, qb, kg + j0 * D, vg + j0 * D, cols, NULL);
+                    continue;
                 }
-                attn_tile_visit(&tile, q + ((b * H + h) * T + i0) * D, kg + j0 * D, vg + j0 * D,
-                                cols, mask);
+                /* the block crosses the causal diagonal: row groups, each up to its last key */
+                for (int64_t r = 0; r < rows; r++) col_end[r] = attn_causal_keys(s, i0 + r) - j0;
+                for (int64_t r0 = 0; r0 < rows; r0 += DIAG_ROWS) {
+                    const int64_t nr = min64(DIAG_ROWS, rows - r0);
+                    const int64_t gcols = min64(cols, col_end[r0 + nr - 1]);
+                    if (gcols > 0)
+                        attn_tile_visit(&tile, r0, nr, qb + r0 * D, kg + j0 * D, vg + j0 * D,
+                                        gcols, col_end + r0);
+                }
             }
             attn_tile_end(&tile, out + ((b * H + h) * T + i0) * D);
         }

@@ -34,10 +34,11 @@ int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
 /* Lay the tile out in scratch (64-byte aligned pieces) and reset it for `rows` queries. */
 void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
                      float scale);
-/* Accumulate keys [0, cols) of a block. col_end (or NULL: all keys allowed) gives, per row r,
- * the number of leading keys of the block that row may see; the others have no influence. */
-void attn_tile_visit(attn_tile *t, const float *q, const float *k, const float *v, int64_t cols,
-                     const int64_t *col_end);
+/* Accumulate keys [0, cols) of a block into tile rows [r0, r0 + nrows); q points at row r0's
+ * query. col_end (or NULL: all keys allowed) gives, for each of those rows, the number of
+ * leading keys of the block it may see; the others have no influence. */
+void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
+                     const float *v, int64_t cols, const int64_t *col_end);
 /* out[r] = acc[r] / l[r] (zeros for rows that saw no key). */
 void attn_tile_end(const attn_tile *t, float *out);
 

@@ -41,11 +41,12 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t cols_ma
     memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
 }
 
-void attn_tile_visit(attn_tile *t, const float *q, const float *k, const float *v, int64_t cols,
-                     const int64_t *col_end)
+void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
+                     const float *v, int64_t cols, const int64_t *col_end)
 {
-    const int64_t rows = t->rows, D = t->D;
-    float *sc = t->scores; /* [rows, cols], row stride cols */
+    const int64_t rows = nrows, D = t->D;
+    float *sc = t->scores;                      /* [rows, cols], row stride cols */
+    float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
 
     /* pass 1: scores */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
@@ -60,24 +61,24 @@ void attn_tile_visit(attn_tile *t, const float *q, const float *k, const float *
             for (int64_t j = seen; j < cols; j++) row[j] = -INFINITY;
         }
         float mb = attn_vmax(row, seen);
-        float m_new = mb > t->m[r] ? mb : t->m[r];
+        float m_new = mb > m[r] ? mb : m[r];
         if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
             memset(row, 0, (size_t)cols * sizeof(float));
             continue;
         }
-        float alpha = expf(t->m[r] - m_new); /* 0 on the first block (m = -inf) */
+        float alpha = expf(m[r] - m_new); /* 0 on the first block (m = -inf) */
         float sum = attn_vexp_sum(row, cols, m_new);
-        t->l[r] = t->l[r] * alpha + sum;
-        t->m[r] = m_new;
+        l[r] = l[r] * alpha + sum;
+        m[r] = m_new;
         if (alpha != 1.0f) {
-            float *a = t->acc + r * D;
+            float *a = acc + r * D;
             for (int64_t d = 0; d < D; d++) a[d] *= alpha;
         }
     }
 
     /* pass 3: weighted V */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
-                (int)cols, v, (int)D, 1.0f, t->acc, (int)D);
+                (int)cols, v, (int)D, 1.0f, acc, (int)D);
 }
 
 void attn_tile_end(const attn_tile *t, float *out)

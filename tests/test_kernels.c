@@ -50,7 +50,8 @@ Test(kernels, vmax_handles_every_length)
     }
 }
 
-/* 5 queries against 23 keys in blocks of 7, 7, 7, 2, with a per-row visibility limit. */
+/* 5 queries against 23 keys in blocks of 7, 7, 7, 2, with a per-row visibility limit, the
+ * rows visited in two ranges. */
 Test(kernels, tile_matches_one_shot_softmax)
 {
     const int64_t rows = 5, S = 23, D = 6, blk = 7;
@@ -64,7 +65,8 @@ Test(kernels, tile_matches_one_shot_softmax)
     for (int64_t j0 = 0; j0 < S; j0 += blk) {
         int64_t cols = S - j0 < blk ? S - j0 : blk, ends[5];
         for (int r = 0; r < rows; r++) ends[r] = sees[r] - j0;
-        attn_tile_visit(&t, q, k + j0 * D, v + j0 * D, cols, ends);
+        attn_tile_visit(&t, 0, 2, q, k + j0 * D, v + j0 * D, cols, ends); /* rows 0-1, then 2-4 */
+        attn_tile_visit(&t, 2, 3, q + 2 * D, k + j0 * D, v + j0 * D, cols, ends + 2);
     }
     attn_tile_end(&t, out);
     for (int r = 0; r < rows; r++) {

@@ -151,6 +151,7 @@ Test(kinds, large_logits_stay_finite_and_accurate)
 Test(kinds, masked_keys_have_zero_influence)
 {
     const shape_case cases[] = {{1, 2, 1, 9, 12, 8, true}, {1, 2, 2, 12, 9, 8, true},
+                                {1, 2, 1, 100, 90, 8, true}, /* diagonal blocks in row groups */
                                 {1, 2, 1, 3, 2, 4, true}}; /* T > S: row 0 sees nothing */
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
