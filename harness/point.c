@@ -67,11 +67,11 @@ static attn_status call_forward(void *ctx)
                                  c->workspace);
 }
 
-static attn_status fail(bench_point *pt, attn_status st, char *msg, size_t msg_len)
+/* Mark the point as failed with the message already in msg. */
+static attn_status mark_failed(bench_point *pt, attn_status st, const char *msg)
 {
     snprintf(pt->status, sizeof pt->status, "error");
     snprintf(pt->message, sizeof pt->message, "%s", msg);
-    (void)msg_len;
     return st;
 }
 
@@ -85,7 +85,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     if (out_keep) *out_keep = NULL;
     bench_point_describe(spec, pt);
     if (bench_point_check(spec, msg, msg_len) != ATTN_OK)
-        return fail(pt, ATTN_EINVAL, msg, msg_len);
+        return mark_failed(pt, ATTN_EINVAL, msg);
 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();
@@ -105,11 +105,11 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         char need[32];
         bench_format_bytes(bench_point_bytes(spec), need, sizeof need);
         snprintf(msg, msg_len, "cannot allocate %s for inputs, output and workspace", need);
-        st = fail(pt, ATTN_EFAIL, msg, msg_len);
+        st = mark_failed(pt, ATTN_EFAIL, msg);
         goto done;
     }
     if (own_q && spec->dataset->fill(s, spec->seed, own_q, own_k, own_v, msg, msg_len) != ATTN_OK) {
-        st = fail(pt, ATTN_EINVAL, msg, msg_len);
+        st = mark_failed(pt, ATTN_EINVAL, msg);
         goto done;
     }
 
@@ -117,7 +117,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
     if (st != ATTN_OK) {
         snprintf(msg, msg_len, "%s forward failed (status %d)", spec->ops->name, (int)st);
-        st = fail(pt, ATTN_EFAIL, msg, msg_len);
+        st = mark_failed(pt, ATTN_EFAIL, msg);
         goto done;
     }
     pt->peak_rss_bytes = bench_peak_rss_bytes();
@@ -132,7 +132,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     bench_accuracy acc;
     if (bench_measure_accuracy(spec->ops, s, &spec->params, q, k, v, out, spec->accuracy_rows,
                                spec->seed, &acc, msg, msg_len) != ATTN_OK) {
-        st = fail(pt, ATTN_EFAIL, msg, msg_len);
+        st = mark_failed(pt, ATTN_EFAIL, msg);
         goto done;
     }
     pt->accuracy_rows = (int32_t)acc.rows;
