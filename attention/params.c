@@ -38,26 +38,25 @@ attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name
     if (idx < 0) {
         char names[160];
         names_list(ops, names, sizeof names);
-        snprintf(msg, msg_len, "kind '%s' has no parameter '%s' (its parameters: %s)", ops->name,
-                 name, names);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "kind '%s' has no parameter '%s' (its parameters: %s)", ops->name, name,
+                         names);
     }
     const attn_param_def *d = &ops->params[idx];
     char *end = NULL;
     errno = 0;
     double x = strtod(value, &end);
     if (end == value || *end != '\0' || errno == ERANGE || !isfinite(x)) {
-        snprintf(msg, msg_len, "%s: parameter %s='%s' is not a number", ops->name, name, value);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not a number",
+                         ops->name, name, value);
     }
     if (d->integer && x != floor(x)) {
-        snprintf(msg, msg_len, "%s: parameter %s=%s must be an integer", ops->name, name, value);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s must be an integer",
+                         ops->name, name, value);
     }
     if (x < d->min || x > d->max) {
-        snprintf(msg, msg_len, "%s: parameter %s=%s is out of range [%g, %g]", ops->name, name,
-                 value, d->min, d->max);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s is out of range [%g, %g]",
+                         ops->name, name, value, d->min, d->max);
     }
     p->v[idx] = x;
     return ATTN_OK;

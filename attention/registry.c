@@ -40,36 +40,37 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
 {
     const char *name = k->name ? k->name : "(unnamed)";
     if (!valid_name(k->name)) {
-        snprintf(msg, msg_len, "kind '%s': name must be non-empty [a-z0-9_]", name);
-        return ATTN_EFAIL;
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "kind '%s': name must be non-empty [a-z0-9_]",
+                         name);
     }
     if (!k->summary || !k->check || !k->workspace_bytes || !k->flops || !k->bytes || !k->forward) {
-        snprintf(msg, msg_len,
-                 "kind '%s': summary, check, workspace_bytes, flops, bytes and forward are required",
-                 name);
-        return ATTN_EFAIL;
+        return attn_fail(
+            ATTN_EFAIL, msg, msg_len,
+            "kind '%s': summary, check, workspace_bytes, flops, bytes and forward are required",
+            name);
     }
     if ((k->allows == NULL) == (k->reference == NULL)) {
-        snprintf(msg, msg_len, "kind '%s': set exactly one of allows and reference", name);
-        return ATTN_EFAIL;
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': set exactly one of allows and reference", name);
     }
     if (k->nparams < 0 || k->nparams > ATTN_MAX_PARAMS || (k->nparams > 0 && !k->params)) {
-        snprintf(msg, msg_len, "kind '%s': %d parameters (at most %d, table required)", name,
-                 k->nparams, ATTN_MAX_PARAMS);
-        return ATTN_EFAIL;
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': %d parameters (at most %d, table required)", name, k->nparams,
+                         ATTN_MAX_PARAMS);
     }
     for (int n = 0; n < k->nparams; n++) {
         const attn_param_def *d = &k->params[n];
         if (!valid_name(d->name) || !d->summary || !(d->min <= d->def && d->def <= d->max) ||
             (d->integer && d->def != floor(d->def))) {
-            snprintf(msg, msg_len, "kind '%s': parameter %d ('%s') has no summary or a default "
-                     "outside [min, max]", name, n, d->name ? d->name : "?");
-            return ATTN_EFAIL;
+            return attn_fail(ATTN_EFAIL, msg, msg_len,
+                             "kind '%s': parameter %d ('%s') has no summary or a default "
+                             "outside [min, max]",
+                             name, n, d->name ? d->name : "?");
         }
         for (int m = 0; m < n; m++)
             if (strcmp(k->params[m].name, d->name) == 0) {
-                snprintf(msg, msg_len, "kind '%s': parameter '%s' defined twice", name, d->name);
-                return ATTN_EFAIL;
+                return attn_fail(ATTN_EFAIL, msg, msg_len,
+                                 "kind '%s': parameter '%s' defined twice", name, d->name);
             }
     }
     return ATTN_OK;
@@ -81,8 +82,8 @@ attn_status attn_registry_validate(char *msg, size_t msg_len)
         if (attn_kind_validate(kinds[n], msg, msg_len) != ATTN_OK) return ATTN_EFAIL;
         for (int m = 0; m < n; m++)
             if (strcmp(kinds[m]->name, kinds[n]->name) == 0) {
-                snprintf(msg, msg_len, "kind '%s' is registered twice", kinds[n]->name);
-                return ATTN_EFAIL;
+                return attn_fail(ATTN_EFAIL, msg, msg_len, "kind '%s' is registered twice",
+                                 kinds[n]->name);
             }
     }
     return ATTN_OK;

@@ -30,30 +30,29 @@ attn_status attn_shape_check(const attn_shape *s, char *msg, size_t msg_len)
     };
     for (size_t n = 0; n < sizeof dims / sizeof dims[0]; n++) {
         if (dims[n].v < 1) {
-            snprintf(msg, msg_len, "%s must be at least 1 (got %lld)", dims[n].name,
-                     (long long)dims[n].v);
-            return ATTN_EINVAL;
+            return attn_fail(ATTN_EINVAL, msg, msg_len, "%s must be at least 1 (got %lld)",
+                             dims[n].name, (long long)dims[n].v);
         }
     }
     if (s->Hkv > s->H || s->H % s->Hkv != 0) {
-        snprintf(msg, msg_len, "kv_heads %lld does not divide heads %lld (MQA: 1, MHA: heads)",
-                 (long long)s->Hkv, (long long)s->H);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "kv_heads %lld does not divide heads %lld (MQA: 1, MHA: heads)",
+                         (long long)s->Hkv, (long long)s->H);
     }
     if (s->threads < 1) {
-        snprintf(msg, msg_len, "threads must be at least 1 (got %d)", s->threads);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "threads must be at least 1 (got %d)",
+                         s->threads);
     }
     if (!(s->scale > 0) || !isfinite(s->scale)) {
-        snprintf(msg, msg_len, "scale must be finite and positive (got %g)", s->scale);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "scale must be finite and positive (got %g)",
+                         s->scale);
     }
     /* q, k, v, out each below 2^40 floats (4 TiB): products below stay exact in int64. */
     const double limit = 1099511627776.0;
     double qn = (double)s->B * s->H * s->T * s->D, kn = (double)s->B * s->Hkv * s->S * s->D;
     if (qn > limit || kn > limit) {
-        snprintf(msg, msg_len, "tensors too large: q has %.3g and k %.3g elements", qn, kn);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "tensors too large: q has %.3g and k %.3g elements", qn, kn);
     }
     return ATTN_OK;
 }

@@ -16,9 +16,8 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
         const char *arg = argv[a];
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
             if (*npos >= max_pos) {
-                snprintf(msg, msg_len, "unexpected argument '%s' (see bench %s --help)", arg,
-                         command);
-                return ATTN_EINVAL;
+                return attn_fail(ATTN_EINVAL, msg, msg_len,
+                                 "unexpected argument '%s' (see bench %s --help)", arg, command);
             }
             positional[(*npos)++] = arg;
             continue;
@@ -29,22 +28,21 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
         for (int n = 0; n < nopts; n++)
             if (strlen(opts[n].name) == len && strncmp(opts[n].name, arg, len) == 0) o = &opts[n];
         if (o == NULL) {
-            snprintf(msg, msg_len, "unknown option '%.*s' for bench %s (see bench %s --help)",
-                     (int)len, arg, command, command);
-            return ATTN_EINVAL;
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "unknown option '%.*s' for bench %s (see bench %s --help)", (int)len,
+                             arg, command, command);
         }
         const char **slot = o->value;
         if (o->count) {
             if (*o->count >= o->max) {
-                snprintf(msg, msg_len, "option %s given more than %d times", o->name, o->max);
-                return ATTN_EINVAL;
+                return attn_fail(ATTN_EINVAL, msg, msg_len, "option %s given more than %d times",
+                                 o->name, o->max);
             }
             slot = &o->value[(*o->count)++];
         }
         if (o->metavar == NULL) {
             if (eq) {
-                snprintf(msg, msg_len, "option %s takes no value", o->name);
-                return ATTN_EINVAL;
+                return attn_fail(ATTN_EINVAL, msg, msg_len, "option %s takes no value", o->name);
             }
             *slot = "1";
         } else if (eq) {
@@ -52,8 +50,8 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
         } else if (a + 1 < argc) {
             *slot = argv[++a];
         } else {
-            snprintf(msg, msg_len, "option %s needs a value (%s)", o->name, o->metavar);
-            return ATTN_EINVAL;
+            return attn_fail(ATTN_EINVAL, msg, msg_len, "option %s needs a value (%s)", o->name,
+                             o->metavar);
         }
     }
     return ATTN_OK;
@@ -81,13 +79,11 @@ attn_status bench_parse_i64(const char *text, const char *what, int64_t min, int
     if (end != text && (*end == 'K' || *end == 'k')) mult = 1024, end++;
     else if (end != text && (*end == 'M' || *end == 'm')) mult = 1048576, end++;
     if (end == text || *end != '\0' || errno == ERANGE) {
-        snprintf(msg, msg_len, "%s: '%s' is not an integer", what, text);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not an integer", what, text);
     }
     if (v > max / mult || v < min / mult || v * mult < min || v * mult > max) {
-        snprintf(msg, msg_len, "%s: %s is out of range [%lld, %lld]", what, text, (long long)min,
-                 (long long)max);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: %s is out of range [%lld, %lld]", what,
+                         text, (long long)min, (long long)max);
     }
     *out = (int64_t)(v * mult);
     return ATTN_OK;
@@ -100,12 +96,11 @@ attn_status bench_parse_double(const char *text, const char *what, double min, d
     errno = 0;
     double v = strtod(text, &end);
     if (end == text || *end != '\0' || errno == ERANGE || !isfinite(v)) {
-        snprintf(msg, msg_len, "%s: '%s' is not a number", what, text);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a number", what, text);
     }
     if (v < min || v > max) {
-        snprintf(msg, msg_len, "%s: %s is out of range [%g, %g]", what, text, min, max);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: %s is out of range [%g, %g]", what, text,
+                         min, max);
     }
     *out = v;
     return ATTN_OK;
@@ -118,8 +113,7 @@ attn_status bench_split_list(const char *text, const char *what, char ***items, 
     for (const char *c = text; *c; c++) count += *c == ',';
     char **out = calloc((size_t)count, sizeof *out);
     if (!out) {
-        snprintf(msg, msg_len, "%s: out of memory", what);
-        return ATTN_EFAIL;
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory", what);
     }
     const char *start = text;
     for (int k = 0; k < count; k++) {
@@ -133,8 +127,7 @@ attn_status bench_split_list(const char *text, const char *what, char ***items, 
         out[k] = malloc(len + 1);
         if (!out[k]) {
             bench_free_strings(out, k);
-            snprintf(msg, msg_len, "%s: out of memory", what);
-            return ATTN_EFAIL;
+            return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory", what);
         }
         memcpy(out[k], start, len);
         out[k][len] = '\0';
@@ -175,17 +168,15 @@ static attn_status parse_item(char *item, const char *what, int64_t min, int64_t
         if ((kind != 'x' && kind != '+') ||
             bench_parse_i64(c2 + 2, what, kind == 'x' ? 2 : 1, INT64_MAX / 4, &step, msg,
                             msg_len) != ATTN_OK) {
-            snprintf(msg, msg_len,
-                     "%s: range step '%s' must be xF (factor F >= 2) or +S (step S >= 1)", what,
-                     c2 + 1);
-            return ATTN_EINVAL;
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "%s: range step '%s' must be xF (factor F >= 2) or +S (step S >= 1)",
+                             what, c2 + 1);
         }
         geometric = kind == 'x';
     }
     if (b < a) {
-        snprintf(msg, msg_len, "%s: range %lld:%lld ends before it starts", what, (long long)a,
-                 (long long)b);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: range %lld:%lld ends before it starts",
+                         what, (long long)a, (long long)b);
     }
     for (int64_t v = a; v <= b; v = geometric ? v * step : v + step) {
         if (*n >= MAX_LIST) goto too_many;
@@ -194,8 +185,7 @@ static attn_status parse_item(char *item, const char *what, int64_t min, int64_t
     }
     return ATTN_OK;
 too_many:
-    snprintf(msg, msg_len, "%s: more than %d values", what, MAX_LIST);
-    return ATTN_EINVAL;
+    return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: more than %d values", what, MAX_LIST);
 }
 
 attn_status bench_parse_i64_list(const char *text, const char *what, int64_t min, int64_t max,
@@ -207,7 +197,7 @@ attn_status bench_parse_i64_list(const char *text, const char *what, int64_t min
     if (st != ATTN_OK) return st;
     int64_t *out = malloc(MAX_LIST * sizeof *out);
     int count = 0;
-    if (!out) st = ATTN_EFAIL, snprintf(msg, msg_len, "%s: out of memory", what);
+    if (!out) st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory", what);
     for (int k = 0; st == ATTN_OK && k < nitems; k++)
         st = parse_item(items[k], what, min, max, out, &count, msg, msg_len);
     bench_free_strings(items, nitems);

@@ -84,8 +84,7 @@ attn_status bench_check_writable(const char *path, const char *what, char *msg, 
 {
     if (access(path, F_OK) == 0) {
         if (access(path, W_OK) == 0) return ATTN_OK;
-        snprintf(msg, msg_len, "%s %s: %s", what, path, strerror(errno));
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s: %s", what, path, strerror(errno));
     }
     char dir[4096];
     const char *slash = strrchr(path, '/');
@@ -93,6 +92,6 @@ attn_status bench_check_writable(const char *path, const char *what, char *msg, 
     else if (slash == path) snprintf(dir, sizeof dir, "/");
     else snprintf(dir, sizeof dir, "%.*s", (int)(slash - path), path);
     if (access(dir, W_OK) == 0) return ATTN_OK;
-    snprintf(msg, msg_len, "%s %s: cannot create it in %s (%s)", what, path, dir, strerror(errno));
-    return ATTN_EINVAL;
+    return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s: cannot create it in %s (%s)", what, path,
+                     dir, strerror(errno));
 }

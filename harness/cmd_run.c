@@ -32,14 +32,14 @@ static attn_status read_inputs(const char *path, run_inputs *in, attn_shape *s, 
         return ATTN_EINVAL;
     if (memcmp(in->kd, in->vd, sizeof in->kd) != 0 || in->qd[0] != in->kd[0] ||
         in->qd[3] != in->kd[3]) {
-        snprintf(msg, msg_len,
-                 "%s: shapes do not fit q [B,H,T,D], k and v [B,Hkv,S,D]: q [%lld,%lld,%lld,%lld] "
-                 "k [%lld,%lld,%lld,%lld] v [%lld,%lld,%lld,%lld]",
-                 path, (long long)in->qd[0], (long long)in->qd[1], (long long)in->qd[2],
-                 (long long)in->qd[3], (long long)in->kd[0], (long long)in->kd[1],
-                 (long long)in->kd[2], (long long)in->kd[3], (long long)in->vd[0],
-                 (long long)in->vd[1], (long long)in->vd[2], (long long)in->vd[3]);
-        return ATTN_EINVAL;
+        return attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "%s: shapes do not fit q [B,H,T,D], k and v [B,Hkv,S,D]: q [%lld,%lld,%lld,%lld] "
+            "k [%lld,%lld,%lld,%lld] v [%lld,%lld,%lld,%lld]",
+            path, (long long)in->qd[0], (long long)in->qd[1], (long long)in->qd[2],
+            (long long)in->qd[3], (long long)in->kd[0], (long long)in->kd[1], (long long)in->kd[2],
+            (long long)in->kd[3], (long long)in->vd[0], (long long)in->vd[1], (long long)in->vd[2],
+            (long long)in->vd[3]);
     }
     bool causal = s->causal;
     *s = attn_shape_init(in->qd[0], in->qd[1], in->kd[1], in->qd[2], in->kd[2], in->qd[3], causal);

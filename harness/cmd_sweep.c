@@ -64,22 +64,22 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
     const char *eq = strchr(text, '=');
     param_axis *pa = &g->sets[g->nsets];
     if (!eq || eq == text || (size_t)(eq - text) >= sizeof pa->name) {
-        snprintf(msg, msg_len, "--set expects NAME=V1,V2,... (got '%s')", text);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--set expects NAME=V1,V2,... (got '%s')",
+                         text);
     }
     snprintf(pa->name, sizeof pa->name, "%.*s", (int)(eq - text), text);
     for (int s = 0; s < g->nsets; s++)
         if (strcmp(g->sets[s].name, pa->name) == 0) {
-            snprintf(msg, msg_len, "--set %s given twice: list all values in one --set", pa->name);
-            return ATTN_EINVAL;
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "--set %s given twice: list all values in one --set", pa->name);
         }
     bool used = false;
     for (int k = 0; k < g->nkinds; k++)
         used |= attn_param_index(attn_kind_find(g->kind_names[k]), pa->name) >= 0;
     if (!used) {
-        snprintf(msg, msg_len, "--set %s: no swept kind has a parameter '%s' (see bench list)",
-                 pa->name, pa->name);
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--set %s: no swept kind has a parameter '%s' (see bench list)", pa->name,
+                         pa->name);
     }
     if (bench_split_list(eq + 1, "--set", &pa->values, &pa->n, msg, msg_len)) return ATTN_EINVAL;
     g->nsets++;
@@ -160,8 +160,8 @@ static attn_status default_out(char *path, size_t len, char *msg, size_t msg_len
     char dir[3072];
     snprintf(dir, sizeof dir, "%s/results", home && *home ? home : ".");
     if (mkdir(dir, 0777) != 0 && errno != EEXIST) {
-        snprintf(msg, msg_len, "cannot create %s: %s (use --out FILE.h5)", dir, strerror(errno));
-        return ATTN_EINVAL;
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: %s (use --out FILE.h5)", dir,
+                         strerror(errno));
     }
     time_t now = time(NULL);
     struct tm tm;
