@@ -106,7 +106,7 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
             const int64_t first_sees = attn_causal_keys(s, i0);
             const int64_t last_sees = attn_causal_keys(s, i0 + rows - 1);
 
-            attn_tile_begin(&tile, scratch, rows, pl.block_k, D, (float)s->scale);
+            attn_tile_begin(&tile, scratch, rows, D, (float)s->scale);
             const float *qb = q + ((b * H + h) * T + i0) * D;
             for (int64_t j0 = 0; j0 < last_sees; j0 += pl.block_k) {
                 const int64_t cols = min64(pl.block_k, S - j0);

@@ -23,17 +23,17 @@ float attn_vexp_sum(float *x, int64_t n, float shift);
  * when tiles run inside a parallel region.
  */
 typedef struct attn_tile {
-    int64_t rows, cols_max, D;
+    int64_t rows, D;
     float scale;
     float *m, *l;    /* [rows] running max and sum */
     float *acc;      /* [rows,D] unnormalised output */
-    float *scores;   /* [rows,cols_max] one block of scores, then probabilities */
+    float *scores;   /* [rows,cols] one block of scores, then probabilities */
 } attn_tile;
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
-/* Lay the tile out in scratch (64-byte aligned pieces) and reset it for `rows` queries. */
-void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
-                     float scale);
+/* Lay the tile out in scratch (64-byte aligned pieces, sized by attn_tile_floats) and reset it
+ * for `rows` queries; every later visit has at most the cols_max keys the scratch was sized for. */
+void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale);
 /* Accumulate keys [0, cols) of a block into tile rows [r0, r0 + nrows); q points at row r0's
  * query. col_end (or NULL: all keys allowed) gives, for each of those rows, the number of
  * leading keys of the block it may see; the others have no influence. */

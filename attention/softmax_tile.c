@@ -23,11 +23,9 @@ int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
     return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * cols_max);
 }
 
-void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
-                     float scale)
+void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
 {
     t->rows = rows;
-    t->cols_max = cols_max;
     t->D = D;
     t->scale = scale;
     t->m = scratch;

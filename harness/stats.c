@@ -11,7 +11,8 @@ static int cmp_double(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-double bench_quantile_sorted(const double *sorted, int64_t n, double q)
+/* The q-quantile (0 <= q <= 1) of sorted[0..n), linear interpolation. */
+static double quantile_sorted(const double *sorted, int64_t n, double q)
 {
     if (n <= 0) return NAN;
     double pos = q * (double)(n - 1);
@@ -32,8 +33,8 @@ bench_stats bench_stats_of(const double *x, int64_t n)
     qsort(s, (size_t)n, sizeof *s, cmp_double);
     st.min = s[0];
     st.max = s[n - 1];
-    st.median = bench_quantile_sorted(s, n, 0.5);
-    st.p95 = bench_quantile_sorted(s, n, 0.95);
+    st.median = quantile_sorted(s, n, 0.5);
+    st.p95 = quantile_sorted(s, n, 0.95);
     double sum = 0;
     for (int64_t k = 0; k < n; k++) sum += s[k];
     st.mean = sum / (double)n;

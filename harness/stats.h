@@ -14,8 +14,6 @@ typedef struct bench_stats {
 /* Statistics of x[0..n) (x is not modified). p95 by linear interpolation between order
  * statistics (numpy's default). n == 0 gives NaNs; n == 1 gives stddev 0. */
 bench_stats bench_stats_of(const double *x, int64_t n);
-/* The q-quantile (0 <= q <= 1) of sorted[0..n), linear interpolation. */
-double bench_quantile_sorted(const double *sorted, int64_t n, double q);
 
 /* Monotonic clock in seconds. */
 double bench_now_s(void);

@@ -61,7 +61,7 @@ Test(kernels, tile_matches_one_shot_softmax)
     float out[5 * 6];
     attn_tile t;
     attn_blas_threads(1);
-    attn_tile_begin(&t, scratch, rows, blk, D, 0.4f);
+    attn_tile_begin(&t, scratch, rows, D, 0.4f);
     for (int64_t j0 = 0; j0 < S; j0 += blk) {
         int64_t cols = S - j0 < blk ? S - j0 : blk, ends[5];
         for (int r = 0; r < rows; r++) ends[r] = sees[r] - j0;
