@@ -6,7 +6,9 @@
  * Query head h reads KV head h / (H/Hkv): MHA is Hkv == H, MQA Hkv == 1, GQA in between.
  * T (queries) and S (keys) may differ (cross attention, decode). A causal mask aligns the last
  * query with the last key: query i sees key j iff j <= i + S - T. A query that sees no key
- * (causal with T > S) outputs zeros.
+ * (causal with T > S) outputs zeros. Patterns that depend on positions (windows, strides, random
+ * draws) place query i at position i + S - T (aligned at the end, as the causal rule does), so
+ * decoding the last query equals the last row of the prefill.
  *
  * A kind is one file, attention/<kind>.c, that keeps everything static except one
  *   const attn_ops attn_kind_<kind>;
@@ -36,6 +38,8 @@ typedef struct attn_shape {
     bool causal;    /* query i sees key j only if j <= i + S - T */
     double scale;   /* score scale; attn_shape_init sets 1/sqrt(D) */
     int threads;    /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
+    bool decode;    /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
+                       whose S keys are a KV cache; kinds with a decode state use it (see below) */
 } attn_shape;
 
 /* A named parameter of a kind: value range and default; integers are stored exactly in doubles. */
@@ -76,6 +80,27 @@ typedef struct attn_ops {
      * out[r][d] for rows[r] = (b*H + h)*T + i, r < nrows. */
     attn_status (*reference)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
                              const float *v, const int64_t *rows, int64_t nrows, double *out);
+
+    /* ---- optional slots (NULL: the generic behaviour) ---- */
+
+    /* KV heads this kind runs with, given H query heads and the user's request (0: none given).
+     * NULL: the request, or H when none (MHA). mqa returns 1, gqa a grouping of its own. */
+    int64_t (*kv_heads)(int64_t H, int64_t requested);
+    /* Replace parameters left at 'auto' (documented per parameter, e.g. stride=0 meaning
+     * ceil(sqrt(S))) by the values this shape implies, so the results record what ran. */
+    void (*resolve)(const attn_shape *s, attn_params *p);
+
+    /* Decoding from a state instead of the whole KV cache (linear attention's recurrent state).
+     * Used when s->decode; all three are set or none. prepare summarises keys [0, S - T) into
+     * state (once, untimed); decode computes the T newest queries (positions S-T..S-1) from the
+     * state and keys [S - T, S) and leaves the state unchanged (timed, repeatable). When
+     * s->decode, workspace_bytes, flops and bytes describe the decode step. Kinds without them
+     * decode with forward on the (T, S) shape. */
+    size_t (*state_bytes)(const attn_shape *s, const attn_params *p);
+    attn_status (*prepare)(const attn_shape *s, const attn_params *p, const float *k,
+                           const float *v, void *state, void *workspace);
+    attn_status (*decode)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
+                          const float *v, float *out, const void *state, void *workspace);
 } attn_ops;
 
 /* Fill msg (printf-style) and return st: the one way library code reports an error. */
@@ -113,6 +138,10 @@ attn_status attn_kind_validate(const attn_ops *ops, char *msg, size_t msg_len);
  * Returns ATTN_OK or fills msg with the first broken module. */
 attn_status attn_registry_validate(char *msg, size_t msg_len);
 
+/* KV heads ops runs with for H query heads and the user's request (0: none): ops->kv_heads or
+ * the request, or H. */
+int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
+
 /* ---- parameters (params.c) ---- */
 
 /* Defaults of a kind. */
@@ -123,6 +152,8 @@ int attn_param_index(const attn_ops *ops, const char *name);
  * values are refused with a message naming the kind, the parameter and its range. */
 attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name, const char *value,
                            char *msg, size_t msg_len);
+/* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL). */
+void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p);
 /* "name=value,name=value" for results files; returns the number of characters written. */
 int attn_params_format(const attn_ops *ops, const attn_params *p, char *buf, size_t len);
 /* Shape checks, then the kind's own check. */

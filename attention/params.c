@@ -62,6 +62,11 @@ attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name
     return ATTN_OK;
 }
 
+void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p)
+{
+    if (ops->resolve) ops->resolve(s, p);
+}
+
 int attn_params_format(const attn_ops *ops, const attn_params *p, char *buf, size_t len)
 {
     int w = 0;

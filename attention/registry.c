@@ -53,6 +53,10 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': set exactly one of allows and reference", name);
     }
+    if (!(k->state_bytes && k->prepare && k->decode) && (k->state_bytes || k->prepare || k->decode)) {
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': set all of state_bytes, prepare and decode, or none", name);
+    }
     if (k->nparams < 0 || k->nparams > ATTN_MAX_PARAMS || (k->nparams > 0 && !k->params)) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': %d parameters (at most %d, table required)", name, k->nparams,
@@ -74,6 +78,12 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
             }
     }
     return ATTN_OK;
+}
+
+int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested)
+{
+    if (ops->kv_heads) return ops->kv_heads(H, requested);
+    return requested > 0 ? requested : H;
 }
 
 attn_status attn_registry_validate(char *msg, size_t msg_len)

@@ -52,13 +52,19 @@ attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, con
         snprintf(msg, msg_len, "accuracy: the float64 reference of '%s' failed", ops->name);
         goto done;
     }
-    double max_abs = 0;
-    for (int64_t r = 0; r < n; r++)
+    double max_abs = 0, cos_sum = 0;
+    for (int64_t r = 0; r < n; r++) {
+        double dot = 0, go = 0, ex = 0;
         for (int64_t d = 0; d < D; d++) {
-            got[r * D + d] = out[rows[r] * D + d];
-            double e = fabs((double)got[r * D + d] - exact[r * D + d]);
+            const double o = out[rows[r] * D + d], x = exact[r * D + d];
+            got[r * D + d] = (float)o;
+            double e = fabs(o - x);
             if (!(e <= max_abs)) max_abs = e; /* NaN propagates */
+            dot += o * x, go += o * o, ex += x * x;
         }
+        cos_sum += go == 0 && ex == 0 ? 1.0 : (go == 0 || ex == 0 ? 0.0 : dot / sqrt(go * ex));
+    }
+    acc->cosine = n ? cos_sum / (double)n : NAN;
     acc->rows = n;
     acc->rel_err = bench_rel_l2(got, exact, n * D);
     acc->max_abs_err = max_abs;

@@ -2,6 +2,8 @@
  * accuracy.h — a kind's output against float64 references on a sample of query rows:
  *   rel_err      = ||o - o_exact||_2 / ||o_exact||_2   (o_exact: exact softmax attention)
  *   max_abs_err  = max |o - o_exact|
+ *   cosine       = mean over rows r of o_r·o_exact_r / (|o_r| |o_exact_r|)  (1 when both are 0,
+ *                  0 when one is)
  *   self_rel_err = ||o - o_def||_2 / ||o_def||_2       (o_def: the kind's own definition)
  * over the sampled rows (all rows when B·H·T <= rows_wanted). Cost O(rows · S · D).
  */
@@ -14,7 +16,7 @@
 
 typedef struct bench_accuracy {
     int64_t rows;
-    double rel_err, max_abs_err, self_rel_err;
+    double rel_err, max_abs_err, self_rel_err, cosine;
 } bench_accuracy;
 
 /* Rows (b*H + h)*T + i to compare: all when total <= wanted, else `wanted` rows spread evenly

@@ -60,7 +60,19 @@ bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg)
     run.blas_threads = 1; /* inside the forwards' parallel regions */
     run.seed = cfg->seed;
     run.sgemm_gflops = bench_sgemm_gflops(cfg->threads, 2048, 5);
+    run.mem_bandwidth_gbs =
+        bench_mem_bandwidth_gbs(cfg->threads, BENCH_BANDWIDTH_BYTES, BENCH_BANDWIDTH_REPS);
     return run;
+}
+
+attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len)
+{
+    if (strcmp(text, "prefill") == 0) *decode = false;
+    else if (strcmp(text, "decode") == 0) *decode = true;
+    else
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--mode: '%s' is neither prefill nor decode",
+                         text);
+    return ATTN_OK;
 }
 
 int bench_fail(attn_status st, const char *msg)

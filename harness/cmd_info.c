@@ -9,11 +9,13 @@
 int bench_cmd_info(int argc, char **argv)
 {
     const char *help = NULL, *threads_s = NULL, *n_s = NULL, *reps_s = NULL, *skip = NULL;
+    const char *skip_bw = NULL;
     const bench_opt opts[] = {
         {"--threads", "N", "BLAS threads for the sgemm measurement (default: all CPUs)", &threads_s},
         {"--sgemm-n", "N", "size of the square sgemm (default 2048)", &n_s},
         {"--reps", "N", "sgemm repetitions, median reported (default 5)", &reps_s},
         {"--no-sgemm", NULL, "skip the sgemm measurement", &skip},
+        {"--no-bandwidth", NULL, "skip the memory bandwidth measurement", &skip_bw},
         {"--help", NULL, "this help", &help},
     };
     const int nopts = sizeof opts / sizeof opts[0];
@@ -27,10 +29,10 @@ int bench_cmd_info(int argc, char **argv)
         (reps_s && bench_parse_i64(reps_s, "--reps", 1, 1000, &reps, msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
-        bench_print_help("bench info [--threads N] [--sgemm-n N] [--no-sgemm]",
+        bench_print_help("bench info [--threads N] [--sgemm-n N] [--no-sgemm] [--no-bandwidth]",
                          "Prints the facts every results file records (host, CPU, build, libraries,\n"
-                         "git commit) and measures OpenBLAS sgemm GFLOP/s, the yardstick that\n"
-                         "attention throughput is compared with.",
+                         "git commit) and measures the two yardsticks results are read against:\n"
+                         "OpenBLAS sgemm GFLOP/s (compute) and memory read GB/s (decode).",
                          opts, nopts);
         return 0;
     }
@@ -50,6 +52,11 @@ int bench_cmd_info(int argc, char **argv)
         double g = bench_sgemm_gflops((int)threads, (int)n, (int)reps);
         printf("sgemm           %.1f GFLOP/s  (OpenBLAS, %lld^3, %lld threads, median of %lld)\n",
                g, (long long)n, (long long)threads, (long long)reps);
+    }
+    if (!skip_bw) {
+        double bw = bench_mem_bandwidth_gbs((int)threads, BENCH_BANDWIDTH_BYTES, BENCH_BANDWIDTH_REPS);
+        printf("memory read     %.1f GB/s  (parallel sum over %d MiB, %lld threads, median of %d)\n",
+               bw, BENCH_BANDWIDTH_BYTES >> 20, (long long)threads, BENCH_BANDWIDTH_REPS);
     }
     return 0;
 }

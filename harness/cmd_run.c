@@ -50,24 +50,28 @@ int bench_cmd_run(int argc, char **argv)
 {
     const char *help = NULL, *n_s = NULL, *t_s = NULL, *s_s = NULL, *h_s = NULL, *hkv_s = NULL;
     const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *input = NULL;
-    const char *output = NULL, *results = NULL;
+    const char *output = NULL, *results = NULL, *mode_s = NULL;
     bench_measure_opts mo = {0};
     bench_opt opts[16 + BENCH_MEASURE_NOPTS] = {
-        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024)", &n_s},
-        {"--q-len", "T", "queries per head (overrides --n)", &t_s},
+        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024); decode: kv_len", &n_s},
+        {"--mode", "MODE", "prefill (all n queries) or decode (--q-len newest queries against a "
+                           "KV cache of n keys; default prefill)", &mode_s},
+        {"--q-len", "T", "queries per head (overrides --n; decode default 1)", &t_s},
         {"--kv-len", "S", "keys per head (overrides --n): cross attention when != q_len", &s_s},
         {"--heads", "H", "query heads (default 8)", &h_s},
-        {"--kv-heads", "G", "key/value heads, divides --heads (default: --heads)", &hkv_s},
+        {"--kv-heads", "G", "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
+                            "own grouping)", &hkv_s},
         {"--head-dim", "D", "head dimension (default 64)", &d_s},
         {"--batch", "B", "batch size (default 1)", &b_s},
-        {"--causal", "0|1", "causal mask, last query aligned with last key (default 0)", &causal_s},
+        {"--causal", "0|1", "causal mask, last query aligned with last key (default 0; decode 1)",
+         &causal_s},
         {"--dataset", "NAME", "input generator (default gaussian; see bench list)", &dataset_s},
         {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE", &input},
         {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &output},
         {"--out", "RESULTS.h5", "also append this point as a run to a results file", &results},
         {"--help", NULL, "this help", &help},
     };
-    int nopts = 13;
+    int nopts = 14;
     bench_measure_opt_table(&mo, opts + nopts);
     nopts += BENCH_MEASURE_NOPTS;
     const char *pos[1 + ATTN_MAX_PARAMS];
@@ -83,7 +87,9 @@ int bench_cmd_run(int argc, char **argv)
             "GFLOP/s, exact workspace, peak RSS, and the error against exact float64 attention.\n"
             "NAME=VALUE sets a parameter of the kind (see bench list). With --input the shape\n"
             "comes from the file, so you can check a kind on your own tensors:\n"
-            "  bench run full --causal 1 --input qkv.h5 --output o.h5",
+            "  bench run full --causal 1 --input qkv.h5 --output o.h5\n"
+            "Decode: one step of incremental decoding, the time is per step:\n"
+            "  bench run gqa --mode decode --n 32768 --heads 32 --kv-heads 8 --head-dim 128",
             opts, nopts);
         return 0;
     }
@@ -107,7 +113,11 @@ int bench_cmd_run(int argc, char **argv)
     }
 
     bench_measure_cfg mc;
-    int64_t n = 1024, T = -1, S = -1, H = 8, Hkv = -1, D = 64, B = 1, causal = 0;
+    int64_t n = 1024, T = -1, S = -1, H = 8, Hkv = 0, D = 64, B = 1, causal = 0;
+    bool decode = false;
+    if (mode_s && bench_parse_mode(mode_s, &decode, msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (decode) T = 1, causal = 1;
     if (bench_measure_parse(&mo, &mc, msg, sizeof msg) ||
         (n_s && bench_parse_i64(n_s, "--n", 1, INT64_MAX / 2, &n, msg, sizeof msg)) ||
         (t_s && bench_parse_i64(t_s, "--q-len", 1, INT64_MAX / 2, &T, msg, sizeof msg)) ||
@@ -132,13 +142,16 @@ int bench_cmd_run(int argc, char **argv)
     if (results && bench_check_writable(results, "--out", msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
 
-    spec.shape = attn_shape_init(B, H, Hkv > 0 ? Hkv : H, T > 0 ? T : n, S > 0 ? S : n, D, causal);
+    spec.shape = attn_shape_init(B, H, attn_kind_kv_heads(ops, H, Hkv), T > 0 ? T : n,
+                                 S > 0 ? S : n, D, causal);
     run_inputs in = {0};
     if (input && read_inputs(input, &in, &spec.shape, msg, sizeof msg)) {
         free_inputs(&in);
         return bench_fail(ATTN_EINVAL, msg);
     }
+    spec.shape.decode = decode;
     spec.shape.threads = mc.threads;
+    attn_params_resolve(ops, &spec.shape, &spec.params);
     spec.seed = mc.seed;
     spec.timing = mc.timing;
     spec.accuracy_rows = mc.accuracy_rows;

@@ -37,7 +37,7 @@ typedef struct param_axis {
 typedef struct grid {
     char **kind_names, **dataset_names;
     int nkinds, ndatasets;
-    int_axis n, heads, kv_heads, head_dim, batch, causal;
+    int_axis n, heads, kv_heads, head_dim, batch, causal, mode, q_len; /* mode: 0 prefill, 1 decode */
     param_axis sets[MAX_SETS];
     int nsets;
 } grid;
@@ -46,7 +46,8 @@ static void grid_free(grid *g)
 {
     bench_free_strings(g->kind_names, g->nkinds);
     bench_free_strings(g->dataset_names, g->ndatasets);
-    int_axis *axes[] = {&g->n, &g->heads, &g->kv_heads, &g->head_dim, &g->batch, &g->causal};
+    int_axis *axes[] = {&g->n,     &g->heads,  &g->kv_heads, &g->head_dim,
+                        &g->batch, &g->causal, &g->mode,     &g->q_len};
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
     for (int s = 0; s < g->nsets; s++) bench_free_strings(g->sets[s].values, g->sets[s].n);
 }
@@ -56,6 +57,27 @@ static attn_status parse_axis(int_axis *ax, const char *what, const char *text, 
 {
     ax->name = what;
     return bench_parse_i64_list(text, what, min, max, &ax->v, &ax->n, msg, msg_len);
+}
+
+/* --mode prefill,decode as an axis of 0 (prefill) and 1 (decode). */
+static attn_status parse_modes(int_axis *ax, const char *text, char *msg, size_t msg_len)
+{
+    char **names = NULL;
+    int n = 0;
+    ax->name = "--mode";
+    if (bench_split_list(text, "--mode", &names, &n, msg, msg_len)) return ATTN_EINVAL;
+    attn_status st = (ax->v = calloc((size_t)n, sizeof *ax->v)) ? ATTN_OK : ATTN_EFAIL;
+    for (int m = 0; !st && m < n; m++) {
+        bool decode = false;
+        st = bench_parse_mode(names[m], &decode, msg, msg_len);
+        ax->v[m] = decode;
+        for (int e = 0; !st && e < m; e++)
+            if (ax->v[e] == ax->v[m])
+                st = attn_fail(ATTN_EINVAL, msg, msg_len, "--mode: %s given twice", names[m]);
+    }
+    ax->n = st ? 0 : n;
+    bench_free_strings(names, n);
+    return st;
 }
 
 /* --set NAME=V1,V2: the name must belong to at least one swept kind. */
@@ -103,13 +125,25 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
                     attn_param_set(ops, &p, g->sets[s].name, g->sets[s].values[idx[s]], msg,
                                    msg_len))
                     goto invalid;
+            for (int mi = 0; mi < g->mode.n; mi++)
             for (int di = 0; di < g->ndatasets; di++)
             for (int ci = 0; ci < g->causal.n; ci++)
+            for (int ti = 0; ti < g->q_len.n; ti++)
             for (int bi = 0; bi < g->batch.n; bi++)
             for (int hi = 0; hi < g->heads.n; hi++)
             for (int gi = 0; gi < (g->kv_heads.n ? g->kv_heads.n : 1); gi++)
             for (int dd = 0; dd < g->head_dim.n; dd++)
             for (int ni = 0; ni < g->n.n; ni++) {
+                const bool decode = g->mode.v[mi] != 0;
+                /* decode is causal (the queries are the newest positions) and the only mode with
+                 * a q_len axis: other combinations would repeat points */
+                if ((decode && ci > 0) || (!decode && ti > 0)) continue;
+                const int64_t H = g->heads.v[hi];
+                const int64_t Hkv = attn_kind_kv_heads(ops, H, g->kv_heads.n ? g->kv_heads.v[gi] : 0);
+                bool repeat = false; /* kinds that fix their KV heads (mqa) see one value only */
+                for (int gj = 0; gj < gi; gj++)
+                    repeat |= attn_kind_kv_heads(ops, H, g->kv_heads.v[gj]) == Hkv;
+                if (repeat) continue;
                 if (n == MAX_POINTS) {
                     snprintf(msg, msg_len, "the grid has more than %d points: narrow it",
                              MAX_POINTS);
@@ -120,15 +154,16 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
                     if (!grown) goto invalid;
                     specs = grown;
                 }
-                const int64_t H = g->heads.v[hi];
                 bench_point_spec *sp = &specs[n++];
                 *sp = (bench_point_spec){
                     .ops = ops, .params = p, .dataset = ds_find(g->dataset_names[di]),
                     .seed = mc->seed, .timing = mc->timing, .accuracy_rows = mc->accuracy_rows};
-                sp->shape = attn_shape_init(g->batch.v[bi], H, g->kv_heads.n ? g->kv_heads.v[gi] : H,
-                                            g->n.v[ni], g->n.v[ni], g->head_dim.v[dd],
-                                            g->causal.v[ci] != 0);
+                sp->shape = attn_shape_init(g->batch.v[bi], H, Hkv,
+                                            decode ? g->q_len.v[ti] : g->n.v[ni], g->n.v[ni],
+                                            g->head_dim.v[dd], decode || g->causal.v[ci] != 0);
+                sp->shape.decode = decode;
                 sp->shape.threads = mc->threads;
+                attn_params_resolve(ops, &sp->shape, &sp->params);
                 char why[ATTN_MSG_LEN];
                 if (bench_point_check(sp, why, sizeof why)) {
                     snprintf(msg, msg_len, "%s n=%lld heads=%lld kv_heads=%lld: %s", ops->name,
@@ -186,8 +221,9 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
 {
     char params[160];
     attn_params_format(sp->ops, &sp->params, params, sizeof params);
-    snprintf(buf, len, "%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s %s", sp->ops->name,
-             (long long)sp->shape.T, (long long)sp->shape.B, (long long)sp->shape.H,
+    snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s %s", sp->ops->name,
+             sp->shape.decode ? " decode" : "",
+             (long long)sp->shape.S, (long long)sp->shape.B, (long long)sp->shape.H,
              (long long)sp->shape.Hkv, (long long)sp->shape.D, sp->shape.causal,
              sp->dataset->name, params);
 }
@@ -196,13 +232,16 @@ int bench_cmd_sweep(int argc, char **argv)
 {
     const char *help = NULL, *kinds_s = NULL, *n_s = NULL, *heads_s = NULL, *kvh_s = NULL;
     const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *out_s = NULL;
-    const char *quiet = NULL, *set_s[MAX_SETS];
+    const char *quiet = NULL, *set_s[MAX_SETS], *mode_s = NULL, *qlen_s = NULL;
     int nset = 0;
     bench_measure_opts mo = {0};
-    bench_opt opts[16 + BENCH_MEASURE_NOPTS] = {
+    bench_opt opts[18 + BENCH_MEASURE_NOPTS] = {
         {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &kinds_s},
         {"--n", "LIST", "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default "
                         DEFAULT_N ")", &n_s},
+        {"--mode", "LIST", "prefill, decode or prefill,decode (default prefill); decode: --q-len "
+                           "newest queries against a KV cache of n keys, causal", &mode_s},
+        {"--q-len", "LIST", "decode only: new queries per step (default 1)", &qlen_s},
         {"--heads", "LIST", "query heads (default 8)", &heads_s},
         {"--kv-heads", "LIST", "key/value heads, each dividing every --heads (default: = heads)",
          &kvh_s},
@@ -217,7 +256,7 @@ int bench_cmd_sweep(int argc, char **argv)
         {"--quiet", NULL, "no progress line and no summary table", &quiet},
         {"--help", NULL, "this help", &help},
     };
-    int nopts = 12;
+    int nopts = 14;
     bench_measure_opt_table(&mo, opts + nopts);
     nopts += BENCH_MEASURE_NOPTS;
     const char *pos[1];
@@ -264,6 +303,8 @@ int bench_cmd_sweep(int argc, char **argv)
             st = ATTN_EINVAL;
         }
     if (!st) st = parse_axis(&g.n, "--n", n_s ? n_s : DEFAULT_N, 1, INT64_MAX / 2, msg, sizeof msg);
+    if (!st) st = parse_modes(&g.mode, mode_s ? mode_s : "prefill", msg, sizeof msg);
+    if (!st) st = parse_axis(&g.q_len, "--q-len", qlen_s ? qlen_s : "1", 1, INT64_MAX / 2, msg, sizeof msg);
     if (!st) st = parse_axis(&g.heads, "--heads", heads_s ? heads_s : "8", 1, 1 << 20, msg, sizeof msg);
     if (!st && kvh_s) st = parse_axis(&g.kv_heads, "--kv-heads", kvh_s, 1, 1 << 20, msg, sizeof msg);
     if (!st) st = parse_axis(&g.head_dim, "--head-dim", d_s ? d_s : "64", 1, 1 << 20, msg, sizeof msg);

@@ -5,6 +5,7 @@
 #ifndef BENCH_COMMANDS_H
 #define BENCH_COMMANDS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "args.h"
@@ -38,6 +39,8 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
 /* A run record: machine facts, the command line, threads and seed, and the sgemm yardstick
  * measured now with cfg->threads BLAS threads. */
 bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg);
+/* "prefill" or "decode" (anything else is refused). */
+attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len);
 /* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
 int bench_fail(attn_status st, const char *msg);
 /* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write

@@ -50,6 +50,7 @@ static const field run_fields[] = {
     FIELD(bench_run, blas_threads, F_I32),
     FIELD(bench_run, seed, F_U64),
     FIELD(bench_run, sgemm_gflops, F_F64),
+    FIELD(bench_run, mem_bandwidth_gbs, F_F64),
 };
 
 static const field point_fields[] = {
@@ -58,6 +59,7 @@ static const field point_fields[] = {
     FIELD(bench_point, kind, F_STR),
     FIELD(bench_point, params, F_STR),
     FIELD(bench_point, dataset, F_STR),
+    FIELD(bench_point, dataset_params, F_STR),
     FIELD(bench_point, mode, F_STR),
     FIELD(bench_point, batch, F_I64),
     FIELD(bench_point, heads, F_I64),
@@ -81,12 +83,17 @@ static const field point_fields[] = {
     FIELD(bench_point, gflops_per_s, F_F64),
     FIELD(bench_point, bytes, F_F64),
     FIELD(bench_point, gbytes_per_s, F_F64),
+    FIELD(bench_point, kv_bytes, F_F64),
+    FIELD(bench_point, state_bytes, F_I64),
     FIELD(bench_point, workspace_bytes, F_I64),
     FIELD(bench_point, peak_rss_bytes, F_I64),
     FIELD(bench_point, base_rss_bytes, F_I64),
     FIELD(bench_point, accuracy_rows, F_I32),
     FIELD(bench_point, rel_err, F_F64),
     FIELD(bench_point, max_abs_err, F_F64),
+    FIELD(bench_point, cosine, F_F64),
+    FIELD(bench_point, retrieval_queries, F_I32),
+    FIELD(bench_point, retrieval, F_F64),
     FIELD(bench_point, self_rel_err, F_F64),
     FIELD(bench_point, status, F_STR),
     FIELD(bench_point, message, F_STR),

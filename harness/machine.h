@@ -9,6 +9,11 @@ void bench_machine_facts(bench_run *run);
 /* OpenBLAS sgemm GFLOP/s for C = A·B, n×n×n, with `threads` BLAS threads: median of reps after
  * one warm-up. Returns NaN when the matrices cannot be allocated. */
 double bench_sgemm_gflops(int threads, int n, int reps);
+/* Memory read bandwidth in GB/s (1e9 bytes/s): a STREAM-like parallel sum over `bytes` (well
+ * beyond the caches), median of reps after one warm-up, `threads` OpenMP threads. NaN when the
+ * array cannot be allocated. */
+double bench_mem_bandwidth_gbs(int threads, size_t bytes, int reps);
+enum { BENCH_BANDWIDTH_BYTES = 256 << 20, BENCH_BANDWIDTH_REPS = 9 };
 /* Logical CPUs online. */
 int bench_cpu_count(void);
 

@@ -15,27 +15,40 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     snprintf(pt->kind, sizeof pt->kind, "%s", spec->ops->name);
     attn_params_format(spec->ops, &spec->params, pt->params, sizeof pt->params);
     snprintf(pt->dataset, sizeof pt->dataset, "%s", spec->dataset ? spec->dataset->name : "input");
-    snprintf(pt->mode, sizeof pt->mode, "prefill");
+    snprintf(pt->mode, sizeof pt->mode, "%s", s->decode ? "decode" : "prefill");
     pt->batch = s->B, pt->heads = s->H, pt->kv_heads = s->Hkv;
     pt->q_len = s->T, pt->kv_len = s->S, pt->head_dim = s->D;
     pt->causal = s->causal, pt->threads = s->threads, pt->seed = spec->seed;
     pt->warmup = spec->timing.warmup;
     pt->flops = spec->ops->flops(s, &spec->params);
     pt->bytes = spec->ops->bytes(s, &spec->params);
+    pt->kv_bytes = pt->bytes - 2.0 * sizeof(float) * (double)attn_q_elems(s); /* minus q and out */
+    pt->state_bytes = (int64_t)bench_point_state_bytes(spec);
     pt->workspace_bytes = (int64_t)spec->ops->workspace_bytes(s, &spec->params);
     pt->time_median_s = pt->time_min_s = pt->time_max_s = pt->time_p95_s = NAN;
     pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
     pt->gflops_per_s = pt->gbytes_per_s = NAN;
-    pt->rel_err = pt->max_abs_err = pt->self_rel_err = NAN;
+    pt->rel_err = pt->max_abs_err = pt->self_rel_err = pt->cosine = pt->retrieval = NAN;
     pt->peak_rss_bytes = pt->base_rss_bytes = -1;
     snprintf(pt->status, sizeof pt->status, "ok");
+}
+
+bool bench_point_uses_state(const bench_point_spec *spec)
+{
+    return spec->shape.decode && spec->ops->decode != NULL;
+}
+
+size_t bench_point_state_bytes(const bench_point_spec *spec)
+{
+    return bench_point_uses_state(spec) ? spec->ops->state_bytes(&spec->shape, &spec->params) : 0;
 }
 
 double bench_point_bytes(const bench_point_spec *spec)
 {
     const attn_shape *s = &spec->shape;
     return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
-           (double)spec->ops->workspace_bytes(s, &spec->params);
+           (double)spec->ops->workspace_bytes(s, &spec->params) +
+           (double)bench_point_state_bytes(spec);
 }
 
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len)
@@ -58,13 +71,17 @@ typedef struct forward_call {
     const float *q, *k, *v;
     float *out;
     void *workspace;
+    const void *state; /* decode from a state: NULL when the forward runs */
 } forward_call;
 
 static attn_status call_forward(void *ctx)
 {
     forward_call *c = ctx;
-    return c->spec->ops->forward(&c->spec->shape, &c->spec->params, c->q, c->k, c->v, c->out,
-                                 c->workspace);
+    const bench_point_spec *sp = c->spec;
+    if (c->state)
+        return sp->ops->decode(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->state,
+                               c->workspace);
+    return sp->ops->forward(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->workspace);
 }
 
 /* Mark the point as failed with the message already in msg. */
@@ -94,6 +111,8 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     float *own_q = NULL, *own_k = NULL, *own_v = NULL;
     float *out = bench_alloc(qn * sizeof(float));
     void *ws = bench_alloc(ws_bytes);
+    const bool use_state = bench_point_uses_state(spec);
+    void *state = use_state ? bench_alloc((size_t)pt->state_bytes) : NULL;
     attn_status st = ATTN_OK;
     if (q == NULL) {
         own_q = bench_alloc(qn * sizeof(float));
@@ -101,7 +120,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         own_v = bench_alloc(kvn * sizeof(float));
         q = own_q, k = own_k, v = own_v;
     }
-    if (!out || !ws || !q || !k || !v) {
+    if (!out || !ws || !q || !k || !v || (use_state && !state)) {
         char need[32];
         bench_format_bytes(bench_point_bytes(spec), need, sizeof need);
         snprintf(msg, msg_len, "cannot allocate %s for inputs, output and workspace", need);
@@ -113,7 +132,12 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         goto done;
     }
 
-    forward_call call = {spec, q, k, v, out, ws};
+    if (use_state && spec->ops->prepare(s, &spec->params, k, v, state, ws) != ATTN_OK) {
+        snprintf(msg, msg_len, "%s: preparing the decode state failed", spec->ops->name);
+        st = mark_failed(pt, ATTN_EFAIL, msg);
+        goto done;
+    }
+    forward_call call = {spec, q, k, v, out, ws, state};
     st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
     if (st != ATTN_OK) {
         snprintf(msg, msg_len, "%s forward failed (status %d)", spec->ops->name, (int)st);
@@ -138,6 +162,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     pt->accuracy_rows = (int32_t)acc.rows;
     pt->rel_err = acc.rel_err, pt->max_abs_err = acc.max_abs_err;
     pt->self_rel_err = acc.self_rel_err;
+    pt->cosine = acc.cosine;
     if (out_keep) *out_keep = out, out = NULL;
 done:
     free(own_q);
@@ -145,5 +170,6 @@ done:
     free(own_v);
     free(out);
     free(ws);
+    free(state);
     return st;
 }

@@ -23,7 +23,11 @@ typedef struct bench_point_spec {
 /* Fill pt's identity columns (kind, params, shape, dataset, seed, ...) from spec. */
 void bench_point_describe(const bench_point_spec *spec, bench_point *pt);
 
-/* Bytes the point allocates: q, k, v, out (inputs given or not) and the workspace. */
+/* Decode mode with a kind that decodes from a state (prepared untimed, then decode timed)? */
+bool bench_point_uses_state(const bench_point_spec *spec);
+/* The decode state's bytes (0 when the point does not use one). */
+size_t bench_point_state_bytes(const bench_point_spec *spec);
+/* Bytes the point allocates: q, k, v, out (inputs given or not), workspace and decode state. */
 double bench_point_bytes(const bench_point_spec *spec);
 /* attn_check, then refuse (ATTN_EINVAL) a point whose buffers exceed 90 % of physical memory
  * rather than let the kernel kill the process mid-sweep. */

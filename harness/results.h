@@ -2,7 +2,7 @@
  * results.h — what one sweep records: a run (its metadata) and its points (one per grid point),
  * and the HDF5 store that keeps them (h5store.c).
  *
- * File layout (format "attnbench-results", format_version 1):
+ * File layout (format "attnbench-results", format_version 2):
  *   /            attributes: format, format_version
  *   /runs        extendable chunked compound table, one row per run   (bench_run)
  *   /points      extendable chunked compound table, one row per point (bench_point)
@@ -20,7 +20,7 @@
 #include "attention.h"
 
 #define BENCH_FORMAT "attnbench-results"
-enum { BENCH_FORMAT_VERSION = 1 };
+enum { BENCH_FORMAT_VERSION = 2 };
 
 typedef struct bench_run {
     int64_t run_id;            /* assigned by bench_store_begin_run: 1, 2, ... within a file */
@@ -36,6 +36,7 @@ typedef struct bench_run {
     int32_t blas_threads;      /* OpenBLAS threads in force outside parallel regions */
     uint64_t seed;             /* base seed of the inputs */
     double sgemm_gflops;       /* measured OpenBLAS sgemm (2048^3) at the start of the run */
+    double mem_bandwidth_gbs;  /* measured memory read bandwidth (STREAM-like sum) at the start */
 } bench_run;
 
 typedef struct bench_point {
@@ -44,7 +45,9 @@ typedef struct bench_point {
     char kind[32];
     char params[160];          /* "name=value,..." in the kind's parameter order */
     char dataset[32];
-    char mode[16];             /* "prefill" (decode arrives with the decode issue) */
+    char dataset_params[96];   /* "name=value,..." of the dataset's parameters */
+    char mode[16];             /* "prefill", or "decode": q_len newest queries against a KV cache
+                                  of kv_len keys; one forward is one decode step */
     int64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
     int32_t causal;
     int32_t threads;
@@ -53,8 +56,10 @@ typedef struct bench_point {
     double time_median_s, time_min_s, time_max_s, time_p95_s, time_mean_s, time_stddev_s, time_cv;
     double flops;              /* useful flops of one forward */
     double gflops_per_s;       /* flops / median time / 1e9 */
-    double bytes;              /* bytes of q, k, v, out moved once */
+    double bytes;              /* bytes of q, out and of the k, v rows the kind reads, moved once */
     double gbytes_per_s;       /* bytes / median time / 1e9 */
+    double kv_bytes;           /* of which k and v (the KV cache read per decode step) */
+    int64_t state_bytes;       /* decode state kept between steps (linear), 0 if none */
     int64_t workspace_bytes;   /* exact scratch declared by the kind and allocated */
     int64_t peak_rss_bytes;    /* peak resident set of the process during the point */
     int64_t base_rss_bytes;    /* resident set when the point started (libraries, code): the
@@ -62,6 +67,10 @@ typedef struct bench_point {
     int32_t accuracy_rows;     /* query rows compared to the float64 reference */
     double rel_err;            /* ||o - o_ref||_2 / ||o_ref||_2 over the sampled rows, vs exact softmax */
     double max_abs_err;        /* max |o - o_ref| over the sampled rows, vs exact softmax */
+    double cosine;             /* mean over sampled rows of cos(o_row, o_ref_row), vs exact softmax */
+    int32_t retrieval_queries; /* planted queries of a retrieval dataset (needle), 0 otherwise */
+    double retrieval;          /* fraction of them whose output is nearest to the planted value
+                                  (NaN when retrieval_queries == 0) */
     double self_rel_err;       /* rel. L2 error vs the kind's own definition (implementation check) */
     char status[16];           /* "ok" or "error" */
     char message[160];         /* why, when status is "error" */

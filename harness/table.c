@@ -4,9 +4,10 @@
 
 void bench_table_header(FILE *f)
 {
-    fprintf(f, "%-8s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %10s %10s %9s %9s  %s\n",
-            "kind", "B", "H", "Hkv", "T", "S", "D", "cau", "median_ms", "cv%", "GFLOP/s",
-            "%sgemm", "workspace", "peak_rss", "rel_err", "self_err", "params");
+    fprintf(f, "%-8s %-8s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %8s %10s %10s %9s "
+            "%9s  %s\n",
+            "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "median_ms", "cv%", "GFLOP/s",
+            "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err", "params");
 }
 
 void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
@@ -15,7 +16,7 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
     bench_format_bytes((double)pt->workspace_bytes, ws, sizeof ws);
     if (pt->peak_rss_bytes >= 0) bench_format_bytes((double)pt->peak_rss_bytes, rss, sizeof rss);
     else snprintf(rss, sizeof rss, "?");
-    fprintf(f, "%-8s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d ", pt->kind,
+    fprintf(f, "%-8s %-8s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d ", pt->kind, pt->dataset,
             (long long)pt->batch, (long long)pt->heads, (long long)pt->kv_heads,
             (long long)pt->q_len, (long long)pt->kv_len, (long long)pt->head_dim, pt->causal);
     if (pt->status[0] != 'o') {
@@ -24,9 +25,9 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
     }
     char frac[16] = "-";
     if (sgemm_gflops > 0) snprintf(frac, sizeof frac, "%.0f%%", 100 * pt->gflops_per_s / sgemm_gflops);
-    fprintf(f, "%11.3f %6.1f %9.1f %7s %10s %10s %9.2e %9.2e  %s\n", pt->time_median_s * 1e3,
-            pt->time_cv * 100, pt->gflops_per_s, frac, ws, rss, pt->rel_err, pt->self_rel_err,
-            pt->params);
+    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9.2e %9.2e  %s\n", pt->time_median_s * 1e3,
+            pt->time_cv * 100, pt->gflops_per_s, frac, pt->gbytes_per_s, ws, rss, pt->rel_err,
+            pt->self_rel_err, pt->params);
 }
 
 int bench_warn_noisy(const bench_point *pt, bool with_fix)

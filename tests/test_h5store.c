@@ -389,7 +389,7 @@ Test(h5store, refuses_text_file_untouched)
 
 Test(h5store, refuses_other_format_version_untouched)
 {
-    const char *path = tmp("v2.h5");
+    const char *path = tmp("other_version.h5");
     char msg[ATTN_MSG_LEN];
     bench_store *st = NULL;
     cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
@@ -397,11 +397,13 @@ Test(h5store, refuses_other_format_version_untouched)
     hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     cr_assert_geq(f, 0);
     hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
-    int32_t v = 2;
+    int32_t v = BENCH_FORMAT_VERSION + 1;
     cr_assert_geq(H5Awrite(a, H5T_NATIVE_INT32, &v), 0);
     H5Aclose(a);
     H5Fclose(f);
-    expect_refused_untouched(path, "format_version 2");
+    char needle[32];
+    snprintf(needle, sizeof needle, "format_version %d", BENCH_FORMAT_VERSION + 1);
+    expect_refused_untouched(path, needle);
 }
 
 Test(h5store, refuses_unwritable_path)
@@ -515,7 +517,7 @@ Test(h5store, pandas_reads_points)
              "/usr/bin/python3 -c \"import sys, h5py, pandas as pd; "
              "f = h5py.File(sys.argv[1], 'r'); "
              "assert f.attrs['format'] == b'attnbench-results', f.attrs['format']; "
-             "assert f.attrs['format_version'] == 1; "
+             "assert f.attrs['format_version'] == %d; "
              "df = pd.DataFrame(f['points'][:]); "
              "kind = df['kind'].str.decode('utf-8'); "
              "assert len(df) == 4, len(df); "
@@ -524,7 +526,7 @@ Test(h5store, pandas_reads_points)
              "assert list(df['point_id']) == [0, 1, 2, 3]; "
              "s = pd.DataFrame(f['samples'][:]); "
              "assert len(s) == 12 and list(s[s.point_id == 2]['rep']) == [0, 1, 2]\" '%s'",
-             path);
+             BENCH_FORMAT_VERSION, path);
     int rc = system(cmd);
     cr_assert(WIFEXITED(rc) && WEXITSTATUS(rc) == 0, "python check failed (status %d)", rc);
 }
