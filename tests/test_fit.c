@@ -2,12 +2,16 @@
  * test_fit.c — the arithmetic of `bench fit`: power-law fits recover known exponents from noisy
  * synthetic data and their 95 % intervals cover the truth about 95 % of the time (which needs
  * Student's t, not the normal 1.96, at few points); R², the interval and t quantiles against
- * hand-computed values; crossovers on synthetic curves.
+ * hand-computed values; crossovers on synthetic curves; the /fits table of results files
+ * (a run's fits replaced, other runs' kept, files without /fits read as none).
  */
 #include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
+#include <unistd.h>
 
 #include "fit.h"
+#include "results.h"
 #include "rng.h"
 
 #define NEAR(a, b, tol) cr_expect(fabs((a) - (b)) <= (tol), "%s = %.12g, expected %.12g", #a, (a), (b))
@@ -164,4 +168,72 @@ Test(fit, crossover_on_synthetic_curves)
     NEAR(c.at, exp(log(256) + log(1.1) / (log(1.1) - log(0.8)) * log(2)), 1e-9);
     c = bench_crossover_find(xs, flip, 5, xs, one, 5);
     cr_expect(c.kind == BENCH_CROSS_ABOVE && c.at > 512 && c.at < 1024, "at %g", c.at);
+}
+
+static bench_fit_row fit_row(const char *kind, const char *metric, double exponent)
+{
+    bench_fit_row r = {0};
+    snprintf(r.kind, sizeof r.kind, "%s", kind);
+    snprintf(r.params, sizeof r.params, "stride=auto,block=64");
+    snprintf(r.dataset, sizeof r.dataset, "gaussian");
+    snprintf(r.mode, sizeof r.mode, "prefill");
+    snprintf(r.metric, sizeof r.metric, "%s", metric);
+    r.batch = 1, r.heads = 8, r.kv_heads = 2, r.head_dim = 64, r.causal = 1;
+    r.points = 6, r.n_min = 256, r.n_max = 8192;
+    r.exponent = exponent, r.exponent_lo = exponent - 0.1, r.exponent_hi = exponent + 0.1;
+    r.r2 = 0.999, r.prefactor = 1e-9, r.theory = 2, r.crossover_n = NAN, r.ratio_at_max = 0.25;
+    return r;
+}
+
+Test(fit, fits_table_replaces_one_runs_rows)
+{
+    char dir[] = "/tmp/attnbench-fit-XXXXXX", path[256], msg[ATTN_MSG_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/r.h5", dir);
+    bench_store *st;
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    for (int r = 0; r < 2; r++) {
+        bench_run run = {0};
+        cr_assert_eq(bench_store_begin_run(st, &run, msg, sizeof msg), ATTN_OK, "%s", msg);
+    }
+    bench_store_close(st);
+
+    bench_fit_row *rows;
+    int64_t n = -1;
+    cr_assert_eq(bench_store_read_fits(path, &rows, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(n, 0, "a file without /fits has no fits");
+
+    bench_fit_row one[2] = {fit_row("full", "time", 2.01), fit_row("full", "rss_added", 0.97)};
+    bench_fit_row two[1] = {fit_row("window", "time", 1.02)};
+    cr_assert_eq(bench_store_write_fits(path, 1, one, 2, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_write_fits(path, 2, two, 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_fit_row again = fit_row("strided", "time", 1.49);
+    cr_assert_eq(bench_store_write_fits(path, 1, &again, 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_read_fits(path, &rows, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 2);
+    cr_expect_eq(rows[0].run_id, 2);
+    cr_expect_str_eq(rows[0].kind, "window");
+    cr_expect_eq(rows[1].run_id, 1);
+    cr_expect_str_eq(rows[1].kind, "strided");
+    cr_expect_str_eq(rows[1].params, "stride=auto,block=64");
+    cr_expect_str_eq(rows[1].metric, "time");
+    cr_expect_eq(rows[1].exponent, 1.49);
+    cr_expect_eq(rows[1].kv_heads, 2);
+    cr_expect(isnan(rows[1].crossover_n));
+    free(rows);
+
+    /* no such run; not a results file */
+    cr_expect_eq(bench_store_write_fits(path, 3, &again, 1, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "no run 3") != NULL, "%s", msg);
+    char notes[256];
+    snprintf(notes, sizeof notes, "%s/notes.txt", dir);
+    FILE *f = fopen(notes, "w");
+    fputs("notes\n", f);
+    fclose(f);
+    cr_expect_eq(bench_store_write_fits(notes, 1, &again, 1, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "not an attnbench results file") && !strstr(msg, "--out"), "%s", msg);
+    cr_expect_eq(bench_store_read_fits(notes, &rows, &n, msg, sizeof msg), ATTN_EINVAL);
+    unlink(notes);
+    unlink(path);
+    rmdir(dir);
 }
