@@ -210,13 +210,11 @@ int bench_cmd_fit(int argc, char **argv)
         {"--no-store", NULL, "print only: leave the file's /fits table as it is", &no_store},
         {"--help", NULL, "this help", &help},
     };
-    const int nopts = sizeof opts / sizeof opts[0];
-    const char *pos[1] = {NULL};
-    int npos = 0;
+    const char *file = NULL;
     char msg[ATTN_MSG_LEN];
     int64_t run_id = 0;
-    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1, &npos, "fit", msg, sizeof msg) ||
-        (run_s && bench_parse_i64(run_s, "--run", 1, INT64_MAX, &run_id, msg, sizeof msg)))
+    if (bench_parse_file_args(argc, argv, opts, sizeof opts / sizeof opts[0], "fit", &file,
+                              &run_s, &run_id, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
@@ -228,13 +226,13 @@ int bench_cmd_fit(int argc, char **argv)
             "counts imply over the same points; and the n from which each kind is faster (and\n"
             "leaner) than full at the same settings, interpolated in log-log between measured n.\n"
             "The table is also stored in the file as /fits (replacing the run's previous fit).",
-            opts, nopts);
+            opts, sizeof opts / sizeof opts[0]);
         return 0;
     }
-    if (npos == 0) return bench_fail(ATTN_EINVAL, "bench fit needs a results file: bench fit FILE.h5");
+    if (!file) return bench_fail(ATTN_EINVAL, "bench fit needs a results file: bench fit FILE.h5");
 
     bench_run_data rd;
-    attn_status st = bench_run_load(pos[0], run_id, &rd, msg, sizeof msg);
+    attn_status st = bench_run_load(file, run_id, &rd, msg, sizeof msg);
     if (st) return bench_fail(st, msg);
     int64_t *all = malloc((size_t)rd.n * sizeof *all), nset = 0, nrows = 0, fitted = 0;
     double *n_of = malloc((size_t)rd.n * sizeof *n_of);

@@ -52,7 +52,8 @@ typedef struct panel {
 } panel;
 
 typedef struct figure {
-    char name[96];          /* file name without extension */
+    char base[80];          /* what it shows: time_vs_n */
+    char name[96];          /* file name without extension: time_vs_n, time_vs_n_decode */
     char title[256], subtitle[512];
     panel p[MAX_PANELS];
     int np;
@@ -490,6 +491,7 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
 {
     memset(f, 0, sizeof *f);
     const bool other = strcmp(ss->mode, "prefill") != 0;
+    snprintf(f->base, sizeof f->base, "%s", name);
     snprintf(f->name, sizeof f->name, "%s%s%s", name, other ? "_" : "", other ? ss->mode : "");
     snprintf(f->title, sizeof f->title, "%s", title);
     char common[256];
@@ -498,6 +500,17 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
     snprintf(f->subtitle, sizeof f->subtitle, "%s  |  run %lld of %s, %d threads, %.40s",
              common, (long long)cx->rd->run.run_id, file ? file + 1 : cx->rd->path,
              cx->rd->run.threads, cx->rd->run.cpu_model);
+}
+
+/* Draw f if a series of it has 2 or more x, else say why it is skipped; frees f. */
+static attn_status finish(plot_ctx *cx, const subset *ss, figure *f, const char *why, char *msg,
+                          size_t msg_len)
+{
+    attn_status st = ATTN_OK;
+    if (has_curve(f)) st = draw(cx, f, msg, msg_len);
+    else skip(cx, ss, f->base, why);
+    figure_free(f);
+    return st;
 }
 
 static const char *n_axis(const subset *ss)
@@ -538,11 +551,7 @@ static attn_status fig_time_vs_n(plot_ctx *cx, const subset *ss, const bench_ser
         ps->x0 = ps->x[0], ps->x1 = ps->x[ps->n - 1];
         snprintf(ps->suffix, sizeof ps->suffix, "  (n^{%.2f})", fit.slope);
     }
-    attn_status st = ATTN_OK;
-    if (has_curve(&f)) st = draw(cx, &f, msg, msg_len);
-    else skip(cx, ss, "time_vs_n", "every series has a single n (sweep --n with 2 or more values)");
-    figure_free(&f);
-    return st;
+    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg, msg_len);
 }
 
 static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
@@ -566,11 +575,7 @@ static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_s
         add_set(w, cx->rd, set, nset, over_n, ss->x, y_workspace);
         bytes_unit(w, "workspace");
     }
-    attn_status st = ATTN_OK;
-    if (has_curve(&f)) st = draw(cx, &f, msg, msg_len);
-    else skip(cx, ss, "memory_vs_n", "no series has a known peak RSS at 2 or more n");
-    figure_free(&f);
-    return st;
+    return finish(cx, ss, &f, "no series has a known peak RSS at 2 or more n", msg, msg_len);
 }
 
 static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
@@ -592,11 +597,7 @@ static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const ben
         if (decode) snprintf(p->hline_label, sizeof p->hline_label, "memory read bandwidth: %.1f GB/s", line);
         else snprintf(p->hline_label, sizeof p->hline_label, "OpenBLAS sgemm (n=2048): %.0f GFLOP/s", line);
     }
-    attn_status st = ATTN_OK;
-    if (has_curve(&f)) st = draw(cx, &f, msg, msg_len);
-    else skip(cx, ss, "throughput_vs_n", "every series has a single n (sweep --n with 2 or more values)");
-    figure_free(&f);
-    return st;
+    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg, msg_len);
 }
 
 static bool any_retrieval(const plot_ctx *cx, const int64_t *idx, int64_t n)
@@ -621,11 +622,7 @@ static attn_status fig_accuracy_vs_n(plot_ctx *cx, const subset *ss, const bench
         r->logx = r->ntics = r->yzero = true;
         add_set(r, cx->rd, set, nset, over_n, ss->x, y_retrieval);
     }
-    attn_status st = ATTN_OK;
-    if (has_curve(&f)) st = draw(cx, &f, msg, msg_len);
-    else skip(cx, ss, "accuracy_vs_n", "no series has a finite error at 2 or more n");
-    figure_free(&f);
-    return st;
+    return finish(cx, ss, &f, "no series has a finite error at 2 or more n", msg, msg_len);
 }
 
 /* The parameters swept in ss: names whose (normalized) value differs between two points of one
@@ -705,9 +702,8 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
         r->yzero = true;
         add_set(r, rd, set, nset, by, ss->x, y_retrieval);
     }
-    if (!st && has_curve(&f)) st = draw(cx, &f, msg, msg_len);
-    else if (!st) skip(cx, ss, fname, "no series has a finite error at 2 or more values");
-    figure_free(&f);
+    if (!st) st = finish(cx, ss, &f, "no series has a finite error at 2 or more values", msg, msg_len);
+    else figure_free(&f);
     bench_series_free(set, nset);
     free(idx);
     return st;
@@ -946,13 +942,11 @@ int bench_cmd_plot(int argc, char **argv)
         {"--format", "FMT", "png (default, 800x500), svg or pdf", &format},
         {"--help", NULL, "this help", &help},
     };
-    const int nopts = sizeof opts / sizeof opts[0];
-    const char *pos[1] = {NULL};
-    int npos = 0;
+    const char *file = NULL;
     char msg[ATTN_MSG_LEN];
     int64_t run_id = 0;
-    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1, &npos, "plot", msg, sizeof msg) ||
-        (run_s && bench_parse_i64(run_s, "--run", 1, INT64_MAX, &run_id, msg, sizeof msg)))
+    if (bench_parse_file_args(argc, argv, opts, sizeof opts / sizeof opts[0], "plot", &file,
+                              &run_s, &run_id, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
@@ -963,13 +957,13 @@ int bench_cmd_plot(int argc, char **argv)
             "bandwidth), accuracy vs n, accuracy vs each swept kind parameter, error vs time,\n"
             "and time vs heads and kv_heads. Figures the run has no data for are skipped, with\n"
             "the reason. Prints the files written.",
-            opts, nopts);
+            opts, sizeof opts / sizeof opts[0]);
         return 0;
     }
-    if (npos == 0) return bench_fail(ATTN_EINVAL, "bench plot needs a results file: bench plot FILE.h5");
+    if (!file) return bench_fail(ATTN_EINVAL, "bench plot needs a results file: bench plot FILE.h5");
     char dir[4096];
     if (out_s) snprintf(dir, sizeof dir, "%s", out_s);
     else bench_default_plot_dir(dir, sizeof dir);
-    attn_status st = bench_plot_results(pos[0], run_id, dir, format, stdout, msg, sizeof msg);
+    attn_status st = bench_plot_results(file, run_id, dir, format, stdout, msg, sizeof msg);
     return st ? bench_fail(st, msg) : 0;
 }

@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "args.h"
 #include "results.h"
 
 /* One run's measured points. */
@@ -32,6 +33,13 @@ typedef struct bench_run_data {
 attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd, char *msg,
                            size_t msg_len);
 void bench_run_data_free(bench_run_data *rd);
+/* Parse `bench COMMAND FILE.h5 [options]` (options from opts; one positional, the file, into
+ * *path, NULL if absent); then the text the --run option left in *run_text into *run_id (0 when
+ * absent). ATTN_EINVAL with a message on bad usage. */
+attn_status bench_parse_file_args(int argc, char **argv, const bench_opt *opts, int nopts,
+                                  const char *command, const char **path,
+                                  const char *const *run_text, int64_t *run_id, char *msg,
+                                  size_t msg_len);
 
 /* The settings that make a series (bit mask). */
 enum {
