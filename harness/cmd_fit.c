@@ -154,7 +154,7 @@ static void describe_crossover(const bench_fit_row *r, char *buf, size_t len)
     const char *better = time ? "faster" : "leaner";
     char at[32], hkv[48] = "";
     if (r->reference_params[0] == '\0' && r->crossover[0] == '\0') {
-        snprintf(buf, len, "%s", strcmp(r->kind, "full") == 0 ? "-" : "no full to compare");
+        snprintf(buf, len, "%s", strcmp(r->kind, "full") == 0 ? "-" : "no full at these settings");
         return;
     }
     if (r->crossover[0] == '\0') {

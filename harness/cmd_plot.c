@@ -38,6 +38,7 @@ typedef struct pseries {
     int64_t n;
     double *x, *y;
     char (*tag)[48];        /* text beside each point, or NULL */
+    int64_t first;          /* the first point of the series it was made from */
     bool fit;               /* draw y = c·x^k over [x0, x1] */
     double c, k, x0, x1;
 } pseries;
@@ -140,6 +141,7 @@ static int64_t add_series(panel *p, const bench_run_data *rd, const bench_series
     snprintf(ps->label, sizeof ps->label, "%s", label);
     snprintf(ps->color_key, sizeof ps->color_key, "%s", color_key);
     ps->causal = causal;
+    ps->first = s->idx[0];
     p->ns++;
     return ps->n;
 }
@@ -170,7 +172,15 @@ static bool has_curve(const figure *f)
     return false;
 }
 
-/* Colours: one per distinct colour key (the label without causal), in order of appearance. */
+static int by_color_then_causal(const void *a, const void *b)
+{
+    const pseries *x = a, *y = b;
+    if (x->color != y->color) return x->color - y->color;
+    return (int)x->causal - (int)y->causal;
+}
+
+/* Colours: one per distinct colour key (the label without causal), in order of appearance;
+ * each panel's series then in colour order, a non-causal series before its causal twin. */
 static void assign_colors(figure *f)
 {
     const char *keys[256];
@@ -183,6 +193,8 @@ static void assign_colors(figure *f)
             if (k == nkeys && nkeys < 256) keys[nkeys++] = ps->color_key;
             ps->color = k;
         }
+    for (int p = 0; p < f->np; p++)
+        qsort(f->p[p].s, (size_t)f->p[p].ns, sizeof *f->p[p].s, by_color_then_causal);
 }
 
 /* Add every series of set to panel p (labels computed among the set with `by`). */
@@ -280,7 +292,7 @@ static bool write_data(bench_gnuplot *gp, const pseries *ps, char *path, size_t 
 static void tic_label(double v, char *buf, size_t len)
 {
     if (v == 0 || (fabs(v) >= 1e-3 && fabs(v) < 1e5)) {
-        snprintf(buf, len, "%.3g", v);
+        snprintf(buf, len, "%.6g", v);
         return;
     }
     const int e = (int)floor(log10(fabs(v)) + 1e-9);
@@ -371,28 +383,36 @@ static int max_label(const figure *f)
 static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
 {
     assign_colors(f);
-    const int width = f->np > 1 ? PANEL2_W : PAGE_W, height = PAGE_H;
-    /* the legend to the right of the panels, as wide as its longest entry */
-    double kw = (max_label(f) * 7.4 + 75) / width;
-    kw = kw < 0.16 ? 0.16 : kw > 0.45 ? 0.45 : kw;
-    const double left = 0.105 * PAGE_W / width, right = 1 - kw, gap = 0.09 * PAGE_W / width;
+    /* the legend to the right of the panels, as wide as its longest entry; the page widens
+     * rather than squeeze the panels below 500 pixels each */
+    const double key_px = fmax(130, max_label(f) * 7.4 + 75), left_px = 84, gap_px = 72;
+    const double need = left_px + f->np * 500 + (f->np - 1) * gap_px + key_px;
+    const int base = f->np > 1 ? PANEL2_W : PAGE_W;
+    int entries = f->p[0].ns + 2; /* the legend lists panel 0's series, its line and the fits */
+    const int height = (int)fmax(PAGE_H, 105 + 15.5 * entries);
+    const int width = need > base ? (int)fmin(need, 2.2 * base) : base;
+    const double kw = fmin(key_px / width, 0.45);
+    const double left = left_px / width, right = 1 - kw, gap = gap_px / width;
     const double pw = (right - left - gap * (f->np - 1)) / f->np;
     script b = {0};
     char q[1200], q2[1200];
     put(&b, "set encoding utf8\nset multiplot\nset samples 400\n");
     bench_gnuplot_quote(f->title, true, q, sizeof q);
-    put(&b, "set label 1 %s at screen 0.5,0.955 center font ',13'\n", q);
+    /* vertical layout in pixels from the top: title, subtitle, panels, x labels */
+    const double title_y = 1 - 22.0 / height, sub_y = 1 - 47.0 / height, top = 1 - 100.0 / height;
+    const double bottom = 65.0 / height, key_y = 1 - 85.0 / height;
+    put(&b, "set label 1 %s at screen 0.5,%.4f center font ',13'\n", q, title_y);
     bench_gnuplot_quote(f->subtitle, true, q, sizeof q);
-    put(&b, "set label 2 %s at screen 0.5,0.905 center font ',8' textcolor rgb '#444444'\n", q);
+    put(&b, "set label 2 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q, sub_y);
     put(&b, "set grid xtics ytics mxtics mytics lc rgb '#e4e4e4' lw 1, lc rgb '#f2f2f2' lw 1\n"
             "set border lc rgb '#555555'\nset tics nomirror out scale 0.6\n"
-            "set key at screen %.4f,0.83 left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
-            "noautotitle\n", right + 0.012);
+            "set key at screen %.4f,%.4f left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
+            "maxrows 200 noautotitle\n", right + 0.012, key_y);
     for (int pi = 0; pi < f->np && !b.failed; pi++) {
         const panel *p = &f->p[pi];
         const double l = left + pi * (pw + gap);
         put(&b, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
-                "set tmargin at screen 0.80\nset bmargin at screen 0.13\n", l, l + pw);
+                "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", l, l + pw, top, bottom);
         bench_gnuplot_quote(p->title, true, q, sizeof q);
         put(&b, "set title %s font ',10' offset 0,-0.3\n", f->np > 1 ? q : "''");
         bench_gnuplot_quote(p->xlabel, true, q, sizeof q);
@@ -665,18 +685,43 @@ static void file_safe(const char *in, char *out, size_t len)
     out[w] = '\0';
 }
 
+static int by_value(const void *a, const void *b)
+{
+    const int64_t x = *(const int64_t *)a, y = *(const int64_t *)b;
+    return (x > y) - (x < y);
+}
+
+/* At most 4 of the subset's n, spread from the smallest to the largest, into ns; how many. */
+static int spread_n(const bench_run_data *rd, const subset *ss, int64_t ns[4])
+{
+    int64_t *all = malloc((size_t)ss->n * sizeof *all), d = 0;
+    if (!all) return 0;
+    for (int64_t i = 0; i < ss->n; i++) all[i] = rd->pts[ss->idx[i]].kv_len;
+    qsort(all, (size_t)ss->n, sizeof *all, by_value);
+    for (int64_t i = 0; i < ss->n; i++)
+        if (d == 0 || all[i] != all[d - 1]) all[d++] = all[i];
+    const int k = d < 4 ? (int)d : 4;
+    for (int i = 0; i < k; i++) ns[i] = all[k == 1 ? 0 : (int64_t)llround((double)i * (double)(d - 1) / (k - 1))];
+    free(all);
+    return k;
+}
+
 static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const char *name,
                                          char *msg, size_t msg_len)
 {
     const bench_run_data *rd = cx->rd;
     int64_t *idx = malloc((size_t)ss->n * sizeof *idx), m = 0;
     if (!idx) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    int64_t ns[4];
+    const int nn = spread_n(rd, ss, ns);
     for (int64_t i = 0; i < ss->n; i++) {
         char v[64];
         bench_param_value(rd->pts[ss->idx[i]].params, name, v, sizeof v);
         char *end;
         const double x = strtod(v, &end);
-        if (!v[0] || *end) continue;
+        bool shown_n = false;
+        for (int k = 0; k < nn; k++) shown_n |= rd->pts[ss->idx[i]].kv_len == ns[k];
+        if (!v[0] || *end || !shown_n) continue;
         ss->x[ss->idx[i]] = x;
         idx[m++] = ss->idx[i];
     }
@@ -688,17 +733,19 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
     char fname[96], safe[64], title[160];
     file_safe(name, safe, sizeof safe);
     snprintf(fname, sizeof fname, "accuracy_vs_%s", safe);
-    snprintf(title, sizeof title, "Accuracy vs parameter %s (one line per n and setting)", name);
+    snprintf(title, sizeof title, "Accuracy vs parameter %s%s", name,
+             nn == 4 ? " (at 4 of the measured n)" : "");
     begin(&f, cx, ss, fname, title, idx, m, BENCH_K_N | BENCH_K_PARAMS);
     panel *p = add_panel(&f, "relative L2 error", name, "relative L2 error vs exact float64");
     double lo = INFINITY, hi = 0;
     for (int64_t i = 0; i < m; i++) lo = fmin(lo, ss->x[idx[i]]), hi = fmax(hi, ss->x[idx[i]]);
     p->logx = lo > 0 && hi >= 4 * lo;
     p->logy = true;
+    p->ntics = p->logx; /* ticks at the measured values */
     if (!st) add_set(p, rd, set, nset, by, ss->x, y_rel_err);
     if (!st && any_retrieval(cx, idx, m)) {
         panel *r = add_panel(&f, "retrieval (needle datasets)", name, "fraction of planted queries retrieved");
-        r->logx = p->logx;
+        r->logx = r->ntics = p->logx;
         r->yzero = true;
         add_set(r, rd, set, nset, by, ss->x, y_retrieval);
     }
@@ -750,7 +797,13 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
         bench_series_label(rd, set, nset, k, by, ps->label, sizeof ps->label);
         bench_group_by nc = {by.fields & ~BENCH_K_CAUSAL, NULL};
         bench_series_label(rd, set, nset, k, nc, ps->color_key, sizeof ps->color_key);
-        if (set[k].n < 2 || !(ps->tag = calloc((size_t)ps->n, sizeof *ps->tag))) continue;
+        bool twin = false; /* a causal series whose non-causal twin carries the tags */
+        for (int64_t o = 0; o < nset && rd->pts[set[k].idx[0]].causal; o++) {
+            bench_group_by no_causal = {by.fields & ~BENCH_K_CAUSAL, NULL};
+            twin |= o != k && !rd->pts[set[o].idx[0]].causal &&
+                    bench_same_settings(rd, set[o].idx[0], set[k].idx[0], no_causal);
+        }
+        if (set[k].n < 2 || twin || !(ps->tag = calloc((size_t)ps->n, sizeof *ps->tag))) continue;
         for (int64_t i = 0, j = 0; i < set[k].n && j < ps->n; i++) {
             const bench_point *pt = &rd->pts[set[k].idx[i]];
             if (!isfinite(pt->rel_err) || !(pt->rel_err > 0) || !(pt->time_median_s > 0)) continue;
@@ -833,6 +886,23 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
                                                          : "median time per forward (ms)");
     p->logx = p->logy = p->ntics = true;
     if (!st) add_set(p, rd, set, nset, by, ss->x, y_time_ms);
+    for (int s = 0; !st && !kv && s < p->ns; s++) { /* how each line sets its KV heads */
+        const bench_series *src = set;
+        while (src->idx[0] != p->s[s].first) src++;
+        bool mha = true, mqa = true, ratio = true;
+        const bench_point *a = &rd->pts[src->idx[0]];
+        for (int64_t i = 0; i < src->n; i++) {
+            const bench_point *b = &rd->pts[src->idx[i]];
+            mha &= b->kv_heads == b->heads, mqa &= b->kv_heads == 1;
+            ratio &= b->heads * a->kv_heads == a->heads * b->kv_heads;
+        }
+        char rule[48] = "";
+        if (mha) snprintf(rule, sizeof rule, " (Hkv = H)");
+        else if (mqa) snprintf(rule, sizeof rule, " (Hkv = 1)");
+        else if (ratio) snprintf(rule, sizeof rule, " (Hkv = H/%lld)", (long long)(a->heads / a->kv_heads));
+        const size_t used = strlen(p->s[s].label);
+        snprintf(p->s[s].label + used, sizeof p->s[s].label - used, "%s", rule);
+    }
     if (!st) st = draw(cx, &f, msg, msg_len);
     figure_free(&f);
     bench_series_free(set, nset);
@@ -847,10 +917,19 @@ static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len
     int64_t nset = 0;
     attn_status st = series_over_n(cx, ss, &set, &nset);
     if (st) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
-    st = fig_time_vs_n(cx, ss, set, nset, msg, msg_len);
-    if (!st) st = fig_memory_vs_n(cx, ss, set, nset, msg, msg_len);
-    if (!st) st = fig_throughput_vs_n(cx, ss, set, nset, msg, msg_len);
-    if (!st) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
+    bool over_n_curve = false;
+    for (int64_t k = 0; k < nset; k++)
+        for (int64_t i = 1; i < set[k].n; i++)
+            over_n_curve |= cx->rd->pts[set[k].idx[i]].kv_len != cx->rd->pts[set[k].idx[0]].kv_len;
+    if (over_n_curve) {
+        st = fig_time_vs_n(cx, ss, set, nset, msg, msg_len);
+        if (!st) st = fig_memory_vs_n(cx, ss, set, nset, msg, msg_len);
+        if (!st) st = fig_throughput_vs_n(cx, ss, set, nset, msg, msg_len);
+        if (!st) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
+    } else {
+        skip(cx, ss, "{time,memory,throughput,accuracy}_vs_n",
+             "every series has a single n (sweep --n with 2 or more values)");
+    }
     bench_series_free(set, nset);
     char names[16][64];
     int nnames = 0;
@@ -917,7 +996,7 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "run %lld of %s: nothing to draw (%d figures "
                        "skipped, see above)", (long long)rd.run.run_id, path, cx.skipped);
     else if (!st)
-        fprintf(out, "plots: %d figures of run %lld in %s%s\n", cx.written, (long long)rd.run.run_id, dir,
+        fprintf(out, "plots: %d figure%s of run %lld in %s%s\n", cx.written, cx.written == 1 ? "" : "s", (long long)rd.run.run_id, dir,
                 rd.failed ? " (failed points left out)" : "");
     free(ss.idx);
     free(ss.x);

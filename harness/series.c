@@ -46,13 +46,11 @@ static double resolved_default(const attn_ops *ops, const bench_point *pt, const
     return q.v[i];
 }
 
-/* rd->params: the recorded params, with "auto" for a parameter the kind resolves from the shape
- * (its default changes under resolve for some point of the run) wherever it holds that value. */
-static void normalize_params(bench_run_data *rd)
+void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const char *name))
 {
     for (int64_t p = 0; p < rd->n; p++) snprintf(rd->params[p], 160, "%s", rd->pts[p].params);
     for (int64_t first = 0; first < rd->n; first++) {
-        const attn_ops *ops = attn_kind_find(rd->pts[first].kind);
+        const attn_ops *ops = find(rd->pts[first].kind);
         bool seen = false;
         for (int64_t e = 0; e < first && !seen; e++)
             seen = strcmp(rd->pts[e].kind, rd->pts[first].kind) == 0;
@@ -69,13 +67,18 @@ static void normalize_params(bench_run_data *rd)
             attn_params v;
             if (strcmp(rd->pts[p].kind, ops->name) != 0 || !parse_params(ops, rd->pts[p].params, &v))
                 continue;
+            /* the recorded items in their order, an auto value's replaced by "auto" */
+            char items[160];
             int w = 0;
-            for (int i = 0; i < ops->nparams && w < 160; i++) {
+            snprintf(items, sizeof items, "%s", rd->pts[p].params);
+            for (char *save = NULL, *item = strtok_r(items, ",", &save); item && w < 160;
+                 item = strtok_r(NULL, ",", &save)) {
+                char *eq = strchr(item, '=');
+                *eq = '\0'; /* parse_params saw every item has one */
+                const int i = attn_param_index(ops, item);
                 const bool is_auto = autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];
-                w += is_auto ? snprintf(rd->params[p] + w, 160 - (size_t)w, "%s%s=auto", i ? "," : "",
-                                        ops->params[i].name)
-                             : snprintf(rd->params[p] + w, 160 - (size_t)w, "%s%s=%.12g",
-                                        i ? "," : "", ops->params[i].name, v.v[i]);
+                w += snprintf(rd->params[p] + w, 160 - (size_t)w, "%s%s=%s", w ? "," : "", item,
+                              is_auto ? "auto" : eq + 1);
             }
         }
     }
@@ -129,7 +132,7 @@ attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd,
         return attn_fail(ATTN_EINVAL, msg, msg_len, "run %lld of %s has no points (was its sweep "
                          "interrupted before the first one ended?)", id, path);
     }
-    normalize_params(rd);
+    bench_series_normalize(rd, attn_kind_find);
     return ATTN_OK;
 }
 
@@ -283,6 +286,9 @@ static void add(char *buf, size_t len, int *w, const char *fmt, const char *text
     if (*w < (int)len) *w += snprintf(buf + *w, len - (size_t)*w, fmt, text);
 }
 
+/* In labels, non-causal goes without saying: only "causal" is written. */
+enum { BENCH_K_CAUSAL_LABEL = 1u << 30 };
+
 /* The text of setting bit f of point p (kind and params excluded). */
 static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *buf, size_t len)
 {
@@ -294,6 +300,7 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
                  pt->dataset_params, pt->dataset_params[0] ? ")" : "");
     else if (f == BENCH_K_MODE) snprintf(buf, len, "%s", pt->mode);
     else if (f == BENCH_K_CAUSAL) snprintf(buf, len, "%s", pt->causal ? "causal" : "non-causal");
+    else if (f == BENCH_K_CAUSAL_LABEL) snprintf(buf, len, "%s", pt->causal ? "causal" : "");
     else if (f == BENCH_K_BATCH) snprintf(buf, len, "B=%lld", (long long)pt->batch);
     else if (f == BENCH_K_HEADS) snprintf(buf, len, "H=%lld", (long long)pt->heads);
     else if (f == BENCH_K_KV_HEADS) snprintf(buf, len, "Hkv=%lld", (long long)pt->kv_heads);
@@ -313,6 +320,7 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
 {
     const int64_t me = set[which].idx[0];
     int w = snprintf(buf, len, "%s", rd->pts[me].kind);
+    bool kind_said = true; /* "window=64" says "window" already: not "window window=64" */
     /* parameters that differ between series of this kind */
     const char *mine = rd->params[me];
     for (const char *s = mine; by.fields & BENCH_K_PARAMS && s && *s;
@@ -333,16 +341,19 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
         if (differs) {
             char item[140];
             snprintf(item, sizeof item, "%s=%s", name, a);
-            add(buf, len, &w, " %s", item);
+            if (kind_said && strcmp(name, rd->pts[me].kind) == 0) w = 0, buf[0] = '\0';
+            add(buf, len, &w, w ? " %s" : "%s", item);
+            kind_said = false;
         }
     }
     for (size_t f = 0; f < sizeof shown / sizeof shown[0]; f++) {
         if (!(by.fields & shown[f])) continue;
+        const unsigned what = shown[f] == BENCH_K_CAUSAL ? BENCH_K_CAUSAL_LABEL : shown[f];
         char a[160], b[160];
-        setting_text(rd, me, shown[f], a, sizeof a);
+        setting_text(rd, me, what, a, sizeof a);
         bool differs = false;
         for (int64_t k = 0; k < nset && !differs; k++) {
-            setting_text(rd, set[k].idx[0], shown[f], b, sizeof b);
+            setting_text(rd, set[k].idx[0], what, b, sizeof b);
             differs = strcmp(a, b) != 0;
         }
         if (differs && a[0]) add(buf, len, &w, " %s", a);

@@ -33,6 +33,11 @@ typedef struct bench_run_data {
 attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd, char *msg,
                            size_t msg_len);
 void bench_run_data_free(bench_run_data *rd);
+/* Fill rd->params from rd->pts: as recorded, except that a parameter the kind resolves from the
+ * shape (its default changes under ops->resolve for some point of its kind in the run) reads
+ * "auto" wherever it holds the value its default resolves to. find looks kinds up
+ * (attn_kind_find; kinds it does not know keep their text). bench_run_load calls it. */
+void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const char *name));
 /* Parse `bench COMMAND FILE.h5 [options]` (options from opts; one positional, the file, into
  * *path, NULL if absent); then the text the --run option left in *run_text into *run_id (0 when
  * absent). ATTN_EINVAL with a message on bad usage. */
