@@ -482,7 +482,7 @@ static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
     attn_status st = bench_gnuplot_render(&cx->gp, b.s, cx->format, width, height, dest, msg, msg_len);
     free(b.s);
     if (st == ATTN_OK) {
-        fprintf(cx->out, "wrote %s\n", dest);
+        if (cx->out) fprintf(cx->out, "wrote %s\n", dest);
         cx->written++;
     }
     return st;
@@ -499,8 +499,9 @@ typedef struct subset {
 
 static void skip(plot_ctx *cx, const subset *ss, const char *name, const char *why)
 {
-    fprintf(cx->out, "skipped %s%s%s.%s: %s\n", name, strcmp(ss->mode, "prefill") ? "_" : "",
-            strcmp(ss->mode, "prefill") ? ss->mode : "", cx->format, why);
+    if (cx->out)
+        fprintf(cx->out, "skipped %s%s%s.%s: %s\n", name, strcmp(ss->mode, "prefill") ? "_" : "",
+                strcmp(ss->mode, "prefill") ? ss->mode : "", cx->format, why);
     cx->skipped++;
 }
 
@@ -994,9 +995,10 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
     }
     if (!st && cx.written == 0)
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "run %lld of %s: nothing to draw (%d figures "
-                       "skipped, see above)", (long long)rd.run.run_id, path, cx.skipped);
+                       "skipped%s)", (long long)rd.run.run_id, path, cx.skipped,
+                       out ? ", see above" : ": sweep --n with 2 or more values");
     else if (!st)
-        fprintf(out, "plots: %d figure%s of run %lld in %s%s\n", cx.written, cx.written == 1 ? "" : "s", (long long)rd.run.run_id, dir,
+        fprintf(out ? out : stdout, "plots: %d figure%s of run %lld in %s%s\n", cx.written, cx.written == 1 ? "" : "s", (long long)rd.run.run_id, dir,
                 rd.failed ? " (failed points left out)" : "");
     free(ss.idx);
     free(ss.x);

@@ -21,7 +21,8 @@ int bench_cmd_fit(int argc, char **argv);
 int bench_cmd_plot(int argc, char **argv);
 
 /* Draw the figures of run run_id (0: the last) of results file path into dir (created if
- * missing) as format (png, svg, pdf); lists the files written and the figures skipped on out.
+ * missing) as format (png, svg, pdf); lists the files written and the figures skipped on out
+ * (NULL: only the closing "plots: N figures ... in DIR" line, on stdout).
  * ATTN_EINVAL: bad file, run, format or directory, or nothing to draw; ATTN_EFAIL: gnuplot
  * missing or failing (no broken image is left). */
 attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,
