@@ -518,9 +518,9 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
     char common[256];
     bench_common_settings(cx->rd, idx, n, BENCH_K_ALL & ~varying, common, sizeof common);
     const char *file = strrchr(cx->rd->path, '/');
-    snprintf(f->subtitle, sizeof f->subtitle, "%s  |  run %lld of %s, %d threads, %.40s",
+    snprintf(f->subtitle, sizeof f->subtitle, "%s  |  run %lld of %s, %d thread%s, %.40s",
              common, (long long)cx->rd->run.run_id, file ? file + 1 : cx->rd->path,
-             cx->rd->run.threads, cx->rd->run.cpu_model);
+             cx->rd->run.threads, cx->rd->run.threads == 1 ? "" : "s", cx->rd->run.cpu_model);
 }
 
 /* Draw f if a series of it has 2 or more x, else say why it is skipped; frees f. */

@@ -409,3 +409,36 @@ Test(plot, auto_parameters_keep_one_series_and_labels_name_what_differs)
     bench_series_free(set, nset);
     bench_run_data_free(&rd);
 }
+
+Test(plot, sweep_with_plots_draws_its_run)
+{
+    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
+    const char *tiny = "sweep --kinds full --n 8,16 --causal 0 --heads 2 --head-dim 4 --reps 1 "
+                       "--warmup 0 --min-time 0 --threads 1 --quiet";
+    const char *res = in_dir("sweep.h5"), *figs = in_dir("sweep-figs");
+    cr_assert_eq(bench_env("", "%s --out %s --plots %s", tiny, res, figs), 0, "%s", err_text);
+    char line[600];
+    snprintf(line, sizeof line, "plots: 4 figures of run 1 in %s", figs);
+    cr_expect(strstr(out_text, line) != NULL, "%s", out_text);
+    expect_png(in_dir("sweep-figs/time_vs_n.png"));
+    /* a directory that cannot be made: the sweep's results stay, the exit status says 1 */
+    const int code = bench_env("", "%s --out %s --plots %s/notes/x", tiny, res, res);
+    cr_expect_eq(code, 1, "%s", err_text);
+    cr_expect(strstr(err_text, "no plots") && strstr(err_text, "the results are saved"), "%s", err_text);
+    bench_run *runs;
+    int64_t n;
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_store_read_runs(res, &runs, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(n, 2);
+    free(runs);
+}
+
+Test(plot, help)
+{
+    const char *cmds[] = {"plot --help", "fit --help", "--help"};
+    for (int c = 0; c < 3; c++) {
+        cr_expect_eq(bench_env("", "%s", cmds[c]), 0, "bench %s", cmds[c]);
+        cr_expect(strstr(out_text, "usage:") && strstr(out_text, c == 1 ? "--no-store" : "plot"),
+                  "bench %s: %s", cmds[c], out_text);
+    }
+}
