@@ -234,6 +234,7 @@ int bench_cmd_sweep(int argc, char **argv)
     const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *out_s = NULL;
     const char *quiet = NULL, *set_s[MAX_SETS], *mode_s = NULL, *qlen_s = NULL;
     int nset = 0;
+    const char *plots_s = NULL;
     bench_measure_opts mo = {0};
     bench_opt opts[18 + BENCH_MEASURE_NOPTS] = {
         {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &kinds_s},
@@ -255,8 +256,10 @@ int bench_cmd_sweep(int argc, char **argv)
                              "results/<UTC time>.h5)", &out_s},
         {"--quiet", NULL, "no progress line and no summary table", &quiet},
         {"--help", NULL, "this help", &help},
+        {"--plots", "DIR", "then draw the run's figures into DIR (as bench plot does; with no "
+                           "options at all, into plots/)", &plots_s},
     };
-    int nopts = 14;
+    int nopts = 15;
     bench_measure_opt_table(&mo, opts + nopts);
     nopts += BENCH_MEASURE_NOPTS;
     const char *pos[1];
@@ -389,5 +392,16 @@ int bench_cmd_sweep(int argc, char **argv)
                 "steady them, " BENCH_NOISE_FIX ".\n", noisy);
     free(points);
     free(specs);
+    /* the run's figures: asked for with --plots, and always after the no-options sweep */
+    if (plots_s || argc == 2) {
+        char plot_dir[4096];
+        if (plots_s) snprintf(plot_dir, sizeof plot_dir, "%s", plots_s);
+        else bench_default_plot_dir(plot_dir, sizeof plot_dir);
+        if (bench_plot_results(out_path, run.run_id, plot_dir, "png", NULL, msg, sizeof msg)) {
+            fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
+                    out_path);
+            return 1;
+        }
+    }
     return failed ? 1 : 0;
 }

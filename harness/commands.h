@@ -7,6 +7,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "args.h"
 #include "results.h"
@@ -16,6 +17,18 @@ int bench_cmd_list(int argc, char **argv);
 int bench_cmd_info(int argc, char **argv);
 int bench_cmd_run(int argc, char **argv);
 int bench_cmd_sweep(int argc, char **argv);
+int bench_cmd_fit(int argc, char **argv);
+int bench_cmd_plot(int argc, char **argv);
+
+/* Draw the figures of run run_id (0: the last) of results file path into dir (created if
+ * missing) as format (png, svg, pdf); lists the files written and the figures skipped on out
+ * (NULL: only the closing "plots: N figures ... in DIR" line, on stdout).
+ * ATTN_EINVAL: bad file, run, format or directory, or nothing to draw; ATTN_EFAIL: gnuplot
+ * missing or failing (no broken image is left). */
+attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,
+                               const char *format, FILE *out, char *msg, size_t msg_len);
+/* plots/ under $ATTNBENCH_HOME (set by ./bench), else ./plots. */
+void bench_default_plot_dir(char *dir, size_t len);
 
 /* Measurement options shared by run and sweep, as text (NULL: default) and parsed. */
 typedef struct bench_measure_opts {

@@ -1,7 +1,8 @@
 /*
  * h5store.c — the HDF5 results store of results.h: one file holds the runs, points and timing
  * samples of any number of sweeps as three appendable compound tables (/runs, /points, /samples),
- * flushed after every point so an interrupted sweep keeps what it finished. Also reads them back.
+ * flushed after every point so an interrupted sweep keeps what it finished. Also reads them back,
+ * and keeps the optional /fits table of `bench fit` (rewritten whole, one run's rows replaced).
  *
  * Compound types are built from one field table per struct (name, offset, kind, size): adding a
  * field to bench_run or bench_point is one line in its table. In memory the types follow the C
@@ -114,6 +115,37 @@ static const field sample_fields[] = {
     FIELD(sample_row, seconds, F_F64),
 };
 
+static const field fit_fields[] = {
+    FIELD(bench_fit_row, run_id, F_I64),
+    FIELD(bench_fit_row, kind, F_STR),
+    FIELD(bench_fit_row, params, F_STR),
+    FIELD(bench_fit_row, dataset, F_STR),
+    FIELD(bench_fit_row, dataset_params, F_STR),
+    FIELD(bench_fit_row, mode, F_STR),
+    FIELD(bench_fit_row, batch, F_I64),
+    FIELD(bench_fit_row, heads, F_I64),
+    FIELD(bench_fit_row, kv_heads, F_I64),
+    FIELD(bench_fit_row, head_dim, F_I64),
+    FIELD(bench_fit_row, q_len, F_I64),
+    FIELD(bench_fit_row, causal, F_I32),
+    FIELD(bench_fit_row, metric, F_STR),
+    FIELD(bench_fit_row, points, F_I32),
+    FIELD(bench_fit_row, n_min, F_I64),
+    FIELD(bench_fit_row, n_max, F_I64),
+    FIELD(bench_fit_row, exponent, F_F64),
+    FIELD(bench_fit_row, exponent_lo, F_F64),
+    FIELD(bench_fit_row, exponent_hi, F_F64),
+    FIELD(bench_fit_row, r2, F_F64),
+    FIELD(bench_fit_row, prefactor, F_F64),
+    FIELD(bench_fit_row, theory, F_F64),
+    FIELD(bench_fit_row, reference_params, F_STR),
+    FIELD(bench_fit_row, reference_kv_heads, F_I64),
+    FIELD(bench_fit_row, crossover, F_STR),
+    FIELD(bench_fit_row, crossover_n, F_F64),
+    FIELD(bench_fit_row, ratio_at_max, F_F64),
+    FIELD(bench_fit_row, ratio_n, F_I64),
+};
+
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 typedef struct table {
@@ -129,6 +161,8 @@ static const table points_table = { "/points", point_fields, NFIELDS(point_field
                                     sizeof(bench_point), 64 };
 static const table samples_table = { "/samples", sample_fields, NFIELDS(sample_fields),
                                      sizeof(sample_row), 1024 };
+static const table fits_table = { "/fits", fit_fields, NFIELDS(fit_fields), sizeof(bench_fit_row),
+                                  64 };
 
 /* The compound type of a table: in memory (struct offsets, NUL-terminated strings) or in the
  * file (packed, NUL-padded strings). Returns a type id to H5Tclose, or -1. */
@@ -384,8 +418,9 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
 }
 
 /* Is the existing file at path an attnbench results file of our format_version? Opens it
- * read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message. */
-static attn_status check_results_file(const char *path, char *msg, size_t msg_len)
+ * read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message ending in `fix` (what to
+ * do: "; choose another --out" when writing, "" when reading). */
+static attn_status check_results_file(const char *path, const char *fix, char *msg, size_t msg_len)
 {
 #if H5_VERSION_GE(1, 12, 0)
     htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);
@@ -394,14 +429,12 @@ static attn_status check_results_file(const char *path, char *msg, size_t msg_le
 #endif
     if (is_h5 == 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "%s is not an attnbench results file (not an HDF5 file); choose another --out",
-                    path);
+                    "%s is not an attnbench results file (not an HDF5 file)%s", path, fix);
     if (is_h5 < 0) {
         if (access(path, R_OK) != 0)
             return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "%s is not an attnbench results file (HDF5 cannot read it); choose another "
-                    "--out", path);
+                    "%s is not an attnbench results file (HDF5 cannot read it)%s", path, fix);
     }
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
@@ -416,28 +449,25 @@ static attn_status check_results_file(const char *path, char *msg, size_t msg_le
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read the 'format' attribute of %s", path);
     } else if (got == 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s is not an attnbench results file (no 'format' attribute); choose another "
-                  "--out", path);
+                  "%s is not an attnbench results file (no 'format' attribute)%s", path, fix);
     } else if (strcmp(format, BENCH_FORMAT) != 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s is not an attnbench results file (format '%.40s', expected '%s'); choose "
-                  "another --out", path, format, BENCH_FORMAT);
+                  "%s is not an attnbench results file (format '%.40s', expected '%s')%s", path,
+                  format, BENCH_FORMAT, fix);
     } else if ((got = read_int_attr(file, "format_version", &version)) <= 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s has no readable integer 'format_version' attribute; choose another --out",
-                  path);
+                  "%s has no readable integer 'format_version' attribute%s", path, fix);
     } else if (version != BENCH_FORMAT_VERSION) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                   "%s is an attnbench results file of format_version %lld, but this build "
-                  "reads and writes version %d; choose another --out",
-                  path, (long long)version, BENCH_FORMAT_VERSION);
+                  "reads and writes version %d%s",
+                  path, (long long)version, BENCH_FORMAT_VERSION, fix);
     } else {
         const char *names[] = { runs_table.dset, points_table.dset, samples_table.dset };
         for (size_t i = 0; i < sizeof names / sizeof names[0] && st == ATTN_OK; i++)
             if (H5Lexists(file, names[i], H5P_DEFAULT) <= 0)
                 st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                          "%s is damaged: it has no %s table; choose another --out", path,
-                          names[i]);
+                          "%s is damaged: it has no %s table%s", path, names[i], fix);
     }
     H5Fclose(file);
     return st;
@@ -526,7 +556,7 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     snprintf(st->path, sizeof st->path, "%s", path);
 
     if (access(path, F_OK) == 0) {
-        attn_status cs = check_results_file(path, msg, msg_len);
+        attn_status cs = check_results_file(path, "; choose another --out", msg, msg_len);
         if (cs != ATTN_OK) {
             free(st);
             return cs;
@@ -650,7 +680,7 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                     path ? strerror(errno) : "no path");
-    attn_status cs = check_results_file(path, msg, msg_len);
+    attn_status cs = check_results_file(path, "", msg, msg_len);
     if (cs != ATTN_OK)
         return cs;
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -811,6 +841,100 @@ done:
     if (samples >= 0)
         H5Dclose(samples);
     H5Dclose(points);
+    H5Fclose(file);
+    return st;
+}
+
+/* ---- /fits: replaced per run by `bench fit` ---- */
+
+attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
+                                  size_t msg_len)
+{
+    quiet_hdf5();
+    *rows = NULL;
+    *n = 0;
+    hid_t file, runs;
+    attn_status st = open_table_ro(path, &runs_table, &file, &runs, msg, msg_len);
+    if (st != ATTN_OK)
+        return st;
+    htri_t has = H5Lexists(file, fits_table.dset, H5P_DEFAULT);
+    H5Dclose(runs);
+    H5Fclose(file);
+    if (has <= 0)
+        return ATTN_OK; /* written before any `bench fit` */
+    void *buf;
+    st = read_table(path, &fits_table, &buf, n, msg, msg_len);
+    *rows = buf;
+    return st;
+}
+
+attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
+                                   int64_t n, char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    if (n < 0 || (n > 0 && !rows))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "invalid fit row count %lld", (long long)n);
+    if (!path || access(path, F_OK) != 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
+                         path ? strerror(errno) : "no path");
+    attn_status st = check_results_file(path, "", msg, msg_len);
+    if (st != ATTN_OK)
+        return st;
+    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (file < 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "cannot open %s for writing the fits (permissions, or open elsewhere?)",
+                         path);
+    hid_t runs = H5Dopen2(file, runs_table.dset, H5P_DEFAULT), dset = -1;
+    hid_t mtype = compound_type(&fits_table, false);
+    int64_t nruns = runs < 0 ? -1 : table_rows(runs), old = 0, kept = 0;
+    bench_fit_row *all = NULL;
+    if (nruns < 0 || mtype < 0) {
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read /runs of %s", path);
+        goto done;
+    }
+    if (run_id < 1 || run_id > nruns) {
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s has no run %lld (it has runs 1..%lld)", path,
+                       (long long)run_id, (long long)nruns);
+        goto done;
+    }
+    if (H5Lexists(file, fits_table.dset, H5P_DEFAULT) > 0) {
+        dset = H5Dopen2(file, fits_table.dset, H5P_DEFAULT);
+        old = dset < 0 ? -1 : table_rows(dset);
+    }
+    all = malloc((size_t)(old > 0 ? old : 0) * sizeof *all + (size_t)n * sizeof *all + 1);
+    if (!all) {
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for the fits of %s", path);
+        goto done;
+    }
+    if (old < 0 || read_rows(dset, mtype, 0, old, all) < 0) {
+        /* derived data in another layout (an older build): recomputable, so replace it */
+        if (dset >= 0)
+            H5Dclose(dset);
+        dset = -1;
+        old = 0;
+        H5Ldelete(file, fits_table.dset, H5P_DEFAULT);
+    }
+    for (int64_t r = 0; r < old; r++)
+        if (all[r].run_id != run_id)
+            all[kept++] = all[r];
+    for (int64_t r = 0; r < n; r++) {
+        all[kept + r] = rows[r];
+        all[kept + r].run_id = run_id;
+    }
+    if (dset < 0 && create_table(file, &fits_table) >= 0)
+        dset = H5Dopen2(file, fits_table.dset, H5P_DEFAULT);
+    if (dset < 0 || set_rows(dset, kept + n) < 0 ||
+        rows_io(dset, mtype, 0, kept + n, all, true) < 0 || H5Fflush(file, H5F_SCOPE_GLOBAL) < 0)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write /fits in %s (disk full?)", path);
+done:
+    free(all);
+    if (dset >= 0)
+        H5Dclose(dset);
+    if (mtype >= 0)
+        H5Tclose(mtype);
+    if (runs >= 0)
+        H5Dclose(runs);
     H5Fclose(file);
     return st;
 }

@@ -8,6 +8,8 @@
  *   /points      extendable chunked compound table, one row per point (bench_point)
  *   /samples     extendable chunked compound table, one row per timed repetition:
  *                run_id, point_id, rep, seconds
+ *   /fits        (optional: written by `bench fit`) one row per fitted series and metric of a run
+ *                (bench_fit_row); a new fit of a run replaces that run's rows
  * Strings are fixed-length, NUL-padded UTF-8 (h5py reads them as bytes: .str.decode()).
  * Every row is flushed to disk as soon as it is added, so an interrupted sweep keeps its points.
  */
@@ -76,6 +78,39 @@ typedef struct bench_point {
     char message[160];         /* why, when status is "error" */
 } bench_point;
 
+/* One row of /fits: a power law metric ≈ prefactor · n^exponent fitted over n (= kv_len) to
+ * one series of a run (the points sharing every setting but n), beside its theory and its
+ * crossover with `full` at the same settings. */
+typedef struct bench_fit_row {
+    int64_t run_id;
+    char kind[32];
+    char params[160];          /* as in /points; a parameter the sweep resolved per n is "auto" */
+    char dataset[32];
+    char dataset_params[96];
+    char mode[16];
+    int64_t batch, heads, kv_heads, head_dim;
+    int64_t q_len;             /* decode: queries per step; 0 in prefill (where q_len = n) */
+    int32_t causal;
+    char metric[16];           /* "time": median s per forward; "rss_added": peak - base RSS
+                                  bytes (what the point added); "peak_rss": peak RSS bytes (files
+                                  without base RSS); "workspace": declared scratch bytes */
+    int32_t points;            /* points fitted */
+    int64_t n_min, n_max;
+    double exponent;           /* least squares slope of ln metric on ln n */
+    double exponent_lo, exponent_hi; /* its 95 % confidence interval (Student's t; NaN < 3 points) */
+    double r2;                 /* of the log-log fit */
+    double prefactor;          /* metric ≈ prefactor · n^exponent */
+    double theory;             /* slope of ln flops (time), or of ln(q, k, v, out + workspace +
+                                  state bytes) (rss), over the same points; NaN for workspace */
+    char reference_params[160]; /* the full series compared against ("" if none, or full itself) */
+    int64_t reference_kv_heads;
+    char crossover[16];        /* below full's metric: "above" n = crossover_n, "below" it,
+                                  "always", "never" (in the common n range), "" (no reference) */
+    double crossover_n;        /* interpolated in log-log between measured points; NaN otherwise */
+    double ratio_at_max;       /* metric / full's metric at the largest common n */
+    int64_t ratio_n;           /* that n */
+} bench_fit_row;
+
 typedef struct bench_store bench_store;
 
 /* Open path for appending, creating it if absent. An existing file that is not an attnbench
@@ -96,6 +131,13 @@ attn_status bench_store_read_points(const char *path, bench_point **points, int6
 /* Samples of one point, in repetition order. */
 attn_status bench_store_read_samples(const char *path, int64_t point_id, double **samples_s,
                                      int64_t *n, char *msg, size_t msg_len);
+/* Replace the /fits rows of run_id by rows[0..n) (creating /fits if absent; other runs' rows are
+ * kept). rows[i].run_id is set to run_id. */
+attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
+                                   int64_t n, char *msg, size_t msg_len);
+/* Every row of /fits; none (ATTN_OK, *n = 0) when the file has no /fits. free() the array. */
+attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
+                                  size_t msg_len);
 
 /* ---- tensors in HDF5 (tensor_io.c): `bench run --input/--output` ---- */
 

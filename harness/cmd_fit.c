@@ -1,0 +1,294 @@
+/*
+ * cmd_fit.c — `bench fit FILE.h5 [--run ID]`: for every series of a run measured at 2 or more n,
+ * power laws over n of its time and memory (exponent, 95 % CI, R²) beside the exponent its own
+ * flop and byte counts imply, and where it becomes faster / leaner than `full` at the same
+ * settings. Printed as a table and stored in the file's /fits table (replacing the run's last fit).
+ */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "commands.h"
+#include "fit.h"
+#include "series.h"
+
+/* The settings of a series over n; the same minus kind and params for its reference. */
+static const bench_group_by over_n = {BENCH_K_ALL & ~BENCH_K_N, NULL};
+static const bench_group_by same_shape = {BENCH_K_ALL & ~BENCH_K_N & ~BENCH_K_KIND & ~BENCH_K_PARAMS,
+                                          NULL};
+
+typedef enum { M_TIME, M_RSS, M_WORKSPACE, M_COUNT } metric;
+
+/* Does every point of the series know its base RSS (so peak - base is what it added)? */
+static bool rss_added_known(const bench_run_data *rd, const bench_series *s)
+{
+    for (int64_t i = 0; i < s->n; i++)
+        if (rd->pts[s->idx[i]].base_rss_bytes < 0 || rd->pts[s->idx[i]].peak_rss_bytes < 0) return false;
+    return true;
+}
+
+static double metric_value(const bench_point *pt, int m, bool rss_added)
+{
+    if (m == M_TIME) return pt->time_median_s;
+    if (m == M_WORKSPACE) return (double)pt->workspace_bytes;
+    return bench_rss_of(pt, rss_added);
+}
+
+/* x = n and y = metric of the series' points with y > 0; returns how many. */
+static int64_t series_xy(const bench_run_data *rd, const bench_series *s, int m, bool added,
+                         double *x, double *y, double *theory_y)
+{
+    int64_t k = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        const bench_point *pt = &rd->pts[s->idx[i]];
+        const double v = metric_value(pt, m, added);
+        if (!(v > 0) || !isfinite(v)) continue;
+        x[k] = (double)pt->kv_len;
+        y[k] = v;
+        if (theory_y) theory_y[k] = m == M_TIME ? pt->flops : bench_expected_bytes(pt);
+        k++;
+    }
+    return k;
+}
+
+static int64_t distinct_n(const bench_run_data *rd, const bench_series *s)
+{
+    int64_t d = 0;
+    for (int64_t i = 0; i < s->n; i++)
+        d += i == 0 || rd->pts[s->idx[i]].kv_len != rd->pts[s->idx[i - 1]].kv_len;
+    return d;
+}
+
+/* The full series to compare series k with: same shape and settings, full's default
+ * parameters if measured, else the first; failing that, the same with kv_heads = heads (MHA). */
+static int64_t reference_of(const bench_run_data *rd, const bench_series *set, int64_t nset,
+                            int64_t k)
+{
+    const int64_t me = set[k].idx[0];
+    if (strcmp(rd->pts[me].kind, "full") == 0) return -1;
+    char def[160] = "";
+    const attn_ops *full = attn_kind_find("full");
+    if (full) {
+        attn_params p = attn_params_defaults(full);
+        attn_params_format(full, &p, def, sizeof def);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t found = -1;
+        for (int64_t r = 0; r < nset; r++) {
+            const int64_t o = set[r].idx[0];
+            if (strcmp(rd->pts[o].kind, "full") != 0) continue;
+            bench_group_by by = same_shape;
+            if (pass == 1) {
+                by.fields &= ~BENCH_K_KV_HEADS;
+                if (rd->pts[o].kv_heads != rd->pts[o].heads) continue;
+            }
+            if (!bench_same_settings(rd, me, o, by)) continue;
+            if (found < 0 || strcmp(rd->params[o], def) == 0) found = r;
+        }
+        if (found >= 0) return found;
+    }
+    return -1;
+}
+
+static const char *const metric_names[M_COUNT] = {"time", "rss_added", "workspace"};
+
+/* The fit rows of series k of the set (time; memory; workspace when it varies). */
+static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t nset, int64_t k,
+                      bench_fit_row rows[M_COUNT], double *buf)
+{
+    const bench_series *s = &set[k];
+    const bench_point *pt = &rd->pts[s->idx[0]];
+    const int64_t ref = reference_of(rd, set, nset, k);
+    /* buf holds 5 arrays of rd->n: x, y and the theory's y of this series, x and y of full */
+    double *x = buf, *y = x + rd->n, *ty = y + rd->n, *xr = ty + rd->n, *yr = xr + rd->n;
+    const bool added = rss_added_known(rd, s) && (ref < 0 || rss_added_known(rd, &set[ref]));
+    int nrows = 0;
+    for (int m = 0; m < M_COUNT; m++) {
+        if (m == M_WORKSPACE) { /* only when it varies over n */
+            bool varies = false;
+            for (int64_t i = 1; i < s->n; i++)
+                varies |= rd->pts[s->idx[i]].workspace_bytes != pt->workspace_bytes;
+            if (!varies) continue;
+        }
+        const int64_t np = series_xy(rd, s, m, added, x, y, ty);
+        bench_fit f, th;
+        char msg[ATTN_MSG_LEN];
+        if (bench_fit_power_law(x, y, np, &f, msg, sizeof msg) != ATTN_OK) continue;
+        bench_fit_row *r = &rows[nrows++];
+        *r = (bench_fit_row){.run_id = rd->run.run_id, .batch = pt->batch, .heads = pt->heads,
+                             .kv_heads = pt->kv_heads, .head_dim = pt->head_dim,
+                             .q_len = strcmp(pt->mode, "decode") == 0 ? pt->q_len : 0,
+                             .causal = pt->causal, .points = (int32_t)np, .n_min = (int64_t)x[0],
+                             .n_max = (int64_t)x[np - 1], .exponent = f.slope,
+                             .exponent_lo = f.slope_lo, .exponent_hi = f.slope_hi, .r2 = f.r2,
+                             .prefactor = exp(f.intercept), .theory = NAN, .crossover_n = NAN,
+                             .ratio_at_max = NAN};
+        snprintf(r->kind, sizeof r->kind, "%s", pt->kind);
+        snprintf(r->params, sizeof r->params, "%s", rd->params[s->idx[0]]);
+        snprintf(r->dataset, sizeof r->dataset, "%s", pt->dataset);
+        snprintf(r->dataset_params, sizeof r->dataset_params, "%s", pt->dataset_params);
+        snprintf(r->mode, sizeof r->mode, "%s", pt->mode);
+        snprintf(r->metric, sizeof r->metric, "%s", m == M_RSS && !added ? "peak_rss" : metric_names[m]);
+        if (m != M_WORKSPACE && bench_fit_power_law(x, ty, np, &th, msg, sizeof msg) == ATTN_OK)
+            r->theory = th.slope;
+        if (ref < 0) continue;
+        const bench_point *rp = &rd->pts[set[ref].idx[0]];
+        snprintf(r->reference_params, sizeof r->reference_params, "%s", rd->params[set[ref].idx[0]]);
+        r->reference_kv_heads = rp->kv_heads;
+        const int64_t nr = series_xy(rd, &set[ref], m, added, xr, yr, NULL);
+        bench_crossover c = bench_crossover_find(x, y, np, xr, yr, nr);
+        static const char *const names[] = {"", "always", "never", "above", "below"};
+        snprintf(r->crossover, sizeof r->crossover, "%s", names[c.kind]);
+        r->crossover_n = c.at;
+        r->ratio_at_max = c.ratio_at_max;
+        r->ratio_n = c.kind == BENCH_CROSS_NONE ? 0 : (int64_t)c.max_x;
+    }
+    return nrows;
+}
+
+/* "faster above n≈1270 (0.21x at 8K)" and the like. */
+static void describe_crossover(const bench_fit_row *r, char *buf, size_t len)
+{
+    const bool time = strcmp(r->metric, "time") == 0;
+    const char *better = time ? "faster" : "leaner";
+    char at[32], hkv[48] = "";
+    if (r->reference_params[0] == '\0' && r->crossover[0] == '\0') {
+        snprintf(buf, len, "%s", strcmp(r->kind, "full") == 0 ? "-" : "no full at these settings");
+        return;
+    }
+    if (r->crossover[0] == '\0') {
+        snprintf(buf, len, "no n in common with full");
+        return;
+    }
+    if (r->reference_kv_heads != r->kv_heads)
+        snprintf(hkv, sizeof hkv, ", vs full Hkv=%lld", (long long)r->reference_kv_heads);
+    bench_format_count((double)r->ratio_n, at, sizeof at);
+    if (strcmp(r->crossover, "above") == 0 || strcmp(r->crossover, "below") == 0)
+        snprintf(buf, len, "%s %s n=%.0f (%.2fx at %s%s)", better, r->crossover, r->crossover_n,
+                 r->ratio_at_max, at, hkv);
+    else
+        snprintf(buf, len, "%s %s %s (%.2fx at %s%s)", strcmp(r->crossover, "always") == 0 ? "always" : "never",
+                 better, "in range", r->ratio_at_max, at, hkv);
+}
+
+static void print_table(const bench_run_data *rd, const bench_series *set, int64_t nset,
+                        const int64_t *row_series, const bench_fit_row *rows, int64_t nrows)
+{
+    char label[256], range[64], a[32], b[32], ci[48], r2[16], th[16], vs[160];
+    int width = 6;
+    for (int64_t r = 0; r < nrows; r++) {
+        bench_series_label(rd, set, nset, row_series[r], over_n, label, sizeof label);
+        if ((int)strlen(label) > width) width = (int)strlen(label);
+    }
+    if (width > 48) width = 48;
+    printf("%-*s  %-9s  %-11s %3s  %8s  %-15s %7s  %6s  %s\n", width, "series", "metric", "n", "pts",
+           "exponent", "95% CI", "R2", "theory", "vs full at the same settings");
+    for (int64_t r = 0; r < nrows; r++) {
+        const bench_fit_row *f = &rows[r];
+        bench_series_label(rd, set, nset, row_series[r], over_n, label, sizeof label);
+        snprintf(range, sizeof range, "%s..%s", bench_format_count((double)f->n_min, a, sizeof a),
+                 bench_format_count((double)f->n_max, b, sizeof b));
+        if (isnan(f->exponent_lo)) snprintf(ci, sizeof ci, "-");
+        else snprintf(ci, sizeof ci, "[%.2f, %.2f]", f->exponent_lo, f->exponent_hi);
+        if (isnan(f->r2)) snprintf(r2, sizeof r2, "-");
+        else snprintf(r2, sizeof r2, "%.4f", f->r2);
+        if (isnan(f->theory)) snprintf(th, sizeof th, "-");
+        else snprintf(th, sizeof th, "%.2f", f->theory);
+        describe_crossover(f, vs, sizeof vs);
+        printf("%-*.*s  %-9s  %-11s %3d  %8.2f  %-15s %7s  %6s  %s\n", width, width,
+               r == 0 || row_series[r] != row_series[r - 1] ? label : "", f->metric, range,
+               f->points, f->exponent, ci, r2, th, vs);
+    }
+}
+
+int bench_cmd_fit(int argc, char **argv)
+{
+    const char *help = NULL, *run_s = NULL, *no_store = NULL;
+    const bench_opt opts[] = {
+        {"--run", "ID", "the run to fit (default: the last run in the file)", &run_s},
+        {"--no-store", NULL, "print only: leave the file's /fits table as it is", &no_store},
+        {"--help", NULL, "this help", &help},
+    };
+    const char *file = NULL;
+    char msg[ATTN_MSG_LEN];
+    int64_t run_id = 0;
+    if (bench_parse_file_args(argc, argv, opts, sizeof opts / sizeof opts[0], "fit", &file,
+                              &run_s, &run_id, msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (help) {
+        bench_print_help(
+            "bench fit FILE.h5 [--run ID] [--no-store]",
+            "For every series of a run (the points sharing kind, params, dataset, mode, causal,\n"
+            "batch, heads, kv_heads and head_dim) measured at 2 or more n: the exponent k of\n"
+            "time ~ n^k and of memory ~ n^k by least squares on log-log axes, its 95 % confidence\n"
+            "interval (Student's t) and R², beside the exponent the kind's own flop and byte\n"
+            "counts imply over the same points; and the n from which each kind is faster (and\n"
+            "leaner) than full at the same settings, interpolated in log-log between measured n.\n"
+            "The table is also stored in the file as /fits (replacing the run's previous fit).",
+            opts, sizeof opts / sizeof opts[0]);
+        return 0;
+    }
+    if (!file) return bench_fail(ATTN_EINVAL, "bench fit needs a results file: bench fit FILE.h5");
+
+    bench_run_data rd;
+    attn_status st = bench_run_load(file, run_id, &rd, msg, sizeof msg);
+    if (st) return bench_fail(st, msg);
+    int64_t *all = malloc((size_t)rd.n * sizeof *all), nset = 0, nrows = 0, fitted = 0;
+    double *n_of = malloc((size_t)rd.n * sizeof *n_of);
+    double *buf = malloc(5 * (size_t)rd.n * sizeof *buf);
+    bench_fit_row *rows = malloc((size_t)rd.n * M_COUNT * sizeof *rows);
+    int64_t *row_series = malloc((size_t)rd.n * M_COUNT * sizeof *row_series);
+    bench_series *set = NULL, *fit_set = NULL;
+    if (!all || !n_of || !buf || !rows || !row_series) st = ATTN_EFAIL;
+    for (int64_t p = 0; !st && p < rd.n; p++) all[p] = p, n_of[p] = (double)rd.pts[p].kv_len;
+    if (!st) st = bench_series_group(&rd, all, rd.n, over_n, n_of, &set, &nset);
+    if (st) snprintf(msg, sizeof msg, "out of memory fitting %lld points", (long long)rd.n);
+    /* the series measured at 2+ n, in their own set so labels compare only them */
+    if (!st && (fit_set = calloc((size_t)nset, sizeof *fit_set)) == NULL) st = ATTN_EFAIL;
+    for (int64_t k = 0; !st && k < nset; k++)
+        if (distinct_n(&rd, &set[k]) >= 2) fit_set[fitted++] = set[k];
+    for (int64_t k = 0; !st && k < fitted; k++) {
+        const int got = fit_series(&rd, fit_set, fitted, k, rows + nrows, buf);
+        for (int g = 0; g < got; g++) row_series[nrows + g] = k;
+        nrows += got;
+    }
+    if (!st && nrows == 0)
+        st = attn_fail(ATTN_EINVAL, msg, sizeof msg,
+                       "run %lld of %s has no series measured at 2 or more n: nothing to fit (sweep "
+                       "--n with several values, e.g. --n 1K:16K:x2)", (long long)rd.run.run_id, rd.path);
+    if (!st) {
+        char common[256];
+        bench_common_settings(&rd, all, rd.n, BENCH_K_ALL & ~BENCH_K_N, common, sizeof common);
+        printf("run %lld of %s: %s; %lld series fitted over n", (long long)rd.run.run_id, rd.path,
+               common, (long long)fitted);
+        if (nset > fitted) printf(" (%lld with a single n left out)", (long long)(nset - fitted));
+        if (rd.failed) printf("; %lld failed points left out", (long long)rd.failed);
+        printf("\n\n");
+        print_table(&rd, fit_set, fitted, row_series, rows, nrows);
+        printf("\nexponent: slope of ln(metric) on ln(n) by least squares; 95%% CI from Student's t "
+               "(n-2 dof); R2 of that fit.\n"
+               "time: median seconds per forward; rss_added: peak RSS - RSS at the point's start "
+               "(what it allocated);\npeak_rss: peak RSS (base unknown); workspace: declared "
+               "scratch bytes (listed when it varies).\n"
+               "theory: the same slope of the kind's flop count (time) or of its q, k, v, out, "
+               "workspace and state\nbytes (memory) over the same points. vs full: where the "
+               "metric falls below full's, interpolated in log-log.\n");
+        if (!no_store) {
+            st = bench_store_write_fits(rd.path, rd.run.run_id, rows, nrows, msg, sizeof msg);
+            if (st == ATTN_OK)
+                printf("stored: %lld rows in /fits of %s (run %lld)\n", (long long)nrows, rd.path,
+                       (long long)rd.run.run_id);
+            else st = ATTN_EFAIL; /* the table is printed: a failure while running */
+        }
+    }
+    free(fit_set);
+    bench_series_free(set, nset);
+    free(all);
+    free(n_of);
+    free(buf);
+    free(rows);
+    free(row_series);
+    bench_run_data_free(&rd);
+    return st ? bench_fail(st, msg) : 0;
+}
