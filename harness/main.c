@@ -16,6 +16,7 @@ static void usage(FILE *f)
             "  sweep   measure a grid of kinds and shapes into results/<time>.h5\n"
             "  run     measure one kind at one shape (or on your own q/k/v from HDF5)\n"
             "  list    kinds, their parameters and the datasets\n"
+            "  datasets  input datasets, their parameters and definitions\n"
             "  info    machine and build facts, OpenBLAS sgemm GFLOP/s\n"
             "  test    (./bench launcher only) build and run the test suite\n");
 }
@@ -41,7 +42,7 @@ int main(int argc, char **argv)
         const char *name;
         int (*fn)(int, char **);
     } cmds[] = {{"sweep", bench_cmd_sweep}, {"run", bench_cmd_run}, {"list", bench_cmd_list},
-                {"info", bench_cmd_info}};
+                {"info", bench_cmd_info}, {"datasets", bench_cmd_datasets}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
         if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
     fprintf(stderr, "bench: unknown command '%s' (commands: sweep, run, list, info)\n", argv[1]);

@@ -86,7 +86,7 @@ static char *read_all(const char *path, long *n)
 }
 
 #define TINY "sweep --kinds full --n 8,16 --causal 0,1 --heads 2 --head-dim 4 --reps 1 --warmup 0 " \
-             "--min-time 0 --threads 1 --quiet"
+             "--min-time 0 --threads 1 --quiet --dataset gaussian"
 
 Test(cli, bad_usage_exits_2_with_one_clear_line)
 {
