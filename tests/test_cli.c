@@ -85,6 +85,15 @@ static char *read_all(const char *path, long *n)
     return buf;
 }
 
+/* Every run and point of a results file (the test stops if it cannot be read). */
+static void read_results(const char *file, bench_run **runs, int64_t *nr, bench_point **pts,
+                         int64_t *np)
+{
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_store_read_runs(file, runs, nr, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_read_points(file, pts, np, msg, sizeof msg), ATTN_OK, "%s", msg);
+}
+
 #define TINY "sweep --kinds full --n 8,16 --causal 0,1 --heads 2 --head-dim 4 --reps 1 --warmup 0 " \
              "--min-time 0 --threads 1 --quiet --dataset gaussian"
 
@@ -107,6 +116,46 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("needs a KIND", "%s", "run");
     expect_usage_error("this machine has", "%s", "run full --n 1M --heads 4096"); /* 4 TiB */
     expect_usage_error("--input gives the shape", "%s", "run full --input x.h5 --heads 2");
+    expect_usage_error("'decoding' is neither prefill nor decode", "%s", "run full --mode decoding");
+    expect_usage_error("--mode: decode given twice", "%s", "sweep --mode decode,decode");
+}
+
+/* Decode points: the newest q_len queries against a cache of n keys, causal, with the KV bytes
+ * they read; prefill points beside them keep their causal axis; the run records bandwidth. */
+Test(cli, sweep_decode_mode)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/d.h5", dir);
+    cr_assert_eq(bench("sweep --kinds full --mode prefill,decode --n 8,16 --causal 0,1 --q-len 1,3 "
+                       "--heads 2 --kv-heads 1,2 --head-dim 4 --reps 1 --warmup 0 --min-time 0 "
+                       "--threads 1 --quiet --out %s", file), 0, "stderr: %s", err_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    read_results(file, &runs, &nr, &pts, &np);
+    cr_expect_gt(runs[0].mem_bandwidth_gbs, 0);
+    int prefill = 0, decode = 0;
+    for (int64_t p = 0; p < np; p++) {
+        const bench_point *pt = &pts[p];
+        cr_expect_str_eq(pt->status, "ok");
+        cr_expect_leq(pt->rel_err, 1e-5, "point %lld rel_err %g", (long long)p, pt->rel_err);
+        const double kv = 2.0 * sizeof(float) * (double)(pt->kv_heads * pt->kv_len * pt->head_dim);
+        cr_expect_eq(pt->kv_bytes, kv, "point %lld: kv_bytes %g, expected %g", (long long)p,
+                     pt->kv_bytes, kv);
+        if (strcmp(pt->mode, "decode") == 0) {
+            decode++;
+            cr_expect_eq(pt->causal, 1);
+            cr_expect(pt->q_len == 1 || pt->q_len == 3, "q_len %lld", (long long)pt->q_len);
+        } else {
+            cr_expect_str_eq(pt->mode, "prefill");
+            cr_expect_eq(pt->q_len, pt->kv_len);
+            prefill++;
+        }
+    }
+    cr_expect_eq(prefill, 2 * 2 * 2, "n x causal x kv_heads");
+    cr_expect_eq(decode, 2 * 2 * 2, "n x q_len x kv_heads");
+    free(runs);
+    free(pts);
 }
 
 Test(cli, help_everywhere)
@@ -147,9 +196,7 @@ Test(cli, sweep_writes_then_appends_and_bad_input_leaves_the_file_untouched)
     bench_run *runs;
     bench_point *pts;
     int64_t nr, np;
-    char msg[ATTN_MSG_LEN];
-    cr_assert_eq(bench_store_read_runs(file, &runs, &nr, msg, sizeof msg), ATTN_OK, "%s", msg);
-    cr_assert_eq(bench_store_read_points(file, &pts, &np, msg, sizeof msg), ATTN_OK, "%s", msg);
+    read_results(file, &runs, &nr, &pts, &np);
     cr_expect_eq(nr, 2);
     cr_expect_eq(np, 8);
     cr_expect_eq(runs[1].run_id, 2);
@@ -164,6 +211,7 @@ Test(cli, sweep_writes_then_appends_and_bad_input_leaves_the_file_untouched)
         cr_expect_gt(pts[p].peak_rss_bytes, 0);
         double *s;
         int64_t ns;
+        char msg[ATTN_MSG_LEN];
         cr_expect_eq(bench_store_read_samples(file, pts[p].point_id, &s, &ns, msg, sizeof msg), ATTN_OK);
         cr_expect_eq(ns, 1);
         cr_expect_eq(s[0], pts[p].time_median_s);
