@@ -4,8 +4,9 @@
 #include "commands.h"
 #include "datasets.h"
 
-void bench_print_entry(const char *name, const char *summary, const char *definition,
-                       const attn_param_def *params, int nparams)
+/* One dataset: name, summary, definition (NULL: none), parameters (as `bench list` prints a kind). */
+static void print_entry(const char *name, const char *summary, const char *definition,
+                        const attn_param_def *params, int nparams)
 {
     printf("  %-12s %s\n", name, summary);
     if (definition) {
@@ -49,7 +50,7 @@ int bench_cmd_datasets(int argc, char **argv)
     printf("datasets (--dataset):\n");
     for (int n = 0; n < ds_count(); n++) {
         const ds_ops *d = ds_at(n);
-        bench_print_entry(d->name, d->summary, verbose ? d->definition : NULL, d->params, d->nparams);
+        print_entry(d->name, d->summary, verbose ? d->definition : NULL, d->params, d->nparams);
     }
     return 0;
 }

@@ -28,7 +28,20 @@ int bench_cmd_list(int argc, char **argv)
     printf("kinds:\n");
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *k = attn_kind_at(n);
-        bench_print_entry(k->name, k->summary, verbose ? k->definition : NULL, k->params, k->nparams);
+        printf("  %-12s %s\n", k->name, k->summary);
+        if (verbose && k->definition) {
+            printf("      ");
+            for (const char *c = k->definition; *c; c++) {
+                putchar(*c);
+                if (*c == '\n') printf("      ");
+            }
+            putchar('\n');
+        }
+        for (int p = 0; p < k->nparams; p++) {
+            const attn_param_def *d = &k->params[p];
+            printf("      %-14s = %-8g %s [%g, %g]%s\n", d->name, d->def, d->summary, d->min,
+                   d->max, d->integer ? ", integer" : "");
+        }
     }
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);

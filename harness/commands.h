@@ -17,9 +17,6 @@ int bench_cmd_info(int argc, char **argv);
 int bench_cmd_run(int argc, char **argv);
 int bench_cmd_sweep(int argc, char **argv);
 int bench_cmd_datasets(int argc, char **argv);
-/* One kind or dataset for list/datasets: name, summary, definition (NULL: none), parameters. */
-void bench_print_entry(const char *name, const char *summary, const char *definition,
-                       const attn_param_def *params, int nparams);
 
 /* Measurement options shared by run and sweep, as text (NULL: default) and parsed. */
 typedef struct bench_measure_opts {

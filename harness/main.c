@@ -16,7 +16,7 @@ static void usage(FILE *f)
             "  sweep   measure a grid of kinds and shapes into results/<time>.h5\n"
             "  run     measure one kind at one shape (or on your own q/k/v from HDF5)\n"
             "  list    kinds, their parameters and the datasets\n"
-            "  datasets  input datasets, their parameters and definitions\n"
+            "  datasets input datasets, their parameters and definitions\n"
             "  info    machine and build facts, OpenBLAS sgemm GFLOP/s\n"
             "  test    (./bench launcher only) build and run the test suite\n");
 }
