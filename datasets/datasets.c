@@ -1,12 +1,15 @@
-/* datasets.c — the list of generators, and helpers they share. */
+/* datasets.c — the list of datasets, their parameters, and helpers the generators share. */
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 #include "datasets.h"
-#include "rng.h"
 
-extern const ds_ops ds_gaussian;
+extern const ds_ops ds_gaussian, ds_local, ds_lowrank, ds_clustered, ds_needle, ds_tied, ds_file;
 
-static const ds_ops *const all[] = {&ds_gaussian};
+static const ds_ops *const all[] = {&ds_gaussian, &ds_local,  &ds_lowrank, &ds_clustered,
+                                    &ds_needle,   &ds_tied,   &ds_file};
 
 int ds_count(void) { return (int)(sizeof all / sizeof all[0]); }
 
@@ -19,6 +22,87 @@ const ds_ops *ds_find(const char *name)
     return NULL;
 }
 
+attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *msg, size_t msg_len)
+{
+    const char *eq = strchr(item, '=');
+    char name[64];
+    snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - item) : (int)strlen(item), item);
+    *ops = ds_find(name);
+    if (!*ops)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--dataset: unknown dataset '%s' (see bench datasets)", name);
+    if ((*ops)->takes_path && (!eq || eq[1] == '\0'))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--dataset: %s needs a path: --dataset %s=PATH.h5", name, name);
+    if (!(*ops)->takes_path && eq)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--dataset: %s takes no '=%s' (set its parameters with NAME=VALUE in "
+                         "bench run, --set NAME=V1,V2 in bench sweep)", name, eq + 1);
+    *p = ds_params_defaults(*ops);
+    p->path = (*ops)->takes_path ? eq + 1 : NULL;
+    return ATTN_OK;
+}
+
+/* The dataset's parameter table seen as a kind's, so that parsing, range checks and formatting
+ * are the kinds' own (attention/params.c). */
+static attn_ops as_kind(const ds_ops *ops)
+{
+    return (attn_ops){.name = ops->name, .params = ops->params, .nparams = ops->nparams};
+}
+
+static attn_params values(const ds_params *p)
+{
+    attn_params a;
+    memcpy(a.v, p->v, sizeof a.v);
+    return a;
+}
+
+ds_params ds_params_defaults(const ds_ops *ops)
+{
+    const attn_ops k = as_kind(ops);
+    attn_params a = attn_params_defaults(&k);
+    ds_params p = {.path = NULL};
+    memcpy(p.v, a.v, sizeof p.v);
+    return p;
+}
+
+int ds_param_index(const ds_ops *ops, const char *name)
+{
+    const attn_ops k = as_kind(ops);
+    return attn_param_index(&k, name);
+}
+
+attn_status ds_param_set(const ds_ops *ops, ds_params *p, const char *name, const char *value,
+                         char *msg, size_t msg_len)
+{
+    const attn_ops k = as_kind(ops);
+    if (attn_param_index(&k, name) < 0) {
+        char names[160] = "none";
+        for (int n = 0, w = 0; n < ops->nparams && w < (int)sizeof names; n++)
+            w += snprintf(names + w, sizeof names - (size_t)w, "%s%s", n ? ", " : "",
+                          ops->params[n].name);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "dataset '%s' has no parameter '%s' (its parameters: %s)", ops->name,
+                         name, names);
+    }
+    attn_params a = values(p);
+    if (attn_param_set(&k, &a, name, value, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    memcpy(p->v, a.v, sizeof p->v);
+    return ATTN_OK;
+}
+
+int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t len)
+{
+    const attn_ops k = as_kind(ops);
+    const attn_params a = values(p);
+    int w = 0;
+    if (len) buf[0] = '\0';
+    if (ops->takes_path) w = snprintf(buf, len, "path=%s%s", p->path ? p->path : "",
+                                      ops->nparams ? "," : "");
+    if (w >= 0 && (size_t)w < len) w += attn_params_format(&k, &a, buf + w, len - (size_t)w);
+    return w;
+}
+
 void ds_fill_normal(float *x, int64_t n, double sigma, uint64_t seed, uint64_t stream)
 {
     enum { CHUNK = 1 << 16 }; /* one stream per chunk: parallel and deterministic */
@@ -28,5 +112,91 @@ void ds_fill_normal(float *x, int64_t n, double sigma, uint64_t seed, uint64_t s
         ds_rng r = ds_rng_stream(seed, stream * 0x100000000ULL + (uint64_t)c);
         int64_t end = (c + 1) * CHUNK < n ? (c + 1) * CHUNK : n;
         for (int64_t e = c * CHUNK; e < end; e++) x[e] = (float)(sigma * ds_rng_normal(&r));
+    }
+}
+
+void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k)
+{
+    const int64_t L = ds_latent_len(s), D = s->D, group = s->H / s->Hkv;
+    const size_t row = (size_t)D * sizeof(float);
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+    for (int64_t bh = 0; bh < s->B * s->H; bh++) {
+        const int64_t b = bh / s->H, g = (bh % s->H) / group;
+        const float *xg = x + (b * s->Hkv + g) * L * D;
+        memcpy(q + bh * s->T * D, xg + (L - s->T) * D, (size_t)s->T * row);
+    }
+    if (x == k) return; /* L == S: the keys are the latent itself */
+    for (int64_t bg = 0; bg < s->B * s->Hkv; bg++)
+        memcpy(k + bg * s->S * D, x + (bg * L + L - s->S) * D, (size_t)s->S * row);
+}
+
+attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho,
+                             float *q, float *k, const char *who, char *msg, size_t msg_len)
+{
+    const int64_t L = ds_latent_len(s), D = s->D, heads = s->B * s->Hkv;
+    const double c = sqrt(1.0 - rho * rho);
+    float *x = L == s->S ? k : malloc((size_t)(heads * L * D) * sizeof *x);
+    if (!x)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for %lld positions", who,
+                         (long long)L);
+    ds_fill_normal(x, heads * L * D, sigma, seed, 1);
+    if (rho != 0) {
+#pragma omp parallel for schedule(static) num_threads(s->threads)
+        for (int64_t bg = 0; bg < heads; bg++) {
+            float *xg = x + bg * L * D;
+            for (int64_t t = 1; t < L; t++)
+                for (int64_t d = 0; d < D; d++)
+                    xg[t * D + d] = (float)(rho * xg[(t - 1) * D + d] + c * xg[t * D + d]);
+        }
+    }
+    ds_from_latent(s, x, q, k);
+    if (x != k) free(x);
+    return ATTN_OK;
+}
+
+attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems,
+                         double table_sigma, ds_draw_row draw, const void *ctx, float *q, float *k,
+                         const char *who, char *msg, size_t msg_len)
+{
+    enum { P_TABLE = 16, P_KEY, P_QUERY };
+    const int64_t D = s->D, heads = s->B * s->Hkv, group = s->H / s->Hkv;
+    float *table = malloc((size_t)(heads * table_elems) * sizeof *table);
+    if (!table)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for %lld tables of %lld "
+                         "floats", who, (long long)heads, (long long)table_elems);
+#pragma omp parallel num_threads(s->threads)
+    {
+#pragma omp for schedule(static)
+        for (int64_t bg = 0; bg < heads; bg++) {
+            ds_rng rng = ds_row_rng(seed, P_TABLE, bg);
+            for (int64_t e = 0; e < table_elems; e++)
+                table[bg * table_elems + e] = (float)(table_sigma * ds_rng_normal(&rng));
+        }
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < heads * s->S; row++) {
+            ds_rng rng = ds_row_rng(seed, P_KEY, row);
+            draw(&rng, table + row / s->S * table_elems, ctx, D, k + row * D);
+        }
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < s->B * s->H * s->T; row++) {
+            const int64_t bh = row / s->T, bg = bh / s->H * s->Hkv + bh % s->H / group;
+            ds_rng rng = ds_row_rng(seed, P_QUERY, row);
+            draw(&rng, table + bg * table_elems, ctx, D, q + row * D);
+        }
+    }
+    free(table);
+    return ATTN_OK;
+}
+
+void ds_normalize_rows(float *x, int64_t rows, int64_t D, double norm, int threads)
+{
+#pragma omp parallel for schedule(static) num_threads(threads)
+    for (int64_t r = 0; r < rows; r++) {
+        float *xr = x + r * D;
+        double ss = 0;
+        for (int64_t d = 0; d < D; d++) ss += (double)xr[d] * xr[d];
+        if (ss == 0) continue;
+        const double f = norm / sqrt(ss);
+        for (int64_t d = 0; d < D; d++) xr[d] = (float)(xr[d] * f);
     }
 }

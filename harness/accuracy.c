@@ -14,7 +14,7 @@ int64_t bench_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t 
     }
     ds_rng rng = ds_rng_stream(seed, 0xacc);
     for (int64_t r = 0; r < wanted; r++) /* one row in each of `wanted` equal strata */
-        rows[r] = (int64_t)(((double)r + ds_rng_uniform(&rng)) * (double)total / (double)wanted);
+        rows[r] = ds_stratum(r, wanted, total, ds_rng_uniform(&rng));
     return wanted;
 }
 
@@ -76,4 +76,49 @@ done:
     free(own);
     free(got);
     return st;
+}
+
+double bench_retrieval(const attn_shape *s, const float *v, const float *out, const ds_plant *plants,
+                       int64_t n)
+{
+    const int64_t D = s->D, S = s->S, group = s->H / s->Hkv;
+    int64_t hits = 0;
+#pragma omp parallel for schedule(dynamic) reduction(+ : hits) num_threads(s->threads)
+    for (int64_t e = 0; e < n; e++) {
+        const int64_t bh = plants[e].row / s->T, bg = bh / s->H * s->Hkv + bh % s->H / group;
+        const float *o = out + plants[e].row * D, *vg = v + bg * S * D;
+        double marker = 0, nearest_other = INFINITY; /* squared distances */
+        for (int64_t j = 0; j < S; j++) {
+            double dist = 0;
+            for (int64_t d = 0; d < D; d++) {
+                const double x = (double)o[d] - vg[j * D + d];
+                dist += x * x;
+            }
+            if (j == plants[e].key) marker = dist;
+            else if (dist < nearest_other) nearest_other = dist;
+        }
+        hits += marker < nearest_other;
+    }
+    return n ? (double)hits / (double)n : NAN;
+}
+
+attn_status bench_measure_retrieval(const ds_ops *ds, const ds_params *p, const attn_shape *s,
+                                    uint64_t seed, const float *v, const float *out,
+                                    int64_t *queries, double *retrieval, char *msg, size_t msg_len)
+{
+    *queries = 0;
+    *retrieval = NAN;
+    if (!ds->plants) return ATTN_OK;
+    const int64_t n = ds->plants(s, p, seed, NULL);
+    ds_plant *plants = n > 0 ? malloc((size_t)n * sizeof *plants) : NULL;
+    if (n < 0 || (n > 0 && !plants)) {
+        free(plants);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "retrieval: out of memory for the %s plants",
+                         ds->name);
+    }
+    if (n > 0) ds->plants(s, p, seed, plants);
+    *queries = n;
+    *retrieval = bench_retrieval(s, v, out, plants, n);
+    free(plants);
+    return ATTN_OK;
 }

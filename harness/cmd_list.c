@@ -43,7 +43,7 @@ int bench_cmd_list(int argc, char **argv)
                    d->max, d->integer ? ", integer" : "");
         }
     }
-    printf("\ndatasets (--dataset):\n");
+    printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);
     return 0;
 }

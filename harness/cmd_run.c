@@ -10,40 +10,27 @@
 #include "point.h"
 #include "table.h"
 
-typedef struct run_inputs {
-    float *q, *k, *v;
-    int64_t qd[4], kd[4], vd[4];
-} run_inputs;
-
-static void free_inputs(run_inputs *in)
+/* NAME=VALUE after the kind: a parameter of the kind or of the dataset (not both). */
+static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg, size_t msg_len)
 {
-    free(in->q);
-    free(in->k);
-    free(in->v);
-}
-
-/* q [B,H,T,D], k and v [B,Hkv,S,D] from an HDF5 file; the shape follows from them. */
-static attn_status read_inputs(const char *path, run_inputs *in, attn_shape *s, char *msg,
-                               size_t msg_len)
-{
-    if (bench_tensor_read(path, "q", in->qd, &in->q, msg, msg_len) ||
-        bench_tensor_read(path, "k", in->kd, &in->k, msg, msg_len) ||
-        bench_tensor_read(path, "v", in->vd, &in->v, msg, msg_len))
-        return ATTN_EINVAL;
-    if (memcmp(in->kd, in->vd, sizeof in->kd) != 0 || in->qd[0] != in->kd[0] ||
-        in->qd[3] != in->kd[3]) {
-        return attn_fail(
-            ATTN_EINVAL, msg, msg_len,
-            "%s: shapes do not fit q [B,H,T,D], k and v [B,Hkv,S,D]: q [%lld,%lld,%lld,%lld] "
-            "k [%lld,%lld,%lld,%lld] v [%lld,%lld,%lld,%lld]",
-            path, (long long)in->qd[0], (long long)in->qd[1], (long long)in->qd[2],
-            (long long)in->qd[3], (long long)in->kd[0], (long long)in->kd[1], (long long)in->kd[2],
-            (long long)in->kd[3], (long long)in->vd[0], (long long)in->vd[1], (long long)in->vd[2],
-            (long long)in->vd[3]);
-    }
-    bool causal = s->causal;
-    *s = attn_shape_init(in->qd[0], in->qd[1], in->kd[1], in->qd[2], in->kd[2], in->qd[3], causal);
-    return ATTN_OK;
+    const char *eq = strchr(arg, '=');
+    char name[64];
+    if (!eq || eq == arg || (size_t)(eq - arg) >= sizeof name)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "expected NAME=VALUE after the kind, got '%s'",
+                         arg);
+    snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
+    const bool in_kind = attn_param_index(spec->ops, name) >= 0;
+    const bool in_dataset = ds_param_index(spec->dataset, name) >= 0;
+    if (in_kind && in_dataset)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is ambiguous: kind '%s' and dataset '%s' "
+                         "both have a parameter '%s'", arg, spec->ops->name, spec->dataset->name,
+                         name);
+    if (!in_kind && !in_dataset)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "kind '%s' has no parameter '%s', nor has "
+                         "dataset '%s' (see bench list, bench datasets)", spec->ops->name, name,
+                         spec->dataset->name);
+    if (in_kind) return attn_param_set(spec->ops, &spec->params, name, eq + 1, msg, msg_len);
+    return ds_param_set(spec->dataset, &spec->dataset_params, name, eq + 1, msg, msg_len);
 }
 
 int bench_cmd_run(int argc, char **argv)
@@ -65,8 +52,10 @@ int bench_cmd_run(int argc, char **argv)
         {"--batch", "B", "batch size (default 1)", &b_s},
         {"--causal", "0|1", "causal mask, last query aligned with last key (default 0; decode 1)",
          &causal_s},
-        {"--dataset", "NAME", "input generator (default gaussian; see bench list)", &dataset_s},
-        {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE", &input},
+        {"--dataset", "NAME", "input generator, or file=FILE.h5 (default gaussian; see bench "
+                              "datasets)", &dataset_s},
+        {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
+                               "as --dataset file=FILE.h5", &input},
         {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &output},
         {"--out", "RESULTS.h5", "also append this point as a run to a results file", &results},
         {"--help", NULL, "this help", &help},
@@ -85,8 +74,9 @@ int bench_cmd_run(int argc, char **argv)
             "bench run KIND [NAME=VALUE ...] [options]",
             "Measures one attention kind at one shape and prints one result row: median time,\n"
             "GFLOP/s, exact workspace, peak RSS, and the error against exact float64 attention.\n"
-            "NAME=VALUE sets a parameter of the kind (see bench list). With --input the shape\n"
-            "comes from the file, so you can check a kind on your own tensors:\n"
+            "NAME=VALUE sets a parameter of the kind (bench list) or of the dataset (bench\n"
+            "datasets). With --input the shape comes from the file (--q-len keeps its newest\n"
+            "queries), so you can check a kind on your own tensors:\n"
             "  bench run full --causal 1 --input qkv.h5 --output o.h5\n"
             "Decode: one step of incremental decoding, the time is per step:\n"
             "  bench run gqa --mode decode --n 32768 --heads 32 --kv-heads 8 --head-dim 128",
@@ -100,17 +90,18 @@ int bench_cmd_run(int argc, char **argv)
         return bench_fail(ATTN_EINVAL, msg);
     }
     bench_point_spec spec = {.ops = ops, .params = attn_params_defaults(ops)};
-    for (int a = 1; a < npos; a++) {
-        const char *eq = strchr(pos[a], '=');
-        char name[64];
-        if (!eq || eq == pos[a] || (size_t)(eq - pos[a]) >= sizeof name) {
-            snprintf(msg, sizeof msg, "expected NAME=VALUE after the kind, got '%s'", pos[a]);
-            return bench_fail(ATTN_EINVAL, msg);
-        }
-        snprintf(name, sizeof name, "%.*s", (int)(eq - pos[a]), pos[a]);
-        if (attn_param_set(ops, &spec.params, name, eq + 1, msg, sizeof msg))
-            return bench_fail(ATTN_EINVAL, msg);
+    if (input && dataset_s)
+        return bench_fail(ATTN_EINVAL, "--input FILE is --dataset file=FILE: give one of them");
+    if (input) {
+        spec.dataset = ds_find("file");
+        spec.dataset_params = ds_params_defaults(spec.dataset);
+        spec.dataset_params.path = input;
+    } else if (ds_parse(dataset_s ? dataset_s : "gaussian", &spec.dataset, &spec.dataset_params,
+                        msg, sizeof msg)) {
+        return bench_fail(ATTN_EINVAL, msg);
     }
+    for (int a = 1; a < npos; a++)
+        if (set_param(&spec, pos[a], msg, sizeof msg)) return bench_fail(ATTN_EINVAL, msg);
 
     bench_measure_cfg mc;
     int64_t n = 1024, T = -1, S = -1, H = 8, Hkv = 0, D = 64, B = 1, causal = 0;
@@ -128,14 +119,13 @@ int bench_cmd_run(int argc, char **argv)
         (b_s && bench_parse_i64(b_s, "--batch", 1, 1 << 20, &B, msg, sizeof msg)) ||
         (causal_s && bench_parse_i64(causal_s, "--causal", 0, 1, &causal, msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
-    spec.dataset = ds_find(dataset_s ? dataset_s : "gaussian");
-    if (!spec.dataset) {
-        snprintf(msg, sizeof msg, "unknown dataset '%s' (see bench list)", dataset_s);
+    const bool fixed = spec.dataset->shape != NULL; /* the file gives the shape */
+    if (fixed && (n_s || s_s || h_s || hkv_s || d_s || b_s)) {
+        snprintf(msg, sizeof msg, "%s gives the shape and the data: drop --n, --kv-len, --heads, "
+                 "--kv-heads, --head-dim, --batch (--q-len keeps its newest queries)",
+                 input ? "--input" : "--dataset file=PATH");
         return bench_fail(ATTN_EINVAL, msg);
     }
-    if (input && (n_s || t_s || s_s || h_s || hkv_s || d_s || b_s || dataset_s))
-        return bench_fail(ATTN_EINVAL, "--input gives the shape and the data: drop --n, --q-len, "
-                                       "--kv-len, --heads, --kv-heads, --head-dim, --batch, --dataset");
     if (output && (bench_check_writable(output, "--output", msg, sizeof msg) ||
                    bench_tensor_check_target(output, msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
@@ -144,10 +134,16 @@ int bench_cmd_run(int argc, char **argv)
 
     spec.shape = attn_shape_init(B, H, attn_kind_kv_heads(ops, H, Hkv), T > 0 ? T : n,
                                  S > 0 ? S : n, D, causal);
-    run_inputs in = {0};
-    if (input && read_inputs(input, &in, &spec.shape, msg, sizeof msg)) {
-        free_inputs(&in);
-        return bench_fail(ATTN_EINVAL, msg);
+    if (fixed) {
+        spec.shape.T = T > 0 ? T : 0; /* 0: every query of the file */
+        if (spec.dataset->shape(&spec.dataset_params, &spec.shape, msg, sizeof msg))
+            return bench_fail(ATTN_EINVAL, msg);
+        if (attn_kind_kv_heads(ops, spec.shape.H, spec.shape.Hkv) != spec.shape.Hkv) {
+            snprintf(msg, sizeof msg, "%s has %lld KV heads; kind %s runs with %lld",
+                     spec.dataset_params.path, (long long)spec.shape.Hkv, ops->name,
+                     (long long)attn_kind_kv_heads(ops, spec.shape.H, spec.shape.Hkv));
+            return bench_fail(ATTN_EINVAL, msg);
+        }
     }
     spec.shape.decode = decode;
     spec.shape.threads = mc.threads;
@@ -155,24 +151,17 @@ int bench_cmd_run(int argc, char **argv)
     spec.seed = mc.seed;
     spec.timing = mc.timing;
     spec.accuracy_rows = mc.accuracy_rows;
-    if (input) spec.dataset = NULL;
-    if (bench_point_check(&spec, msg, sizeof msg)) {
-        free_inputs(&in);
-        return bench_fail(ATTN_EINVAL, msg);
-    }
+    if (bench_point_check(&spec, msg, sizeof msg)) return bench_fail(ATTN_EINVAL, msg);
     bench_store *store = NULL;
-    if (results && bench_store_open(results, &store, msg, sizeof msg)) {
-        free_inputs(&in);
+    if (results && bench_store_open(results, &store, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
-    }
 
     bench_point pt;
     double *samples = NULL;
     int64_t nsamples = 0;
     float *out = NULL;
-    attn_status st = bench_point_run(&spec, in.q, in.k, in.v, &pt, &samples, &nsamples,
+    attn_status st = bench_point_run(&spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
                                      output ? &out : NULL, msg, sizeof msg);
-    free_inputs(&in);
     int exit_code = 0;
     double sgemm = NAN; /* measured only when the point goes into a results file */
     if (st == ATTN_OK && output) {
@@ -190,8 +179,9 @@ int bench_cmd_run(int argc, char **argv)
     }
     if (st != ATTN_OK) exit_code = bench_fail(st, msg);
     else {
-        bench_table_header(stdout);
-        bench_table_row(stdout, &pt, sgemm);
+        const bool retrieval = bench_table_has_retrieval(&pt, 1);
+        bench_table_header(stdout, retrieval);
+        bench_table_row(stdout, &pt, sgemm, retrieval);
         bench_warn_noisy(&pt, true);
     }
     free(samples);

@@ -21,6 +21,7 @@ enum { MAX_SETS = 8, MAX_POINTS = 100000 };
 
 #define DEFAULT_N "256:8192:x2"
 #define DEFAULT_CAUSAL "0,1"
+#define DEFAULT_DATASETS "gaussian,local,needle"
 
 typedef struct int_axis {
     const char *name;
@@ -34,9 +35,17 @@ typedef struct param_axis {
     int n;
 } param_axis;
 
+/* A dataset with one combination of its --set values. */
+typedef struct ds_variant {
+    const ds_ops *ops;
+    ds_params params;
+} ds_variant;
+
 typedef struct grid {
-    char **kind_names, **dataset_names;
+    char **kind_names, **dataset_names; /* dataset_names hold the file paths the points use */
     int nkinds, ndatasets;
+    ds_variant *datasets; /* one per --dataset item, then (expand_datasets) one per variant */
+    int nvariants;
     int_axis n, heads, kv_heads, head_dim, batch, causal, mode, q_len; /* mode: 0 prefill, 1 decode */
     param_axis sets[MAX_SETS];
     int nsets;
@@ -46,6 +55,7 @@ static void grid_free(grid *g)
 {
     bench_free_strings(g->kind_names, g->nkinds);
     bench_free_strings(g->dataset_names, g->ndatasets);
+    free(g->datasets);
     int_axis *axes[] = {&g->n,     &g->heads,  &g->kv_heads, &g->head_dim,
                         &g->batch, &g->causal, &g->mode,     &g->q_len};
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
@@ -80,7 +90,67 @@ static attn_status parse_modes(int_axis *ax, const char *text, char *msg, size_t
     return st;
 }
 
-/* --set NAME=V1,V2: the name must belong to at least one swept kind. */
+/* --dataset items: NAME or NAME=PATH. */
+static attn_status parse_datasets(grid *g, char *msg, size_t msg_len)
+{
+    if (!(g->datasets = calloc((size_t)g->ndatasets, sizeof *g->datasets)))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for %d datasets", g->ndatasets);
+    g->nvariants = g->ndatasets;
+    for (int d = 0; d < g->ndatasets; d++)
+        if (ds_parse(g->dataset_names[d], &g->datasets[d].ops, &g->datasets[d].params, msg,
+                     msg_len))
+            return ATTN_EINVAL;
+    return ATTN_OK;
+}
+
+/* Advance the mixed-radix counter idx over the --set axes with has[s]; false after the last
+ * combination. */
+static bool next_combination(const grid *g, int *idx, const bool *has)
+{
+    for (int s = 0; s < g->nsets; s++) {
+        if (!has[s]) continue;
+        if (++idx[s] < g->sets[s].n) return true;
+        idx[s] = 0;
+    }
+    return false;
+}
+
+/* Each --dataset item times the combinations of the --set values of its parameters. */
+static attn_status expand_datasets(grid *g, char *msg, size_t msg_len)
+{
+    ds_variant *out = NULL;
+    int n = 0, cap = 0;
+    for (int d = 0; d < g->ndatasets; d++) {
+        const ds_variant base = g->datasets[d];
+        bool has[MAX_SETS];
+        int idx[MAX_SETS] = {0};
+        for (int s = 0; s < g->nsets; s++) has[s] = ds_param_index(base.ops, g->sets[s].name) >= 0;
+        do {
+            if (n == cap) {
+                ds_variant *grown = realloc(out, (size_t)(cap = 2 * cap + 8) * sizeof *out);
+                if (!grown) {
+                    free(out);
+                    return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for datasets");
+                }
+                out = grown;
+            }
+            out[n] = base;
+            for (int s = 0; s < g->nsets; s++)
+                if (has[s] && ds_param_set(base.ops, &out[n].params, g->sets[s].name,
+                                           g->sets[s].values[idx[s]], msg, msg_len)) {
+                    free(out);
+                    return ATTN_EINVAL;
+                }
+            n++;
+        } while (next_combination(g, idx, has));
+    }
+    free(g->datasets);
+    g->datasets = out;
+    g->nvariants = n;
+    return ATTN_OK;
+}
+
+/* --set NAME=V1,V2: the name must belong to a swept kind or a swept dataset, not to both. */
 static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_len)
 {
     const char *eq = strchr(text, '=');
@@ -95,16 +165,39 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
             return attn_fail(ATTN_EINVAL, msg, msg_len,
                              "--set %s given twice: list all values in one --set", pa->name);
         }
-    bool used = false;
+    const char *kind = NULL, *dataset = NULL;
     for (int k = 0; k < g->nkinds; k++)
-        used |= attn_param_index(attn_kind_find(g->kind_names[k]), pa->name) >= 0;
-    if (!used) {
+        if (attn_param_index(attn_kind_find(g->kind_names[k]), pa->name) >= 0)
+            kind = g->kind_names[k];
+    for (int d = 0; d < g->ndatasets; d++)
+        if (ds_param_index(g->datasets[d].ops, pa->name) >= 0) dataset = g->datasets[d].ops->name;
+    if (!kind && !dataset) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "--set %s: no swept kind has a parameter '%s' (see bench list)", pa->name,
-                         pa->name);
+                         "--set %s: no swept kind has a parameter '%s', nor has a swept "
+                         "dataset (see bench list, bench datasets)", pa->name, pa->name);
+    }
+    if (kind && dataset) {
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--set %s is ambiguous: kind '%s' and dataset '%s' both have a parameter "
+                         "'%s'; sweep them in separate runs", pa->name, kind, dataset, pa->name);
     }
     if (bench_split_list(eq + 1, "--set", &pa->values, &pa->n, msg, msg_len)) return ATTN_EINVAL;
     g->nsets++;
+    return ATTN_OK;
+}
+
+/* The shape a dataset fixes (file), with its newest T queries (0: all); the kind must run with
+ * the data's KV heads. */
+static attn_status file_shape(const attn_ops *ops, const ds_variant *dv, attn_shape *s, int64_t T,
+                              char *msg, size_t msg_len)
+{
+    s->T = T;
+    if (dv->ops->shape(&dv->params, s, msg, msg_len)) return ATTN_EINVAL;
+    const int64_t Hkv = attn_kind_kv_heads(ops, s->H, s->Hkv);
+    if (Hkv != s->Hkv)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--dataset %s=%s has %lld KV heads but kind %s "
+                         "runs with %lld: leave it out (--kinds)", dv->ops->name, dv->params.path,
+                         (long long)s->Hkv, ops->name, (long long)Hkv);
     return ATTN_OK;
 }
 
@@ -118,15 +211,16 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
     for (int ki = 0; ki < g->nkinds; ki++) {
         const attn_ops *ops = attn_kind_find(g->kind_names[ki]);
         int idx[MAX_SETS] = {0}; /* mixed-radix counter over the sets this kind has */
+        bool has[MAX_SETS];
+        for (int s = 0; s < g->nsets; s++) has[s] = attn_param_index(ops, g->sets[s].name) >= 0;
         for (;;) {
             attn_params p = attn_params_defaults(ops);
             for (int s = 0; s < g->nsets; s++)
-                if (attn_param_index(ops, g->sets[s].name) >= 0 &&
-                    attn_param_set(ops, &p, g->sets[s].name, g->sets[s].values[idx[s]], msg,
-                                   msg_len))
+                if (has[s] && attn_param_set(ops, &p, g->sets[s].name, g->sets[s].values[idx[s]],
+                                             msg, msg_len))
                     goto invalid;
             for (int mi = 0; mi < g->mode.n; mi++)
-            for (int di = 0; di < g->ndatasets; di++)
+            for (int di = 0; di < g->nvariants; di++)
             for (int ci = 0; ci < g->causal.n; ci++)
             for (int ti = 0; ti < g->q_len.n; ti++)
             for (int bi = 0; bi < g->batch.n; bi++)
@@ -135,6 +229,9 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
             for (int dd = 0; dd < g->head_dim.n; dd++)
             for (int ni = 0; ni < g->n.n; ni++) {
                 const bool decode = g->mode.v[mi] != 0;
+                const ds_variant *dv = &g->datasets[di];
+                /* a dataset that fixes the shape (file) has one point per kind, mode, causal */
+                if (dv->ops->shape && (bi || hi || gi || dd || ni)) continue;
                 /* decode is causal (the queries are the newest positions) and the only mode with
                  * a q_len axis: other combinations would repeat points */
                 if ((decode && ci > 0) || (!decode && ti > 0)) continue;
@@ -156,28 +253,26 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
                 }
                 bench_point_spec *sp = &specs[n++];
                 *sp = (bench_point_spec){
-                    .ops = ops, .params = p, .dataset = ds_find(g->dataset_names[di]),
+                    .ops = ops, .params = p, .dataset = dv->ops, .dataset_params = dv->params,
                     .seed = mc->seed, .timing = mc->timing, .accuracy_rows = mc->accuracy_rows};
                 sp->shape = attn_shape_init(g->batch.v[bi], H, Hkv,
                                             decode ? g->q_len.v[ti] : g->n.v[ni], g->n.v[ni],
                                             g->head_dim.v[dd], decode || g->causal.v[ci] != 0);
+                if (dv->ops->shape && file_shape(ops, dv, &sp->shape, decode ? g->q_len.v[ti] : 0,
+                                                 msg, msg_len))
+                    goto invalid;
                 sp->shape.decode = decode;
                 sp->shape.threads = mc->threads;
                 attn_params_resolve(ops, &sp->shape, &sp->params);
                 char why[ATTN_MSG_LEN];
                 if (bench_point_check(sp, why, sizeof why)) {
-                    snprintf(msg, msg_len, "%s n=%lld heads=%lld kv_heads=%lld: %s", ops->name,
-                             (long long)g->n.v[ni], (long long)H, (long long)sp->shape.Hkv, why);
+                    snprintf(msg, msg_len, "%s %s n=%lld heads=%lld kv_heads=%lld: %s", ops->name,
+                             dv->ops->name, (long long)sp->shape.S, (long long)sp->shape.H,
+                             (long long)sp->shape.Hkv, why);
                     goto invalid;
                 }
             }
-            int s = 0; /* next parameter combination */
-            for (; s < g->nsets; s++) {
-                if (attn_param_index(ops, g->sets[s].name) < 0) continue;
-                if (++idx[s] < g->sets[s].n) break;
-                idx[s] = 0;
-            }
-            if (s == g->nsets) break;
+            if (!next_combination(g, idx, has)) break;
         }
     }
     *out = specs;
@@ -219,13 +314,14 @@ static double predict_s(const bench_point_spec *sp, double flops_per_s)
 
 static void describe(const bench_point_spec *sp, char *buf, size_t len)
 {
-    char params[160];
+    char params[160], dparams[160];
     attn_params_format(sp->ops, &sp->params, params, sizeof params);
-    snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s %s", sp->ops->name,
+    ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
+    snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s", sp->ops->name,
              sp->shape.decode ? " decode" : "",
              (long long)sp->shape.S, (long long)sp->shape.B, (long long)sp->shape.H,
              (long long)sp->shape.Hkv, (long long)sp->shape.D, sp->shape.causal,
-             sp->dataset->name, params);
+             sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
 }
 
 int bench_cmd_sweep(int argc, char **argv)
@@ -249,9 +345,10 @@ int bench_cmd_sweep(int argc, char **argv)
         {"--head-dim", "LIST", "head dimensions (default 64)", &d_s},
         {"--batch", "LIST", "batch sizes (default 1)", &b_s},
         {"--causal", "LIST", "0, 1 or 0,1 (default " DEFAULT_CAUSAL ")", &causal_s},
-        {"--dataset", "LIST", "input generators (default gaussian; see bench list)", &dataset_s},
-        {"--set", "NAME=V1,V2", "sweep a kind parameter (repeatable); kinds without it ignore it",
-         set_s, &nset, MAX_SETS},
+        {"--dataset", "LIST", "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
+                              "bench datasets)", &dataset_s},
+        {"--set", "NAME=V1,V2", "sweep a parameter of the kinds or of the datasets (repeatable); "
+                                "those without it ignore it", set_s, &nset, MAX_SETS},
         {"--out", "FILE.h5", "results file; appended to if it exists (default "
                              "results/<UTC time>.h5)", &out_s},
         {"--quiet", NULL, "no progress line and no summary table", &quiet},
@@ -273,7 +370,9 @@ int bench_cmd_sweep(int argc, char **argv)
             "Measures every point of a grid (kinds x parameter values x dataset x causal x batch x\n"
             "heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
             "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
-            "causal 0 and 1, 8 heads of dim 64 (about a minute on 2 cores).\n"
+            "causal 0 and 1, 8 heads of dim 64, datasets " DEFAULT_DATASETS ".\n"
+            "A file dataset (--dataset file=qkv.h5) fixes the shape: --n, --heads, --kv-heads,\n"
+            "--head-dim and --batch do not apply to its points (decode: its --q-len newest queries).\n"
             "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5",
             opts, nopts);
         return 0;
@@ -297,14 +396,9 @@ int bench_cmd_sweep(int argc, char **argv)
             st = ATTN_EINVAL;
         }
     if (!st)
-        st = bench_split_list(dataset_s ? dataset_s : "gaussian", "--dataset", &g.dataset_names,
-                              &g.ndatasets, msg, sizeof msg);
-    for (int k = 0; !st && k < g.ndatasets; k++)
-        if (!ds_find(g.dataset_names[k])) {
-            snprintf(msg, sizeof msg, "--dataset: unknown dataset '%s' (see bench list)",
-                     g.dataset_names[k]);
-            st = ATTN_EINVAL;
-        }
+        st = bench_split_list(dataset_s ? dataset_s : DEFAULT_DATASETS, "--dataset",
+                              &g.dataset_names, &g.ndatasets, msg, sizeof msg);
+    if (!st) st = parse_datasets(&g, msg, sizeof msg);
     if (!st) st = parse_axis(&g.n, "--n", n_s ? n_s : DEFAULT_N, 1, INT64_MAX / 2, msg, sizeof msg);
     if (!st) st = parse_modes(&g.mode, mode_s ? mode_s : "prefill", msg, sizeof msg);
     if (!st) st = parse_axis(&g.q_len, "--q-len", qlen_s ? qlen_s : "1", 1, INT64_MAX / 2, msg, sizeof msg);
@@ -316,6 +410,7 @@ int bench_cmd_sweep(int argc, char **argv)
         st = parse_axis(&g.causal, "--causal", causal_s ? causal_s : DEFAULT_CAUSAL, 0, 1, msg,
                         sizeof msg);
     for (int s = 0; !st && s < nset; s++) st = parse_set(&g, set_s[s], msg, sizeof msg);
+    if (!st) st = expand_datasets(&g, msg, sizeof msg);
     if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
     bench_point *points = NULL;
     if (!st && !(points = calloc((size_t)npoints, sizeof *points)))
@@ -326,8 +421,8 @@ int bench_cmd_sweep(int argc, char **argv)
     bench_store *store = NULL;
     if (!st) st = bench_check_writable(out_path, "--out", msg, sizeof msg);
     if (!st) st = bench_store_open(out_path, &store, msg, sizeof msg);
-    grid_free(&g);
     if (st) {
+        grid_free(&g);
         free(points);
         free(specs);
         return bench_fail(st, msg);
@@ -338,6 +433,7 @@ int bench_cmd_sweep(int argc, char **argv)
     bench_run run = bench_new_run(argc, argv, &mc);
     if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
         bench_store_close(store);
+        grid_free(&g);
         free(points);
         free(specs);
         return bench_fail(ATTN_EFAIL, msg);
@@ -374,6 +470,7 @@ int bench_cmd_sweep(int argc, char **argv)
     }
     if (!quiet) bench_progress_end(&pr);
     bench_store_close(store);
+    grid_free(&g); /* the points' file paths pointed into it */
     if (store_failed) {
         free(points);
         free(specs);
@@ -382,8 +479,10 @@ int bench_cmd_sweep(int argc, char **argv)
     if (!quiet) {
         printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run.run_id,
                run.sgemm_gflops, mc.threads, run.cpu_model);
-        bench_table_header(stdout);
-        for (int64_t p = 0; p < npoints; p++) bench_table_row(stdout, &points[p], run.sgemm_gflops);
+        const bool retrieval = bench_table_has_retrieval(points, npoints);
+        bench_table_header(stdout, retrieval);
+        for (int64_t p = 0; p < npoints; p++)
+            bench_table_row(stdout, &points[p], run.sgemm_gflops, retrieval);
     }
     printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run.run_id,
            (long long)npoints, failed ? ", some failed: see status/message" : "");

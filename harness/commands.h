@@ -17,6 +17,7 @@ int bench_cmd_list(int argc, char **argv);
 int bench_cmd_info(int argc, char **argv);
 int bench_cmd_run(int argc, char **argv);
 int bench_cmd_sweep(int argc, char **argv);
+int bench_cmd_datasets(int argc, char **argv);
 int bench_cmd_fit(int argc, char **argv);
 int bench_cmd_plot(int argc, char **argv);
 

@@ -15,6 +15,9 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     snprintf(pt->kind, sizeof pt->kind, "%s", spec->ops->name);
     attn_params_format(spec->ops, &spec->params, pt->params, sizeof pt->params);
     snprintf(pt->dataset, sizeof pt->dataset, "%s", spec->dataset ? spec->dataset->name : "input");
+    if (spec->dataset)
+        ds_params_format(spec->dataset, &spec->dataset_params, pt->dataset_params,
+                         sizeof pt->dataset_params);
     snprintf(pt->mode, sizeof pt->mode, "%s", s->decode ? "decode" : "prefill");
     pt->batch = s->B, pt->heads = s->H, pt->kv_heads = s->Hkv;
     pt->q_len = s->T, pt->kv_len = s->S, pt->head_dim = s->D;
@@ -127,7 +130,8 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         st = mark_failed(pt, ATTN_EFAIL, msg);
         goto done;
     }
-    if (own_q && spec->dataset->fill(s, spec->seed, own_q, own_k, own_v, msg, msg_len) != ATTN_OK) {
+    if (own_q && spec->dataset->fill(s, &spec->dataset_params, spec->seed, own_q, own_k, own_v, msg,
+                                     msg_len) != ATTN_OK) {
         st = mark_failed(pt, ATTN_EINVAL, msg);
         goto done;
     }
@@ -163,6 +167,13 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     pt->rel_err = acc.rel_err, pt->max_abs_err = acc.max_abs_err;
     pt->self_rel_err = acc.self_rel_err;
     pt->cosine = acc.cosine;
+    int64_t planted = 0;
+    if (own_q && bench_measure_retrieval(spec->dataset, &spec->dataset_params, s, spec->seed, v,
+                                         out, &planted, &pt->retrieval, msg, msg_len) != ATTN_OK) {
+        st = mark_failed(pt, ATTN_EFAIL, msg);
+        goto done;
+    }
+    pt->retrieval_queries = (int32_t)planted;
     if (out_keep) *out_keep = out, out = NULL;
 done:
     free(own_q);

@@ -15,6 +15,7 @@ typedef struct bench_point_spec {
     attn_params params;
     attn_shape shape;          /* shape.threads = OpenMP threads for the forward */
     const ds_ops *dataset;     /* generator; ignored when inputs are given */
+    ds_params dataset_params;  /* its parameters (and file path) */
     uint64_t seed;
     bench_timing_cfg timing;
     int64_t accuracy_rows;     /* rows compared with the float64 references */
@@ -33,8 +34,8 @@ double bench_point_bytes(const bench_point_spec *spec);
  * rather than let the kernel kill the process mid-sweep. */
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
 
-/* Run the point. q, k, v NULL: allocate and fill them from spec->dataset; else use them
- * (shapes must match spec->shape). out_keep, when not NULL, receives the output (caller frees).
+/* Run the point. q, k, v NULL: allocate and fill them from spec->dataset (and measure its
+ * retrieval accuracy when it plants queries); else use them (shapes must match spec->shape). out_keep, when not NULL, receives the output (caller frees).
  * Always returns a described point: status "ok", or "error" with the reason in pt->message
  * (also in msg) and the status code. *samples_s (malloc'd) holds every timed repetition. */
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,

@@ -2,21 +2,29 @@
 #include "memory.h"
 #include "table.h"
 
-void bench_table_header(FILE *f)
+void bench_table_header(FILE *f, bool retrieval)
 {
-    fprintf(f, "%-8s %-8s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %8s %10s %10s %9s "
-            "%9s  %s\n",
+    fprintf(f, "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %8s %10s %10s %9s "
+            "%9s%s  %s\n",
             "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "median_ms", "cv%", "GFLOP/s",
-            "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err", "params");
+            "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
+            retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
 }
 
-void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
+bool bench_table_has_retrieval(const bench_point *pts, int64_t n)
+{
+    for (int64_t p = 0; p < n; p++)
+        if (pts[p].retrieval_queries > 0) return true;
+    return false;
+}
+
+void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool retrieval)
 {
     char ws[32], rss[32];
     bench_format_bytes((double)pt->workspace_bytes, ws, sizeof ws);
     if (pt->peak_rss_bytes >= 0) bench_format_bytes((double)pt->peak_rss_bytes, rss, sizeof rss);
     else snprintf(rss, sizeof rss, "?");
-    fprintf(f, "%-8s %-8s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d ", pt->kind, pt->dataset,
+    fprintf(f, "%-8s %-9s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d ", pt->kind, pt->dataset,
             (long long)pt->batch, (long long)pt->heads, (long long)pt->kv_heads,
             (long long)pt->q_len, (long long)pt->kv_len, (long long)pt->head_dim, pt->causal);
     if (pt->status[0] != 'o') {
@@ -25,9 +33,13 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops)
     }
     char frac[16] = "-";
     if (sgemm_gflops > 0) snprintf(frac, sizeof frac, "%.0f%%", 100 * pt->gflops_per_s / sgemm_gflops);
-    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9.2e %9.2e  %s\n", pt->time_median_s * 1e3,
+    char retr[40] = "", val[24] = "-"; /* retrieval: hits in % of the planted queries / their count */
+    if (pt->retrieval_queries > 0)
+        snprintf(val, sizeof val, "%.1f%%/%d", 100 * pt->retrieval, (int)pt->retrieval_queries);
+    if (retrieval) snprintf(retr, sizeof retr, "  %11s", val);
+    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9.2e %9.2e%s  %s%s%s\n", pt->time_median_s * 1e3,
             pt->time_cv * 100, pt->gflops_per_s, frac, pt->gbytes_per_s, ws, rss, pt->rel_err,
-            pt->self_rel_err, pt->params);
+            pt->self_rel_err, retr, pt->params, *pt->dataset_params ? "  " : "", pt->dataset_params);
 }
 
 int bench_warn_noisy(const bench_point *pt, bool with_fix)

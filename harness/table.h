@@ -7,9 +7,12 @@
 
 #include "results.h"
 
-void bench_table_header(FILE *f);
+/* retrieval: add the retrieval column (see bench_table_has_retrieval). */
+void bench_table_header(FILE *f, bool retrieval);
 /* sgemm_gflops: the run's measured sgemm, for the %sgemm column (NaN: not measured). */
-void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops);
+void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool retrieval);
+/* Does any of the n points have a retrieval accuracy (planted queries)? */
+bool bench_table_has_retrieval(const bench_point *pts, int64_t n);
 /* On stderr, when the point's CV exceeds 10 %: which point, and (with_fix) how to fix it.
  * Returns 1 if it warned. */
 int bench_warn_noisy(const bench_point *pt, bool with_fix);

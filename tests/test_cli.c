@@ -95,7 +95,7 @@ static void read_results(const char *file, bench_run **runs, int64_t *nr, bench_
 }
 
 #define TINY "sweep --kinds full --n 8,16 --causal 0,1 --heads 2 --head-dim 4 --reps 1 --warmup 0 " \
-             "--min-time 0 --threads 1 --quiet"
+             "--min-time 0 --threads 1 --quiet --dataset gaussian"
 
 Test(cli, bad_usage_exits_2_with_one_clear_line)
 {
@@ -128,7 +128,7 @@ Test(cli, sweep_decode_mode)
     snprintf(file, sizeof file, "%s/d.h5", dir);
     cr_assert_eq(bench("sweep --kinds full --mode prefill,decode --n 8,16 --causal 0,1 --q-len 1,3 "
                        "--heads 2 --kv-heads 1,2 --head-dim 4 --reps 1 --warmup 0 --min-time 0 "
-                       "--threads 1 --quiet --out %s", file), 0, "stderr: %s", err_text);
+                       "--threads 1 --quiet --dataset gaussian --out %s", file), 0, "stderr: %s", err_text);
     bench_run *runs;
     bench_point *pts;
     int64_t nr, np;
