@@ -5,8 +5,8 @@
 #   2. mqa (1 KV head) >= 6x faster than MHA;
 #   3. MHA reads its KV cache (kv_bytes / median time) at >= 60 % of the memory read bandwidth
 #      the run measured (mem_bandwidth_gbs).
-# The three kinds are interleaved ROUNDS times in one sweep; each kind's time is the median of
-# all its timed repetitions. Needs about 1.2 GiB of memory and a minute.
+# The three kinds are interleaved ROUNDS times in one sweep; each verdict is the median over the
+# rounds of that round's ratio. Needs about 1.2 GiB of memory and under a minute.
 # Usage: tools/check_decode.sh [path/to/bench] [rounds]   (default: ./bench, which builds first; 3)
 set -eu
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
@@ -31,23 +31,27 @@ import numpy as np
 with h5py.File(sys.argv[1], "r") as f:
     run = f["runs"][-1]
     pts = f["points"][:]
-    smp = f["samples"][:]
 pts = pts[pts["run_id"] == run["run_id"]]
-smp = smp[smp["run_id"] == run["run_id"]]
 bw = float(run["mem_bandwidth_gbs"])
 if np.any(pts["status"] != b"ok"):
     sys.exit("some points failed: " + ", ".join(m.decode() for m in pts["message"] if m))
 
-t, kvh, kvb = {}, {}, {}
-for kind in ("full", "gqa", "mqa"):
-    mine = pts[pts["kind"] == kind.encode()]
-    times = smp["seconds"][np.isin(smp["point_id"], mine["point_id"])]
-    t[kind] = float(np.median(times))
-    kvh[kind] = int(mine["kv_heads"][0])
-    kvb[kind] = float(mine["kv_bytes"][0])
-    rounds = ", ".join("%.2f" % (1e3 * m) for m in mine["time_median_s"])
-    print("%-4s kv_heads=%-2d  %8.2f ms (median of %d reps; per round: %s)  KV %.1f GB/s"
-          % (kind, kvh[kind], 1e3 * t[kind], len(times), rounds, kvb[kind] / t[kind] / 1e9))
+# per round (full, gqa, mqa measured one after the other): medians, ratios; verdicts on the
+# median over rounds, so one disturbed round does not decide
+kinds = ("full", "gqa", "mqa")
+by = {k: pts[pts["kind"] == k.encode()] for k in kinds}
+kvh = {k: int(by[k]["kv_heads"][0]) for k in kinds}
+mha_kv_bytes = float(by["full"]["kv_bytes"][0])
+rounds = min(len(by[k]) for k in kinds)
+print("round   full ms    gqa ms    mqa ms   full/gqa  full/mqa  MHA KV GB/s")
+r_gqa, r_mqa, t_full = [], [], []
+for r in range(rounds):
+    t = {k: float(by[k]["time_median_s"][r]) for k in kinds}
+    r_gqa.append(t["full"] / t["gqa"])
+    r_mqa.append(t["full"] / t["mqa"])
+    t_full.append(t["full"])
+    print("%5d %9.2f %9.2f %9.2f %9.2f %9.2f %12.1f" % (r + 1, 1e3 * t["full"], 1e3 * t["gqa"],
+          1e3 * t["mqa"], r_gqa[-1], r_mqa[-1], mha_kv_bytes / t["full"] / 1e9))
 
 ok = True
 def target(label, value, goal, unit):
@@ -58,12 +62,14 @@ def target(label, value, goal, unit):
                                                    "PASS" if passed else "FAIL"))
 
 print()
-print("memory read bandwidth of the run: %.1f GB/s" % bw)
-target("gqa (%d KV heads) speed-up over MHA" % kvh["gqa"], t["full"] / t["gqa"], 3, "x")
-target("mqa (%d KV head) speed-up over MHA" % kvh["mqa"], t["full"] / t["mqa"], 6, "x")
-target("MHA KV read rate / memory bandwidth", 100 * kvb["full"] / t["full"] / 1e9 / bw, 60, " %")
+print("KV heads: full %(full)d, gqa %(gqa)d, mqa %(mqa)d; memory read bandwidth of the run: " % kvh
+      + "%.1f GB/s; medians over %d rounds:" % (bw, rounds))
+target("gqa speed-up over MHA", float(np.median(r_gqa)), 3, "x")
+target("mqa speed-up over MHA", float(np.median(r_mqa)), 6, "x")
+target("MHA KV read rate / memory bandwidth",
+       100 * mha_kv_bytes / float(np.median(t_full)) / 1e9 / bw, 60, " %")
 if kvh["full"] != 32 or kvh["gqa"] != 8 or kvh["mqa"] != 1:
-    print("unexpected KV heads: full %(full)d, gqa %(gqa)d, mqa %(mqa)d" % kvh)
+    print("unexpected KV heads")
     ok = False
 sys.exit(0 if ok else 1)
 EOF
