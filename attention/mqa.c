@@ -1,0 +1,37 @@
+/*
+ * mqa — multi-query attention (Shazeer 2019): every query head shares one key/value head.
+ *   out[b,h,i] = Σ_j softmax_j(scale · q[b,h,i]·k[b,0,j]) v[b,0,j]
+ *   over all keys j, or j <= i + S - T when causal.
+ *   q [B,H,T,D]  k,v [B,1,S,D]  out [B,H,T,D]   Hkv = 1 whatever --kv-heads says (kv_heads slot)
+ *   time O(B·H·T·S·D)   flops 4·D per allowed score   KV bytes H times fewer than MHA
+ *   kernel, workspace and threads: the dense engine of full.c (dense.h) with G = H: the H heads
+ *   of a position are stacked in one tile, so each K/V block is read once for all of them.
+ */
+#include "dense.h"
+
+static int64_t kv_heads(int64_t H, int64_t requested)
+{
+    (void)H, (void)requested;
+    return 1;
+}
+
+static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+{
+    if (s->Hkv != 1) {
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "mqa has one KV head, got kv_heads %lld: use gqa or full for more",
+                         (long long)s->Hkv);
+    }
+    return attn_dense_check(s, p, msg, msg_len);
+}
+
+const attn_ops attn_kind_mqa = {
+    .name = "mqa",
+    .summary = "multi-query attention: one KV head shared by all query heads (exact softmax)",
+    .definition = "out_i = sum_j softmax_j(scale * q_i . k_j) v_j with a single KV head (Hkv = 1)\n"
+                  "read by every query head (causal: j <= i + S - T), scale = 1/sqrt(D).\n"
+                  "The query heads are computed together: each K/V block is loaded once.",
+    .check = check,
+    .kv_heads = kv_heads,
+    ATTN_DENSE_SLOTS,
+};

@@ -1,0 +1,194 @@
+/*
+ * test_decode.c — decode mode and grouped K/V heads. Generated from the registry: for every
+ * kind, decoding the last T positions (T = 1 and 3) against the KV cache equals the last T rows
+ * of the causal prefill on the same k and v (through state_bytes/prepare/decode when the kind
+ * has a decode state, as harness/point.c does; else forward on the decode shape). Then the KV
+ * heads mqa and gqa resolve to, and the dense engine (full, mqa, gqa: the G heads of a KV head
+ * stacked in one tile, keys cut into chunks merged afterwards) against the float64 reference at
+ * Hkv = 1, 2, H with odd T, small tiles and explicit chunk counts.
+ */
+#include <criterion/criterion.h>
+#include <stdio.h>
+
+#include "test_util.h"
+
+/* The kind's output on shape s: forward, or prepare + decode when s->decode and it has a state. */
+static attn_status run_kind(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                            const float *q, const float *k, const float *v, float *out)
+{
+    if (!(s->decode && ops->decode)) return tu_forward(ops, s, p, q, k, v, out);
+    void *ws = bench_alloc(ops->workspace_bytes(s, p)), *state = bench_alloc(ops->state_bytes(s, p));
+    attn_status st = ops->prepare(s, p, k, v, state, ws);
+    if (st == ATTN_OK) st = ops->decode(s, p, q, k, v, out, state, ws);
+    free(ws), free(state);
+    return st;
+}
+
+typedef struct decode_case {
+    int64_t B, H, kv_request, S, D; /* kv_request: --kv-heads as given (0: none), resolved per kind */
+} decode_case;
+
+/* Decode (T newest queries) vs the last T rows of the causal prefill; false when refused. */
+static bool decode_matches_prefill(const attn_ops *ops, const decode_case *c, int64_t T)
+{
+    const int64_t Hkv = attn_kind_kv_heads(ops, c->H, c->kv_request);
+    attn_shape pre = attn_shape_init(c->B, c->H, Hkv, c->S, c->S, c->D, true);
+    attn_shape dec = attn_shape_init(c->B, c->H, Hkv, T, c->S, c->D, true);
+    pre.threads = dec.threads = 2;
+    dec.decode = true;
+    attn_params pp = attn_params_defaults(ops), pd = pp;
+    attn_params_resolve(ops, &pre, &pp);
+    attn_params_resolve(ops, &dec, &pd);
+    char msg[ATTN_MSG_LEN], label[160];
+    snprintf(label, sizeof label, "%s B=%lld H=%lld Hkv=%lld S=%lld D=%lld T=%lld", ops->name,
+             (long long)c->B, (long long)c->H, (long long)Hkv, (long long)c->S, (long long)c->D,
+             (long long)T);
+    if (attn_check(ops, &pre, &pp, msg, sizeof msg) || attn_check(ops, &dec, &pd, msg, sizeof msg)) {
+        cr_log_info("%s: refused (%s)", label, msg);
+        return false;
+    }
+    const int64_t D = c->D, rows = c->B * c->H, kvn = attn_kv_elems(&pre);
+    float *q = tu_random(attn_q_elems(&pre), 1, 11), *k = tu_random(kvn, 1, 12);
+    float *v = tu_random(kvn, 1, 13), *o = bench_alloc((size_t)attn_q_elems(&pre) * 4);
+    float *qd = bench_alloc((size_t)(rows * T * D) * 4), *od = bench_alloc((size_t)(rows * T * D) * 4);
+    double *last = malloc((size_t)(rows * T * D) * sizeof *last);
+    cr_assert_eq(run_kind(ops, &pre, &pp, q, k, v, o), ATTN_OK, "%s: prefill failed", label);
+    for (int64_t bh = 0; bh < rows; bh++) { /* the newest T positions of every (b, h) */
+        const int64_t from = (bh * c->S + c->S - T) * D;
+        memcpy(qd + bh * T * D, q + from, (size_t)(T * D) * 4);
+        for (int64_t e = 0; e < T * D; e++) last[bh * T * D + e] = o[from + e];
+    }
+    cr_assert_eq(run_kind(ops, &dec, &pd, qd, k, v, od), ATTN_OK, "%s: decode failed", label);
+    const double err = tu_rel_l2(od, last, rows * T * D);
+    cr_expect(err <= 1e-5, "%s: decode vs last rows of prefill: rel L2 %.3g > 1e-5", label, err);
+    free(q), free(k), free(v), free(o), free(qd), free(od), free(last);
+    return true;
+}
+
+Test(decode, last_rows_of_prefill_for_every_kind)
+{
+    const decode_case cases[] = {
+        {2, 4, 2, 37, 16},  /* batch, grouped heads, odd S */
+        {1, 8, 0, 1500, 32}, /* each kind's default KV heads; S long enough for key chunks */
+        {1, 2, 1, 3, 8},    /* T = S: the whole sequence */
+    };
+    int decoded = 0;
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (int64_t T = 1; T <= 3; T += 2)
+                decoded += decode_matches_prefill(ops, &cases[c], T);
+    }
+    const char *must[] = {"full", "mqa", "gqa"}; /* decode-capable: must not refuse */
+    for (size_t m = 0; m < sizeof must / sizeof must[0]; m++) {
+        const attn_ops *ops = attn_kind_find(must[m]);
+        cr_assert_not_null(ops, "kind %s is not registered", must[m]);
+        cr_expect(decode_matches_prefill(ops, &cases[0], 1), "%s refused a decode shape", must[m]);
+    }
+    cr_expect_geq(decoded, 3 * 6, "only %d decode cases ran", decoded);
+}
+
+Test(decode, mqa_and_gqa_resolve_their_kv_heads)
+{
+    const attn_ops *mqa = attn_kind_find("mqa"), *gqa = attn_kind_find("gqa");
+    const attn_ops *full = attn_kind_find("full");
+    cr_assert(mqa && gqa && full);
+    /* mqa: always one KV head, whatever was asked */
+    cr_expect_eq(attn_kind_kv_heads(mqa, 32, 0), 1);
+    cr_expect_eq(attn_kind_kv_heads(mqa, 32, 8), 1);
+    cr_expect_eq(attn_kind_kv_heads(mqa, 1, 0), 1);
+    /* gqa: the request, else the largest divisor of H that is <= H/4 (1 when none is above 1) */
+    cr_expect_eq(attn_kind_kv_heads(gqa, 32, 4), 4);
+    cr_expect_eq(attn_kind_kv_heads(gqa, 32, 32), 32);
+    const int64_t expect[][2] = {{32, 8}, {8, 2}, {12, 3}, {16, 4}, {24, 6}, {4, 1}, {7, 1}, {1, 1},
+                                 {2, 1}, {18, 3}, {40, 10}};
+    for (size_t e = 0; e < sizeof expect / sizeof expect[0]; e++)
+        cr_expect_eq(attn_kind_kv_heads(gqa, expect[e][0], 0), expect[e][1], "gqa H=%lld: %lld",
+                     (long long)expect[e][0], (long long)attn_kind_kv_heads(gqa, expect[e][0], 0));
+    for (int64_t H = 1; H <= 128; H++) { /* the rule itself, for every H */
+        const int64_t Hkv = attn_kind_kv_heads(gqa, H, 0);
+        int64_t best = 1;
+        for (int64_t d = 2; d <= H / 4; d++)
+            if (H % d == 0) best = d;
+        cr_expect_eq(Hkv, best, "gqa H=%lld: kv_heads %lld, expected %lld", (long long)H,
+                     (long long)Hkv, (long long)best);
+    }
+    /* full: the request, else MHA */
+    cr_expect_eq(attn_kind_kv_heads(full, 32, 0), 32);
+    cr_expect_eq(attn_kind_kv_heads(full, 32, 4), 4);
+    /* a shape with more KV heads (e.g. from --input) is refused by mqa, with the reason */
+    attn_shape s = attn_shape_init(1, 8, 2, 4, 4, 8, false);
+    attn_params p = attn_params_defaults(mqa);
+    char msg[ATTN_MSG_LEN];
+    cr_expect_eq(attn_check(mqa, &s, &p, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "kv_heads 2") != NULL, "message: %s", msg);
+}
+
+/* The dense engine at awkward groupings: several query blocks (gathered rows), diagonal blocks,
+ * key chunks merged (some wholly masked, rows that see no key at all), T = 1 and 3. */
+Test(decode, grouped_kernel_matches_float64_reference)
+{
+    const int64_t H = 4, shapes[][3] = {{37, 37, 1}, {37, 101, 0}, {9, 5, 1}, {1, 700, 1},
+                                        {3, 700, 1}, {129, 129, 1}};  /* T, S, causal */
+    const char *settings[][4] = {
+        /* block_q, block_k, split: strings for attn_param_set; NULL: default */
+        {"8", "16", "1", "small tiles, one chunk"},
+        {"8", "16", "3", "small tiles, 3 chunks"},
+        {"1", "7", "5", "one position per tile, 5 chunks"},
+        {NULL, NULL, "0", "defaults, auto chunks"},
+        {"256", "32", "2", "64-row diagonal groups, 2 chunks"},
+    };
+    const char *kinds[] = {"full", "mqa", "gqa"};
+    int ran = 0;
+    for (size_t kn = 0; kn < 3; kn++) {
+        const attn_ops *ops = attn_kind_find(kinds[kn]);
+        for (int64_t Hkv = 1; Hkv <= H; Hkv *= 2) { /* 1, 2, H */
+            for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+                for (size_t st = 0; st < sizeof settings / sizeof settings[0]; st++) {
+                    attn_shape s = attn_shape_init(1, H, Hkv, shapes[c][0], shapes[c][1], 16,
+                                                   shapes[c][2] != 0);
+                    s.threads = 2;
+                    attn_params p = attn_params_defaults(ops);
+                    char msg[ATTN_MSG_LEN];
+                    const char *names[] = {"block_q", "block_k", "split"};
+                    for (int n = 0; n < 3; n++)
+                        if (settings[st][n])
+                            cr_assert_eq(attn_param_set(ops, &p, names[n], settings[st][n], msg,
+                                                        sizeof msg), ATTN_OK, "%s", msg);
+                    if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue; /* mqa, Hkv>1 */
+                    const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
+                    float *q = tu_random(qn, 1, 21), *k = tu_random(kvn, 1, 22);
+                    float *v = tu_random(kvn, 1, 23), *o = bench_alloc((size_t)qn * 4);
+                    cr_assert_eq(tu_forward(ops, &s, &p, q, k, v, o), ATTN_OK);
+                    double *ref = tu_reference(ops, &s, &p, q, k, v);
+                    const double err = tu_rel_l2(o, ref, qn);
+                    cr_expect(err <= 1e-5, "%s Hkv=%lld T=%lld S=%lld causal=%d, %s: rel L2 %.3g",
+                              ops->name, (long long)Hkv, (long long)s.T, (long long)s.S, s.causal,
+                              settings[st][3], err);
+                    ran++;
+                    free(q), free(k), free(v), free(o), free(ref);
+                }
+        }
+    }
+    /* full and gqa at Hkv = 1, 2, 4, mqa at Hkv = 1 */
+    cr_expect_eq(ran, 7 * 6 * 5, "%d cases ran", ran);
+}
+
+/* Decode's workspace: per-thread tiles plus chunk partials, never a function of S beyond them. */
+Test(decode, workspace_does_not_grow_with_the_cache)
+{
+    const char *kinds[] = {"full", "mqa", "gqa"};
+    for (size_t kn = 0; kn < 3; kn++) {
+        const attn_ops *ops = attn_kind_find(kinds[kn]);
+        attn_params p = attn_params_defaults(ops);
+        attn_shape s = attn_shape_init(1, 32, attn_kind_kv_heads(ops, 32, 0), 1, 32768, 128, true);
+        s.threads = 2;
+        s.decode = true;
+        const size_t at32k = ops->workspace_bytes(&s, &p);
+        s.S = 1 << 20;
+        const size_t at1m = ops->workspace_bytes(&s, &p);
+        cr_expect_eq(at1m, at32k, "%s: decode workspace %zu at S=32K, %zu at S=1M", ops->name,
+                     at32k, at1m);
+        cr_expect_lt(at1m, (size_t)1 << 20, "%s: decode workspace %zu bytes", ops->name, at1m);
+    }
+}
