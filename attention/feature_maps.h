@@ -1,7 +1,7 @@
 /*
  * feature_maps.h — the feature maps φ of linear attention (attention/linear.c): the seeded random
- * projections, float32 features of blocks of rows (the forward), float64 pieces of one row (the
- * reference). The definitions are in feature_maps.c.
+ * projections, float32 features of blocks of rows (the forward), float64 pieces of one row and
+ * the float64 attention they define (the reference). The definitions are in feature_maps.c.
  */
 #ifndef ATTN_FEATURE_MAPS_H
 #define ATTN_FEATURE_MAPS_H
@@ -9,6 +9,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "attention.h"
 
 typedef enum { ATTN_FM_ELU, ATTN_FM_RELU, ATTN_FM_FAVOR, ATTN_FM_TRIG } attn_fm_map;
 extern const char *const attn_fm_names[]; /* "elu", "relu", "favor", "trig", NULL */
@@ -48,5 +50,12 @@ double attn_fm_flops(const attn_fm *f, int64_t n, bool keys);
 /* float64, one row x [D]: elu/relu: raw = φ(x) [D]; favor/trig: raw = W x [m] and
  * h = scale·|x|²/2. */
 void attn_fm_raw64(const attn_fm *f, const float *x, double *raw, double *h);
+
+/* float64 linear attention with the kernel φ(q)·φ(k) of f (W drawn), rows as attn_ops.reference;
+ * trig's denominator floored at den_floor·|φ(q)|·Σ_j|φ(k_j)| (linear_reference.c). ATTN_EFAIL
+ * when out of memory (S·M doubles). */
+attn_status attn_fm_reference(const attn_fm *f, double den_floor, const attn_shape *s,
+                              const float *q, const float *k, const float *v, const int64_t *rows,
+                              int64_t nrows, double *out);
 
 #endif

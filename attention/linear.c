@@ -9,11 +9,11 @@
  * feature_maps.c); it is 0 when φ(q) is 0 (relu) or the row sees no key, and then the row
  * is 0. trig's den is a sum of signed terms and may be ~0 or negative: it is clamped to
  * DEN_FLOOR·|φ(q)|·Σ_j |φ(k_j)| (Cauchy–Schwarz bound of |den|, relative floor 1e-3), so
- * |out| <= max |v| / DEN_FLOOR and nothing is inf or NaN. float32 limit: favor's
- * features are exponentials; a causal row whose visible keys all lie more than ~87 (natural
- * log units) below the largest key of its chunk in every feature underflows to den = 0 and
- * outputs 0 (the float64 reference still has a value): only with extreme inputs (|q|,|k| ~ 10
- * times unit variance at D=64).
+ * |out| <= max |v| / DEN_FLOOR and nothing is inf or NaN. float32 range: a causal row sees only
+ * part of its chunk, whose shift (feature_maps.c) is the maximum over all the chunk's keys; when
+ * its visible terms all fall below float range (favor den, or trig's Σ key weights, < 1e-30:
+ * inputs ~10 times unit variance at D=64), the row is redone with its own shift, the maximum
+ * over the keys it sees (own_shift_row: O(chunk·M) per such row, data-dependent, so not in flops).
  *
  * Non-causal: per (b, kv head) the state KV' = Σ_j φ(k_j) [v_j, 1] ([M, D+1]: φ(K)ᵀV and
  *   φ(K)ᵀ1 in one sgemm per chunk of keys), shared by the H/Hkv query heads of the group;
@@ -497,149 +497,20 @@ static double bytes(const attn_shape *s, const attn_params *p)
     return 2.0 * qb + sizeof(float) * (state + 2.0 * kv_heads * (double)(s->T * s->D));
 }
 
-/* ---- the float64 definition: the explicit normalised kernel matrix, same features ---- */
-
-/*
- * Per (b, kv head): key features E [S, M] with a shift over all keys of the head (favor: per
- * feature; trig: key weights wgt [S]). Per row: query features ψ, κ_j = ψ·E_j over the visible
- * keys, out = Σ κ_j v_j / Σ κ_j, guarded as forward. When the shift leaves a row's visible keys
- * below float64 range (causal rows far below later keys), the row is redone with its own
- * shift in log space (exact_row).
- */
-typedef struct ref_ctx {
-    attn_fm f;
-    const attn_shape *s;
-    double *E, *wgt, *beta; /* [S, M], [S], [M] */
-    double *raw, *psi;      /* [max(m, D)], [M] */
-    double *lam, *sig;      /* [S] each: exact_row's log-weights and signs */
-} ref_ctx;
-
-static void ref_head(ref_ctx *c, const float *kg)
-{
-    const attn_fm *f = &c->f;
-    const int64_t S = c->s->S, D = c->s->D, M = f->M, m = f->m;
-    for (int64_t j = 0; j < S; j++) {
-        double *e = c->E + j * M;
-        attn_fm_raw64(f, kg + j * D, e, &c->wgt[j]); /* favor, trig: W y, and h in wgt */
-        if (f->map == ATTN_FM_FAVOR)
-            for (int64_t l = 0; l < m; l++) e[l] -= c->wgt[j];
-    }
-    if (f->map == ATTN_FM_FAVOR) {
-        for (int64_t l = 0; l < M; l++) c->beta[l] = -INFINITY;
-        for (int64_t j = 0; j < S; j++)
-            for (int64_t l = 0; l < M; l++) c->beta[l] = fmax(c->beta[l], c->E[j * M + l]);
-        for (int64_t j = 0; j < S; j++)
-            for (int64_t l = 0; l < M; l++) c->E[j * M + l] = exp(c->E[j * M + l] - c->beta[l]);
-    } else if (f->map == ATTN_FM_TRIG) {
-        double hmax = -INFINITY;
-        for (int64_t j = 0; j < S; j++) hmax = fmax(hmax, c->wgt[j]);
-        for (int64_t j = 0; j < S; j++) {
-            double *e = c->E + j * M;
-            c->wgt[j] = exp(c->wgt[j] - hmax);
-            for (int64_t l = 0; l < m; l++) {
-                const double u = e[l];
-                e[l] = c->wgt[j] * sin(u), e[m + l] = c->wgt[j] * cos(u);
-            }
-        }
-    }
-}
-
-/* The query's features against the head's shift (psi), from its raw pieces. */
-static void ref_query(ref_ctx *c, const float *qi, bool with_shift)
-{
-    const attn_fm *f = &c->f;
-    const int64_t M = f->M, m = f->m;
-    double h;
-    attn_fm_raw64(f, qi, f->map == ATTN_FM_FAVOR || f->map == ATTN_FM_TRIG ? c->raw : c->psi, &h);
-    if (f->map == ATTN_FM_FAVOR && with_shift) {
-        double amax = -INFINITY;
-        for (int64_t l = 0; l < M; l++) amax = fmax(amax, c->raw[l] + c->beta[l]);
-        for (int64_t l = 0; l < M; l++) c->psi[l] = exp(c->raw[l] + c->beta[l] - amax);
-    } else if (f->map == ATTN_FM_TRIG) {
-        for (int64_t l = 0; l < m; l++) c->psi[l] = sin(c->raw[l]), c->psi[m + l] = cos(c->raw[l]);
-    }
-}
-
-/* Row with its own shift: favor κ_j = Σ_l exp(a_l + b_jl - h_j - shift) via a log-sum-exp per
- * key; trig κ_j = exp(h_j - shift) ψ·(sin, cos)(W y_j). Sums into num [D], den, nsum. */
-static void exact_row(ref_ctx *c, const float *qi, const float *kg, const float *vg, int64_t sees,
-                      double *num, double *den, double *nsum)
-{
-    const attn_fm *f = &c->f;
-    const int64_t D = c->s->D, m = f->m;
-    double *a = c->psi + f->M, *kraw = c->E; /* psi has room: see reference() */
-    ref_query(c, qi, false);
-    memcpy(a, c->raw, (size_t)m * sizeof(double));
-    double shift = -INFINITY;
-    for (int64_t j = 0; j < sees; j++) {
-        double h;
-        attn_fm_raw64(f, kg + j * D, kraw, &h);
-        if (f->map == ATTN_FM_FAVOR) {
-            double mx = -INFINITY, sum = 0;
-            for (int64_t l = 0; l < m; l++) mx = fmax(mx, a[l] + kraw[l]);
-            for (int64_t l = 0; l < m; l++) sum += exp(a[l] + kraw[l] - mx);
-            c->lam[j] = mx + log(sum) - h, c->sig[j] = 1;
-        } else {
-            double dot = 0;
-            for (int64_t l = 0; l < m; l++) dot += c->psi[l] * sin(kraw[l]) + c->psi[m + l] * cos(kraw[l]);
-            c->lam[j] = h, c->sig[j] = dot;
-        }
-        shift = fmax(shift, c->lam[j]);
-    }
-    *den = *nsum = 0;
-    memset(num, 0, (size_t)D * sizeof(double));
-    for (int64_t j = 0; j < sees; j++) {
-        const double w = exp(c->lam[j] - shift), kappa = w * c->sig[j];
-        for (int64_t d = 0; d < D; d++) num[d] += kappa * vg[j * D + d];
-        *den += kappa, *nsum += w;
-    }
-}
-
+/* The float64 definition (linear_reference.c) with the features forward draws. */
 static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
                              const float *k, const float *v, const int64_t *rows, int64_t nrows,
                              double *out)
 {
-    const plan pl = make_plan(s, p);
-    ref_ctx c = {.f = pl.fm, .s = s};
-    const int64_t S = s->S, T = s->T, D = s->D, M = c.f.M, m = c.f.m;
-    const int64_t group = s->H / s->Hkv, width = (m > D ? m : D) + 1;
-    float *W = malloc((size_t)(m * D + 1) * sizeof(float));
-    void *scratch = malloc(attn_fm_draw_bytes(&c.f) + 1);
-    c.E = malloc((size_t)(S * M + width) * sizeof(double));
-    c.wgt = malloc((size_t)S * sizeof(double)), c.beta = malloc((size_t)M * sizeof(double));
-    c.raw = malloc((size_t)width * sizeof(double));
-    c.psi = malloc((size_t)(M + width) * sizeof(double));
-    c.lam = malloc((size_t)S * sizeof(double)), c.sig = malloc((size_t)S * sizeof(double));
+    attn_fm f = make_plan(s, p).fm;
+    float *W = malloc((size_t)(f.m * f.D + 1) * sizeof(float));
+    void *scratch = malloc(attn_fm_draw_bytes(&f) + 1);
     attn_status st = ATTN_EFAIL;
-    if (!W || !scratch || !c.E || !c.wgt || !c.beta || !c.raw || !c.psi || !c.lam || !c.sig) goto done;
-    if (m) attn_fm_draw(&c.f, (uint64_t)p->v[P_SEED], W, scratch), c.f.W = W;
-    int64_t cached = -1;
-    for (int64_t r = 0; r < nrows; r++) {
-        const int64_t i = rows[r] % T, bh = rows[r] / T, b = bh / s->H, h = bh % s->H;
-        const int64_t bg = b * s->Hkv + h / group, sees = attn_causal_keys(s, i);
-        const float *kg = k + bg * S * D, *vg = v + bg * S * D, *qi = q + rows[r] * D;
-        double *num = out + r * D, den = 0, nsum = 0;
-        if (bg != cached) ref_head(&c, kg), cached = bg;
-        ref_query(&c, qi, true);
-        memset(num, 0, (size_t)D * sizeof(double));
-        for (int64_t j = 0; j < sees; j++) {
-            double kappa = 0;
-            for (int64_t l = 0; l < M; l++) kappa += c.psi[l] * c.E[j * M + l];
-            for (int64_t d = 0; d < D; d++) num[d] += kappa * vg[j * D + d];
-            den += kappa, nsum += c.f.map == ATTN_FM_TRIG ? c.wgt[j] : 0;
-        }
-        const double tiny = 1e-280;
-        if (sees > 0 && ((c.f.map == ATTN_FM_FAVOR && den < tiny) || (c.f.map == ATTN_FM_TRIG && nsum < tiny))) {
-            exact_row(&c, qi, kg, vg, sees, num, &den, &nsum);
-            cached = -1; /* exact_row used E as scratch */
-        }
-        if (c.f.map == ATTN_FM_TRIG) den = fmax(den, DEN_FLOOR * (double)m * nsum);
-        for (int64_t d = 0; d < D; d++) num[d] = den > 0 ? num[d] / den : 0;
+    if (W && scratch) {
+        if (f.m) attn_fm_draw(&f, (uint64_t)p->v[P_SEED], W, scratch), f.W = W;
+        st = attn_fm_reference(&f, DEN_FLOOR, s, q, k, v, rows, nrows, out);
     }
-    st = ATTN_OK;
-done:
-    free(W), free(scratch), free(c.E), free(c.wgt), free(c.beta), free(c.raw), free(c.psi);
-    free(c.lam), free(c.sig);
+    free(W), free(scratch);
     return st;
 }
 
