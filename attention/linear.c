@@ -16,8 +16,8 @@
  * over the keys it sees (own_shift_row: O(chunk·M) per such row, data-dependent, so not in flops).
  *
  * Non-causal: per (b, kv head) the state KV' = Σ_j φ(k_j) [v_j, 1] ([M, D+1]: φ(K)ᵀV and
- *   φ(K)ᵀ1 in one sgemm per chunk of keys), shared by the H/Hkv query heads of the group;
- *   then φ(Q)·KV' by sgemm per block of queries, and out = num / den.
+ *   φ(K)ᵀ1 in one sgemm per block of BLOCK keys), shared by the H/Hkv query heads of the group;
+ *   then φ(Q)·KV' by sgemm per block of BLOCK queries, and out = num / den.
  * Causal: chunked scan over chunks of `chunk` keys (exact prefix sums): the queries whose
  *   positions fall in a chunk get φ(Q_c)·KV'(keys before the chunk) (inter-chunk, the running
  *   state) + masked(φ(Q_c)φ(K_c)ᵀ)[V_c, 1] (intra-chunk); then KV' += φ(K_c)ᵀ[V_c, 1].
@@ -31,10 +31,12 @@
  *          loops as forward (count mode).
  *   bytes: prefill q, k, v, out once; decode q, out, the state read (KV', shifts, sums, W) and
  *          the T new k, v rows.
- *   workspace: W [m, D] (random maps); non-causal: B·Hkv states; per thread: chunk features
- *          of keys [chunk, M] and queries [chunk, M], [V_c, 1], accumulator [chunk, D+1],
- *          causal: masked scores [chunk, chunk] and a running state (M·(D+2)+1 floats); the
- *          thread region is at least the favor draw scratch (D×D doubles).
+ *   workspace: W [m, D] (random maps); non-causal: B·Hkv states; per thread, C = chunk
+ *          (causal, decode) or BLOCK (non-causal), clipped to S and T: features of keys [C, M]
+ *          and queries [C, M], [V_c, 1] and an accumulator [C, D+1]; causal: masked scores
+ *          [C, C], a running state (M·(D+2)+1 floats), favor/trig the raw key logarithms
+ *          [C, m+1] and 3 rows of M for own_shift_row. The threads' region is at least the
+ *          favor draw scratch (D×D doubles). Independent of n.
  *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode),
  *            over (b, head, query block) (non-causal phase 2) and over (b, head) (causal:
  *            each query head rebuilds the key state, H/Hkv times per group, for parallelism);
@@ -55,13 +57,16 @@ enum { P_MAP, P_FEATURES, P_SEED, P_CHUNK };
 
 #define DEN_FLOOR 1e-3 /* trig: den >= DEN_FLOOR · |φ(q)| · Σ_j |φ(k_j)| */
 #define OWN_SHIFT_BELOW 1e-30f /* favor den or trig Σ weights below: the row's own shift */
+/* Non-causal rows per block (keys of the state sums, queries per task): larger sgemms than the
+ * causal chunk, whose intra-chunk cost grows with its size (measured: 128 best for elu). */
+enum { BLOCK = 128 };
 
 static const attn_param_def params[] = {
     [P_MAP] = {"map", "feature map", 0, 0, 3, true, attn_fm_names},
     [P_FEATURES] = {"features", "random features m (favor: M = m, trig: M = 2m)", 256, 1, 4096, true},
     [P_SEED] = {"seed", "seed of the random features", 0, 0, 4294967295.0, true},
-    [P_CHUNK] = {"chunk", "keys per chunk of the causal scan (and of the state sums)", 64, 1, 4096,
-                 true},
+    [P_CHUNK] = {"chunk", "keys per chunk of the causal scan (prefill, prepare, decode)", 32, 1,
+                 4096, true},
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -85,8 +90,8 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
 {
     plan pl;
     pl.fm = attn_fm_make((attn_fm_map)p->v[P_MAP], s->D, (int64_t)p->v[P_FEATURES], s->scale);
-    const int64_t M = pl.fm.M, chunk = (int64_t)p->v[P_CHUNK];
     const bool scan = s->causal || s->decode;
+    const int64_t M = pl.fm.M, chunk = scan ? (int64_t)p->v[P_CHUNK] : BLOCK;
     pl.E = s->D + 1;
     pl.Ck = min64(chunk, s->S), pl.Cq = min64(chunk, s->T);
     pl.state_used = M * pl.E + M + 1;
