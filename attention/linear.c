@@ -37,7 +37,8 @@
  *          [C, C], a running state (M·(D+2)+1 floats), favor/trig the raw key logarithms
  *          [C, m+1] and 3 rows of M for own_shift_row. The threads' region is at least the
  *          favor draw scratch (D×D doubles). Independent of n.
- *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode),
+ *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode;
+ *            a decode step under DECODE_SERIAL_FLOPS runs on one thread),
  *            over (b, head, query block) (non-causal phase 2) and over (b, head) (causal:
  *            each query head rebuilds the key state, H/Hkv times per group, for parallelism);
  *            OpenBLAS single-threaded inside. The features are drawn serially before.
@@ -60,6 +61,10 @@ enum { P_MAP, P_FEATURES, P_SEED, P_CHUNK };
 /* Non-causal rows per block (keys of the state sums, queries per task): larger sgemms than the
  * causal chunk, whose intra-chunk cost grows with its size (measured: 128 best for elu). */
 enum { BLOCK = 128 };
+/* A decode step under this many flops runs on one thread: it takes microseconds, less than
+ * waking a second thread (measured 4 µs for elu and 28 µs for favor at H=8, D=64 on one thread,
+ * 8 ms on two when the other core is busy: the woken thread waits for the scheduler). */
+#define DECODE_SERIAL_FLOPS 4e6
 
 static const attn_param_def params[] = {
     [P_MAP] = {"map", "feature map", 0, 0, 3, true, attn_fm_names},
@@ -459,7 +464,10 @@ static void decode_step(const plan *pl, const attn_shape *s, const float *q, con
         *flops *= (double)(B * Hkv);
         return;
     }
-#pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
+    double step_flops;
+    decode_step(pl, s, q, k, v, out, states, workspace, &step_flops);
+    const int threads = step_flops < DECODE_SERIAL_FLOPS ? 1 : s->threads;
+#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
     for (int64_t bg = 0; bg < B * Hkv; bg++) {
         float *mine = (float *)workspace + (size_t)omp_get_thread_num() * (size_t)pl->thread_floats;
         const int64_t b = bg / Hkv, g = bg % Hkv;
