@@ -88,8 +88,17 @@ typedef struct plan {
     /* per-thread scratch, offsets in floats */
     int64_t phik, psi, a, vx, acc, cnew, r, wk, nrow, state, raw, crow, prow, frow, thread_floats;
     bool own;             /* causal favor, trig: rows may be redone with their own shift */
+    int threads;          /* threads the forward or decode step runs on */
     size_t region_bytes;  /* the threads' scratch, at least the favor draw scratch */
 } plan;
+
+/* Run on `threads` threads: their scratch region, at least the favor draw scratch. */
+static void set_threads(plan *pl, int threads)
+{
+    pl->threads = threads;
+    pl->region_bytes = (size_t)threads * (size_t)pl->thread_floats * sizeof(float);
+    if (pl->region_bytes < attn_fm_draw_bytes(&pl->fm)) pl->region_bytes = attn_fm_draw_bytes(&pl->fm);
+}
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
 {
@@ -121,8 +130,7 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     PIECE(frow, pl.own ? M : 0);
 #undef PIECE
     pl.thread_floats = off;
-    pl.region_bytes = (size_t)s->threads * (size_t)off * sizeof(float);
-    if (pl.region_bytes < attn_fm_draw_bytes(&pl.fm)) pl.region_bytes = attn_fm_draw_bytes(&pl.fm);
+    set_threads(&pl, s->threads);
     return pl;
 }
 
@@ -132,9 +140,11 @@ static size_t states_bytes(const attn_shape *s, const plan *pl)
     return s->causal ? 0 : (size_t)(s->B * s->Hkv * pl->state_floats) * sizeof(float);
 }
 
+static plan decode_plan(const attn_shape *s, const attn_params *p);
+
 static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = s->decode ? decode_plan(s, p) : make_plan(s, p);
     if (s->decode) return pl.region_bytes; /* W lives in the state */
     return (size_t)pl.w_floats * sizeof(float) + states_bytes(s, &pl) + pl.region_bytes;
 }
@@ -382,7 +392,7 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
         *flops += one * (double)(B * H);
         return;
     }
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(pl->threads)
     {
         float *mine = (float *)region + (size_t)omp_get_thread_num() * (size_t)pl->thread_floats;
         if (s->causal) {
@@ -432,7 +442,7 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 static attn_status prepare(const attn_shape *s, const attn_params *p, const float *k, const float *v,
                            void *state, void *workspace)
 {
-    plan pl = make_plan(s, p);
+    plan pl = decode_plan(s, p);
     float *W = state, *states = W + pl.w_floats;
     if (pl.fm.m) {
         attn_fm_draw(&pl.fm, (uint64_t)p->v[P_SEED], W, workspace);
@@ -440,7 +450,7 @@ static attn_status prepare(const attn_shape *s, const attn_params *p, const floa
     }
     attn_blas_threads(1);
     const int64_t B = s->B, Hkv = s->Hkv, prefix = s->S - s->T;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(pl.threads)
     for (int64_t bg = 0; bg < B * Hkv; bg++) {
         float *mine = (float *)workspace + (size_t)omp_get_thread_num() * (size_t)pl.thread_floats;
         task t = make_task(&pl, s, bg / Hkv, bg % Hkv, 0, 0, NULL, k, v, NULL, mine, NULL);
@@ -464,10 +474,7 @@ static void decode_step(const plan *pl, const attn_shape *s, const float *q, con
         *flops *= (double)(B * Hkv);
         return;
     }
-    double step_flops;
-    decode_step(pl, s, q, k, v, out, states, workspace, &step_flops);
-    const int threads = step_flops < DECODE_SERIAL_FLOPS ? 1 : s->threads;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(pl->threads)
     for (int64_t bg = 0; bg < B * Hkv; bg++) {
         float *mine = (float *)workspace + (size_t)omp_get_thread_num() * (size_t)pl->thread_floats;
         const int64_t b = bg / Hkv, g = bg % Hkv;
@@ -477,10 +484,21 @@ static void decode_step(const plan *pl, const attn_shape *s, const float *q, con
     }
 }
 
+/* The decode plan: one thread when the step is small (DECODE_SERIAL_FLOPS); prepare uses the
+ * same threads, so the workspace fits both. */
+static plan decode_plan(const attn_shape *s, const attn_params *p)
+{
+    plan pl = make_plan(s, p);
+    double fl;
+    decode_step(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
+    if (fl < DECODE_SERIAL_FLOPS) set_threads(&pl, 1);
+    return pl;
+}
+
 static attn_status decode(const attn_shape *s, const attn_params *p, const float *q, const float *k,
                           const float *v, float *out, const void *state, void *workspace)
 {
-    plan pl = make_plan(s, p);
+    plan pl = decode_plan(s, p);
     const float *W = state;
     pl.fm.W = pl.fm.m ? W : NULL;
     attn_blas_threads(1);
