@@ -38,8 +38,9 @@
  *          [C, m+1] and 3 rows of M for own_shift_row. The threads' region is at least the
  *          favor draw scratch (D×D doubles). Independent of n.
  *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode;
- *            a decode step under DECODE_SERIAL_FLOPS runs on one thread),
- *            over (b, head, query block) (non-causal phase 2) and over (b, head) (causal:
+ *            a decode step under DECODE_SERIAL_FLOPS runs on one thread), over (b, head, query
+ *            block) (non-causal phase 2; when B·Hkv >= threads, each (b, kv head) task answers
+ *            its group's queries itself, without a barrier), and over (b, head) (causal:
  *            each query head rebuilds the key state, H/Hkv times per group, for parallelism);
  *            OpenBLAS single-threaded inside. The features are drawn serially before.
  */
@@ -403,6 +404,18 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
                 const int64_t blind = clamp64(T - S, 0, T); /* positions < 0 see no key */
                 memset(t.out, 0, (size_t)(blind * D) * sizeof(float));
                 scan(&t, 0, S, NULL, mine + pl->state, true, false);
+            }
+        } else if (B * Hkv >= pl->threads) { /* one task per group: no barrier between phases */
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t bg = 0; bg < B * Hkv; bg++) {
+                const int64_t b = bg / Hkv, g = bg % Hkv;
+                float *st = states + bg * pl->state_floats;
+                task t = make_task(pl, s, b, g, 0, 0, q, k, v, out, mine, NULL);
+                scan(&t, 0, S, NULL, st, false, true);
+                for (int64_t h = g * group; h < (g + 1) * group; h++) {
+                    task th = make_task(pl, s, b, g, h, 1, q, k, v, out, mine, NULL);
+                    for (int64_t i0 = 0; i0 < T; i0 += pl->Cq) answer_block(&th, i0, min64(pl->Cq, T - i0), st);
+                }
             }
         } else {
 #pragma omp for schedule(dynamic, 1)
