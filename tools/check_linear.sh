@@ -33,12 +33,15 @@ for causal in (0, 1):
     sel = lin & (pts["causal"] == causal)
     n, t = pts["kv_len"][sel].astype(float), pts["time_median_s"][sel]
     a, _ = np.polyfit(np.log(n), np.log(t), 1)
+    a_min, _ = np.polyfit(np.log(n), np.log(pts["time_min_s"][sel]), 1)
     good = abs(a - 1) <= 0.1 and sel.sum() == 9
     passed &= good
     print(f"linear causal={causal}: time ~ n^{a:.3f} over n = {int(n.min())}..{int(n.max())} "
           f"({sel.sum()} points; target 1 +- 0.1): {'yes' if good else 'no'}")
-    for ni, ti in zip(n, t):
-        print(f"    n={int(ni):7d}  {1e3 * ti:10.2f} ms")
+    print(f"    (fit on the minimum times: n^{a_min:.3f}; medians that are multiples of 4 ms, or far "
+          f"from the minimum, mean a busy machine: rerun it alone)")
+    for ni, ti, tm in zip(n, t, pts["time_min_s"][sel]):
+        print(f"    n={int(ni):7d}  median {1e3 * ti:10.2f} ms   min {1e3 * tm:10.2f} ms")
 at = lambda k, c: pts["time_median_s"][ok & (kind == k) & (pts["causal"] == c) & (pts["kv_len"] == 65536)]
 full, linear = at("full", 0), at("linear", 0)
 if len(full) == 1 and len(linear) == 1:
