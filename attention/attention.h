@@ -48,6 +48,8 @@ typedef struct attn_param_def {
     const char *summary; /* one line for `bench list` */
     double def, min, max;
     bool integer;        /* refuse non-integral values */
+    const char *const *choices; /* named values: NULL-terminated names of the integer values
+                                   0..n-1 (integer, min 0, max n-1); NULL for a number */
 } attn_param_def;
 
 /* Parameter values, in the order of the kind's param table. */
@@ -148,14 +150,19 @@ int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
 attn_params attn_params_defaults(const attn_ops *ops);
 /* Index of a parameter by name, or -1. */
 int attn_param_index(const attn_ops *ops, const char *name);
-/* Set name=value (value as text): unknown name, non-numeric, non-integral or out-of-range
- * values are refused with a message naming the kind, the parameter and its range. */
+/* Set name=value (value as text; a choice's name or its index for a parameter with choices):
+ * unknown name, non-numeric, non-integral, out-of-range values or unknown choices are refused
+ * with a message naming the kind, the parameter and its range. */
 attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name, const char *value,
                            char *msg, size_t msg_len);
 /* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL). */
 void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p);
-/* "name=value,name=value" for results files; returns the number of characters written. */
+/* "name=value,name=value" for results files (choices by name); returns the characters written. */
 int attn_params_format(const attn_ops *ops, const attn_params *p, char *buf, size_t len);
+/* One value of parameter d as text: its choice name, or %.12g; returns the characters written. */
+int attn_param_value_format(const attn_param_def *d, double v, char *buf, size_t len);
+/* Number of choices of d (0 for a numeric parameter). */
+int attn_param_choice_count(const attn_param_def *d);
 /* Shape checks, then the kind's own check. */
 attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,
                        size_t msg_len);

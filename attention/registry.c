@@ -71,6 +71,13 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
                              "outside [min, max]",
                              name, n, d->name ? d->name : "?");
         }
+        const int nchoices = attn_param_choice_count(d);
+        if (d->choices && (nchoices == 0 || !d->integer || d->min != 0 || d->max != nchoices - 1)) {
+            return attn_fail(ATTN_EFAIL, msg, msg_len,
+                             "kind '%s': parameter '%s' has %d choices: it must be an integer "
+                             "with range [0, %d]",
+                             name, d->name, nchoices, nchoices - 1);
+        }
         for (int m = 0; m < n; m++)
             if (strcmp(k->params[m].name, d->name) == 0) {
                 return attn_fail(ATTN_EFAIL, msg, msg_len,

@@ -39,8 +39,12 @@ int bench_cmd_list(int argc, char **argv)
         }
         for (int p = 0; p < k->nparams; p++) {
             const attn_param_def *d = &k->params[p];
-            printf("      %-14s = %-8g %s [%g, %g]%s\n", d->name, d->def, d->summary, d->min,
+            char def[32];
+            attn_param_value_format(d, d->def, def, sizeof def);
+            printf("      %-14s = %-8s %s [%g, %g]%s\n", d->name, def, d->summary, d->min,
                    d->max, d->integer ? ", integer" : "");
+            for (int c = 0; verbose && c < attn_param_choice_count(d); c++)
+                printf("      %-14s   %d = %s\n", "", c, d->choices[c]);
         }
     }
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");

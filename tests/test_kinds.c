@@ -278,3 +278,36 @@ Test(kinds, params_refuse_bad_values)
     attn_params_format(ops, &p, buf, sizeof buf);
     cr_expect(strstr(buf, "block_q=32,") == buf, "formatted: %s", buf);
 }
+
+/* A parameter with named choices: set by name or index, recorded by name, validated. */
+Test(kinds, params_with_choices)
+{
+    static const char *const colours[] = {"red", "green", "blue", NULL};
+    attn_param_def defs[] = {
+        {"colour", "a choice", 1, 0, 2, true, colours},
+        {"size", "a number", 4, 1, 8, true, NULL},
+    };
+    attn_ops ops = *attn_kind_find("full");
+    ops.params = defs, ops.nparams = 2;
+    char msg[ATTN_MSG_LEN], buf[128];
+    cr_assert_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_OK, "%s", msg);
+    attn_params p = attn_params_defaults(&ops);
+    attn_params_format(&ops, &p, buf, sizeof buf);
+    cr_expect_str_eq(buf, "colour=green,size=4");
+    cr_expect_eq(attn_param_set(&ops, &p, "colour", "blue", msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(p.v[0], 2);
+    cr_expect_eq(attn_param_set(&ops, &p, "colour", "0", msg, sizeof msg), ATTN_OK, "%s", msg);
+    attn_params_format(&ops, &p, buf, sizeof buf);
+    cr_expect_str_eq(buf, "colour=red,size=4");
+    cr_expect_eq(attn_param_set(&ops, &p, "colour", "pink", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "'pink' is not one of red, green, blue") != NULL, "%s", msg);
+    cr_expect_eq(attn_param_set(&ops, &p, "colour", "3", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "out of range") != NULL, "%s", msg);
+    cr_expect_eq(attn_param_set(&ops, &p, "size", "red", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect(strstr(msg, "not a number") != NULL, "%s", msg);
+    defs[0].max = 3; /* a range that does not match the 3 choices */
+    cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
+    cr_expect(strstr(msg, "3 choices") != NULL, "%s", msg);
+    defs[0].max = 2, defs[0].integer = false;
+    cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
+}

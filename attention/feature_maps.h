@@ -1,0 +1,61 @@
+/*
+ * feature_maps.h — the feature maps φ of linear attention (attention/linear.c): the seeded random
+ * projections, float32 features of blocks of rows (the forward), float64 pieces of one row and
+ * the float64 attention they define (the reference). The definitions are in feature_maps.c.
+ */
+#ifndef ATTN_FEATURE_MAPS_H
+#define ATTN_FEATURE_MAPS_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "attention.h"
+
+typedef enum { ATTN_FM_ELU, ATTN_FM_RELU, ATTN_FM_FAVOR, ATTN_FM_TRIG } attn_fm_map;
+extern const char *const attn_fm_names[]; /* "elu", "relu", "favor", "trig", NULL */
+
+typedef struct attn_fm {
+    attn_fm_map map;
+    int64_t D;      /* input dimension */
+    int64_t m;      /* random projections (favor, trig); 0 for elu and relu */
+    int64_t M;      /* feature dimension: D (elu, relu), m (favor), 2m (trig) */
+    double scale;   /* softmax scale: favor and trig see x = sqrt(scale)·q, y = sqrt(scale)·k */
+    const float *W; /* [m, D] projections times sqrt(scale) (attn_fm_draw); NULL for elu, relu */
+} attn_fm;
+
+attn_fm attn_fm_make(attn_fm_map map, int64_t D, int64_t m, double scale);
+/* favor and trig: key features carry a shift c (a running maximum, see feature_maps.c). */
+static inline bool attn_fm_shifted(const attn_fm *f) { return f->map >= ATTN_FM_FAVOR; }
+/* Floats of W (0 for elu, relu) and scratch bytes attn_fm_draw needs. */
+int64_t attn_fm_w_floats(const attn_fm *f);
+size_t attn_fm_draw_bytes(const attn_fm *f);
+/* Draw W [m, D] from seed: the same values on every machine and thread count. */
+void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch);
+
+/* Key features of n rows k [n, D] into phi [n, M]. Shifted maps: c [M] is the shift of the
+ * keys summed so far (NULL: none), c_new [M] receives max(c, the maxima of these rows) and
+ * phi is scaled by exp(-c_new); trig also writes each key's weight into w [n]; raw [n, m+1]
+ * (if not NULL) keeps the unshifted logarithms: favor W y - |y|²/2; trig W y, then |y|²/2. */
+void attn_fm_keys(const attn_fm *f, const float *k, int64_t n, const float *c, float *c_new,
+                  float *phi, float *w, float *raw);
+/* Features of one key from its raw row (attn_fm_keys) against shift c [M]; returns its weight
+ * (trig: exp(|y|²/2 - c); else 1). */
+float attn_fm_key_from_raw(const attn_fm *f, const float *raw, const float *c, float *phi);
+/* Query features of n rows q [n, D] into psi [n, M] (favor: against the key shift c [M]). */
+void attn_fm_queries(const attn_fm *f, const float *q, int64_t n, const float *c, float *psi);
+/* Flops of the features of n rows (keys: with the squared norms), as attn_fm_keys/queries run. */
+double attn_fm_flops(const attn_fm *f, int64_t n, bool keys);
+
+/* float64, one row x [D]: elu/relu: raw = φ(x) [D]; favor/trig: raw = W x [m] and
+ * h = scale·|x|²/2. */
+void attn_fm_raw64(const attn_fm *f, const float *x, double *raw, double *h);
+
+/* float64 linear attention with the kernel φ(q)·φ(k) of f (W drawn), rows as attn_ops.reference;
+ * trig's denominator floored at den_floor·|φ(q)|·Σ_j|φ(k_j)| (linear_reference.c). ATTN_EFAIL
+ * when out of memory (S·M doubles). */
+attn_status attn_fm_reference(const attn_fm *f, double den_floor, const attn_shape *s,
+                              const float *q, const float *k, const float *v, const int64_t *rows,
+                              int64_t nrows, double *out);
+
+#endif
