@@ -1,7 +1,7 @@
 /*
  * softmax_tile.c — one block of queries against blocks of keys with an online softmax
  * (FlashAttention-2 order: never the rows×S score matrix, only rows×cols_max at a time).
- *   q [rows,D]  k,v [cols,D]  acc [rows,D]
+ *   q [rows,D] (row stride ldq)  k,v [cols,D] (row stride ldkv)  acc [rows,D]
  *   pass 1  scores  = scale · q kᵀ                    sgemm rows×cols×D
  *   pass 2  per row: mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
  *           acc ·= e^(m-m')
@@ -17,6 +17,8 @@
 enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
 {
@@ -39,8 +41,9 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
     memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
 }
 
-void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
-                     const float *v, int64_t cols, const int64_t *col_end)
+void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *k, const float *v, int64_t ldkv, int64_t cols,
+                            const attn_tile_mask *mask)
 {
     const int64_t rows = nrows, D = t->D;
     float *sc = t->scores;                      /* [rows, cols], row stride cols */
@@ -48,46 +51,81 @@ void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, co
 
     /* pass 1: scores */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
-                (int)D, k, (int)D, 0.0f, sc, (int)cols);
+                (int)ldq, k, (int)ldkv, 0.0f, sc, (int)cols);
 
     /* pass 2: mask, running max, exp and sum, rescale acc */
     for (int64_t r = 0; r < rows; r++) {
         float *row = sc + r * cols;
-        int64_t seen = cols;
-        if (col_end) {
-            seen = col_end[r] < 0 ? 0 : (col_end[r] > cols ? cols : col_end[r]);
-            for (int64_t j = seen; j < cols; j++) row[j] = -INFINITY;
+        int64_t a = 0, e = cols; /* the row sees columns [a, e) minus [xa, xe) */
+        if (mask) {
+            if (mask->lo) a = clamp64(mask->lo[r] - mask->col0, 0, cols);
+            if (mask->hi) e = clamp64(mask->hi[r] - mask->col0, a, cols);
+            if (a > 0) memset(row, 0, (size_t)a * sizeof(float));
+            if (e < cols) memset(row + e, 0, (size_t)(cols - e) * sizeof(float));
+            if (mask->xlo) {
+                const int64_t xa = clamp64(mask->xlo[r] - mask->col0, a, e);
+                const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
+                for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
+            }
         }
-        float mb = attn_vmax(row, seen);
+        float mb = attn_vmax(row + a, e - a);
         float m_new = mb > m[r] ? mb : m[r];
         if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
             memset(row, 0, (size_t)cols * sizeof(float));
             continue;
         }
         float alpha = expf(m[r] - m_new); /* 0 on the first block (m = -inf) */
-        float sum = attn_vexp_sum(row, cols, m_new);
+        float sum = attn_vexp_sum(row + a, e - a, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (alpha != 1.0f) {
-            float *a = acc + r * D;
-            for (int64_t d = 0; d < D; d++) a[d] *= alpha;
+            float *ar = acc + r * D;
+            for (int64_t d = 0; d < D; d++) ar[d] *= alpha;
         }
     }
 
     /* pass 3: weighted V */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
-                (int)cols, v, (int)D, 1.0f, acc, (int)D);
+                (int)cols, v, (int)ldkv, 1.0f, acc, (int)D);
 }
 
-void attn_tile_end(const attn_tile *t, float *out)
+void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
+                     const float *v, int64_t cols, const int64_t *col_end)
+{
+    const attn_tile_mask mask = {.hi = col_end};
+    attn_tile_visit_masked(t, r0, nrows, q, t->D, k, v, t->D, cols, col_end ? &mask : NULL);
+}
+
+void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)
+{
+    for (int64_t r = 0; r < t->rows; r++) {
+        memcpy(acc + r * ldo, t->acc + r * t->D, (size_t)t->D * sizeof(float));
+        ml[r * ml_stride] = t->m[r];
+        ml[r * ml_stride + 1] = t->l[r];
+    }
+}
+
+void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
+                    int64_t ml_stride)
+{
+    for (int64_t r = 0; r < t->rows; r++) {
+        memcpy(t->acc + r * t->D, acc + r * ldo, (size_t)t->D * sizeof(float));
+        t->m[r] = ml[r * ml_stride];
+        t->l[r] = ml[r * ml_stride + 1];
+    }
+}
+
+void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo)
 {
     for (int64_t r = 0; r < t->rows; r++) {
         const float *a = t->acc + r * t->D;
-        float *o = out + r * t->D;
+        float *o = out + r * ldo;
         float inv = t->l[r] > 0.0f ? 1.0f / t->l[r] : 0.0f;
         for (int64_t d = 0; d < t->D; d++) o[d] = a[d] * inv;
     }
 }
+
+void attn_tile_end(const attn_tile *t, float *out) { attn_tile_end_strided(t, out, t->D); }
 
 void attn_blas_threads(int n)
 {
