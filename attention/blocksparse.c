@@ -84,6 +84,32 @@ attn_status attn_bs_accept(const attn_shape *s, const attn_params *p, char *msg,
     return ATTN_OK;
 }
 
+void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
+                  int64_t from, int64_t *ints, attn_bs_run *run)
+{
+    if (r1 <= r0 || w <= 0) return;
+    int64_t *lo = ints, *hi = ints + t->rows.n;
+    const int64_t p0 = attn_bs_pos(s, t->rows.i0);
+    const int64_t j0 = attn_bs_max(from, p0 + r0 - w + 1); /* the first row's lowest key */
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t pos = p0 + r;
+        lo[r] = attn_bs_max(from, pos - w + 1) - j0;
+        hi[r] = attn_bs_min(s->S, s->causal ? pos + 1 : pos + w) - j0;
+    }
+    const attn_bs_seg seg = {.keys = attn_bs_range(j0, j0 + hi[r1 - 1]), .r0 = r0,
+                             .nrows = r1 - r0, .lo = lo, .hi = hi};
+    attn_bs_visit(run, &seg);
+}
+
+int64_t attn_bs_stride(const attn_shape *s, double v)
+{
+    if (v > 0) return (int64_t)v;
+    int64_t r = (int64_t)sqrt((double)s->S);
+    while (r * r < s->S) r++;
+    while (r > 1 && (r - 1) * (r - 1) >= s->S) r--;
+    return r;
+}
+
 static uint64_t mix64(uint64_t z)
 {
     z += 0x9e3779b97f4a7c15ull;

@@ -143,6 +143,14 @@ attn_bs_keys attn_bs_range(int64_t j0, int64_t j1);
 int64_t attn_bs_block_tasks(const attn_shape *s, int64_t size);
 attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t);
 
+/* The sliding band of task rows [r0, r1) (rows one apart): row r at position p sees keys
+ * max(from, p - w + 1) <= j < min(S, p + w), and j <= p when causal — one segment, per-row
+ * bounds in ints[r0..r1) and ints[n + r0..n + r1) (n = t->rows.n: 2n int64 of scratch). */
+void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
+                  int64_t from, int64_t *ints, attn_bs_run *run);
+/* A stride parameter's value: v, or ceil(sqrt(S)) when v is 0 ('auto'). */
+int64_t attn_bs_stride(const attn_shape *s, double v);
+
 /* Seeded stratified draws: r distinct values from [0, N), one uniform in each of r equal
  * strata [floor(k·N/r), floor((k+1)·N/r)), a pure function of (seed, h, who) — so any query
  * (who) re-draws the same keys in prefill, decode and the mask predicate. r >= N draws all.

@@ -25,7 +25,6 @@ static const attn_param_def params[] = {
                   true},
 };
 
-
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     (void)p;
@@ -33,28 +32,19 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->ints = 3 * pl->rows_max;
 }
 
-/* Non-global task rows [r0, r1): the global keys, then the window without them. */
+/* Non-global task rows [r0, r1): the global keys, then the window without them (each once). */
 static void visit_local(const attn_shape *s, const attn_params *p, const attn_bs_task *t,
                         int64_t r0, int64_t r1, attn_bs_run *run)
 {
     if (r1 <= r0) return;
     const int64_t g = attn_bs_min((int64_t)p->v[P_GLOBALS], s->S), w = (int64_t)p->v[P_WINDOW];
-    int64_t *ghi = t->ints, *lo = ghi + t->rows.n, *hi = lo + t->rows.n;
+    int64_t *ghi = t->ints + 2 * t->rows.n;
     const int64_t p0 = attn_bs_pos(s, t->rows.i0);
-    /* window keys from the first row's lowest (not below g) to the last row's highest */
-    const int64_t j0 = attn_bs_max(g, p0 + r0 - w + 1);
-    for (int64_t r = r0; r < r1; r++) {
-        const int64_t pos = p0 + r;
-        ghi[r] = s->causal ? attn_bs_min(g, pos + 1) : g;
-        lo[r] = attn_bs_max(g, pos - w + 1) - j0;
-        hi[r] = attn_bs_min(s->S, s->causal ? pos + 1 : pos + w) - j0;
-    }
+    for (int64_t r = r0; r < r1; r++) ghi[r] = s->causal ? attn_bs_min(g, p0 + r + 1) : g;
     const attn_bs_seg globals = {.keys = attn_bs_range(0, g), .r0 = r0, .nrows = r1 - r0,
                                  .hi = ghi};
-    const attn_bs_seg band = {.keys = attn_bs_range(j0, j0 + attn_bs_max(0, hi[r1 - 1])), .r0 = r0,
-                              .nrows = r1 - r0, .lo = lo, .hi = hi};
     attn_bs_visit(run, &globals);
-    if (w > 0) attn_bs_visit(run, &band);
+    attn_bs_band(s, t, r0, r1, w, g, t->ints, run);
 }
 
 static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,

@@ -20,7 +20,6 @@ static const attn_param_def params[] = {
                   256, 1, 1073741824, true},
 };
 
-
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     (void)p;
@@ -28,23 +27,11 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->ints = 2 * pl->rows_max;
 }
 
-/* One segment: the keys from the first row's lowest to the last row's highest, per-row bounds. */
 static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
                   const attn_bs_task *t, attn_bs_run *run)
 {
     (void)pl;
-    const int64_t w = (int64_t)p->v[P_WINDOW], n = t->rows.n;
-    int64_t *lo = t->ints, *hi = lo + n;
-    const int64_t p0 = attn_bs_pos(s, t->rows.i0);
-    const int64_t j0 = attn_bs_max(0, p0 - w + 1); /* the first row's lowest key */
-    for (int64_t r = 0; r < n; r++) {
-        const int64_t pos = p0 + r;
-        lo[r] = attn_bs_max(0, pos - w + 1) - j0;
-        hi[r] = attn_bs_min(s->S, s->causal ? pos + 1 : pos + w) - j0;
-    }
-    const attn_bs_seg seg = {.keys = attn_bs_range(j0, j0 + hi[n - 1]), .r0 = 0, .nrows = n,
-                             .lo = lo, .hi = hi};
-    attn_bs_visit(run, &seg);
+    attn_bs_band(s, t, 0, t->rows.n, (int64_t)p->v[P_WINDOW], 0, t->ints, run);
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
