@@ -14,6 +14,7 @@
  *              gather floats] + plan.ints int64) [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
  */
+#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -189,7 +190,8 @@ static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const floa
         *ld = D;
         return src + (ks->j0 + x0) * D;
     }
-    if (!ks->idx && ks->run == 1) { /* every step-th key: the leading dimension does it */
+    /* every step-th key: by the leading dimension (an int for BLAS) */
+    if (!ks->idx && ks->run == 1 && ks->step * D <= INT_MAX) {
         *ld = ks->step * D;
         return src + (ks->j0 + x0 * ks->step) * D;
     }

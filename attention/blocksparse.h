@@ -60,7 +60,8 @@ typedef struct attn_bs_plan {
     int64_t cols_max;  /* keys per visit at most (0: 256) */
     int64_t sub;       /* rows per group on keys not every row of a segment sees (0: 64) */
     int64_t ints;      /* int64 scratch per task that visit() uses (task.ints) */
-    bool gathers;      /* some segment has a key list, or runs that are not contiguous */
+    bool gathers;      /* some segment has a key list, or runs that are not contiguous
+                          (or every step-th key with step·D > INT_MAX) */
     int64_t v[8];      /* the pattern's own values (resolved parameters ...) */
 } attn_bs_plan;
 
