@@ -125,11 +125,37 @@ static int64_t stratum_start(int64_t k, int64_t N, int64_t r)
     return k * (N / r) + k * (N % r) / r;
 }
 
+/* The hash of (seed, h, who), then of draw k: uniform 64-bit words. */
+static uint64_t draw_base(uint64_t seed, int64_t h, int64_t who)
+{
+    return mix64(mix64(mix64(seed) ^ (uint64_t)h) ^ (uint64_t)who);
+}
+
+/* a + a uniform offset in [0, len): the high word of z·len. */
+static int64_t pick(uint64_t base, int64_t k, int64_t a, int64_t len)
+{
+    return a + (int64_t)(((unsigned __int128)mix64(base ^ (uint64_t)k) * (uint64_t)len) >> 64);
+}
+
 int64_t attn_bs_draw(uint64_t seed, int64_t h, int64_t who, int64_t k, int64_t N, int64_t r)
 {
-    const int64_t a = stratum_start(k, N, r), e = stratum_start(k + 1, N, r);
-    const uint64_t z = mix64(mix64(mix64(mix64(seed) ^ (uint64_t)h) ^ (uint64_t)who) ^ (uint64_t)k);
-    return a + (int64_t)(z % (uint64_t)(e - a));
+    const int64_t a = stratum_start(k, N, r);
+    return pick(draw_base(seed, h, who), k, a, stratum_start(k + 1, N, r) - a);
+}
+
+void attn_bs_draws(uint64_t seed, int64_t h, int64_t who, int64_t N, int64_t r, int64_t *out)
+{
+    if (r <= 0) return;
+    const uint64_t base = draw_base(seed, h, who);
+    const int64_t q = N / r, rem = N % r;
+    int64_t a = 0, carry = 0; /* a = floor(k·N/r), carry = k·rem mod r */
+    for (int64_t k = 0; k < r; k++) {
+        carry += rem;
+        const int64_t len = q + (carry >= r);
+        if (carry >= r) carry -= r;
+        out[k] = pick(base, k, a, len);
+        a += len;
+    }
 }
 
 bool attn_bs_drawn(uint64_t seed, int64_t h, int64_t who, int64_t x, int64_t N, int64_t r)
@@ -250,9 +276,37 @@ static void span(const attn_bs_seg *seg, int64_t r0, int64_t nr, int64_t *u0, in
     }
 }
 
+/* Ask for the rows idx[0..n) of k and v: the misses of a scattered row overlap. */
+static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++)
+        for (int64_t d = 0; d < run->D; d += 16) {
+            __builtin_prefetch(run->kg + idx[x] * run->D + d);
+            __builtin_prefetch(run->vg + idx[x] * run->D + d);
+        }
+}
+
+/* A list per row: row by row, the next row's keys prefetched while this one computes. */
+static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const int64_t *idx = seg->keys.idx, *start = seg->row_start;
+    prefetch_rows(run, idx + start[0], start[1] - start[0]);
+    for (int64_t r = 0; r < seg->nrows; r++) {
+        if (r + 1 < seg->nrows) prefetch_rows(run, idx + start[r + 1], start[r + 2] - start[r + 1]);
+        const int64_t row = seg->r0 + r;
+        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max)
+            attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
+                                 idx + x0, attn_bs_min(run->cols_max, start[r + 1] - x0));
+    }
+}
+
 static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t r0 = seg->r0, nr = seg->nrows;
+    if (seg->row_start) {
+        compute_lists(run, seg);
+        return;
+    }
     if (!seg->lo && !seg->hi) { /* every row sees every key (but its exclusion) */
         visit_range(run, seg, r0, nr, 0, seg->keys.n, false);
         return;
@@ -309,6 +363,12 @@ static void mark_keys(attn_bs_run *run, const attn_bs_keys *ks, int64_t a, int64
 
 static void count_seg(attn_bs_run *run, const attn_bs_seg *seg)
 {
+    if (seg->row_start) { /* a list per row */
+        const int64_t a = seg->row_start[0], e = seg->row_start[seg->nrows];
+        run->scores += (double)(e - a);
+        if (run->bits) mark_keys(run, &seg->keys, a, e);
+        return;
+    }
     for (int64_t r = seg->r0; r < seg->r0 + seg->nrows; r++) {
         int64_t lo, hi;
         row_bounds(seg, r, &lo, &hi);

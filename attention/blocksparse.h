@@ -43,11 +43,15 @@ typedef struct attn_bs_keys {
 
 /* One segment: task rows [r0, r0 + nrows) against keys; task row r sees key x iff
  * lo[r] <= x < hi[r] and not xlo[r] <= x < xhi[r]. The arrays are indexed by task row; NULL
- * means no bound (lo 0, hi keys.n, no exclusion; xlo and xhi are set together). */
+ * means no bound (lo 0, hi keys.n, no exclusion; xlo and xhi are set together).
+ * Or, with row_start (and a key list, no bounds), a list per row: task row r sees exactly
+ * keys.idx[row_start[r - r0]] .. keys.idx[row_start[r - r0 + 1] - 1] (computed row by row,
+ * each row's keys read in place, the next row's prefetched meanwhile). */
 typedef struct attn_bs_seg {
     attn_bs_keys keys;
     int64_t r0, nrows;
     const int64_t *lo, *hi, *xlo, *xhi;
+    const int64_t *row_start;
 } attn_bs_seg;
 
 /* What a pattern needs for a shape; filled by its plan(). */
@@ -155,8 +159,11 @@ int64_t attn_bs_stride(const attn_shape *s, double v);
 /* Seeded stratified draws: r distinct values from [0, N), one uniform in each of r equal
  * strata [floor(k·N/r), floor((k+1)·N/r)), a pure function of (seed, h, who) — so any query
  * (who) re-draws the same keys in prefill, decode and the mask predicate. r >= N draws all.
- * draw: the k-th (increasing in k) for r < N. drawn: is x one of them (O(1)). */
+ * draw: the k-th (increasing in k) for r < N. drawn: is x one of them (O(1)). The offset in
+ * a stratum of length len is the high word of hash·len. */
 int64_t attn_bs_draw(uint64_t seed, int64_t h, int64_t who, int64_t k, int64_t N, int64_t r);
+/* All r draws at once (r < N), increasing: out[k] = attn_bs_draw(..., k, N, r). */
+void attn_bs_draws(uint64_t seed, int64_t h, int64_t who, int64_t N, int64_t r, int64_t *out);
 bool attn_bs_drawn(uint64_t seed, int64_t h, int64_t who, int64_t x, int64_t N, int64_t r);
 
 #endif

@@ -55,6 +55,10 @@ typedef struct attn_tile_mask {
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask);
+/* One row r against the keys idx[0..n) of k and v (rows of D floats), read in place: scores
+ * and p·v by vector loops (a single row is no GEMM), n <= cols_max. */
+void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
+                          const int64_t *idx, int64_t n);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
  * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
  * them back into a tile begun for the same number of rows. */

@@ -10,9 +10,10 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine): blocks of 64 queries, each row against its own sorted key
- *           list, gathered (no two rows share keys, so a row is one small GEMM)
- *   workspace: threads × (64×256 scores + 64×D acc + 2·256×D gathered keys and values +
- *              min(r, S) + 1 int64)
+ *           list (no two rows share keys): scores and p·v by vector loops over the keys read in
+ *           place, the next row's keys prefetched meanwhile
+ *   workspace: threads × (64×256 scores + 64×D acc + 2·64 floats +
+ *              max(4096, min(r, S) + 1) + 65 int64)
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
@@ -34,43 +35,70 @@ static int64_t candidates(const attn_shape *s, int64_t pos)
     return pos + 1 < 0 ? 0 : attn_bs_min(pos + 1, s->S);
 }
 
+/* Keys of the row lists batched into one segment, at least (a row may need more). */
+enum { BATCH_KEYS = 4096 };
+
+/* Most keys one row lists: its draws and itself. */
+static int64_t row_keys_max(const attn_shape *s, const attn_params *p)
+{
+    return attn_bs_min((int64_t)p->v[P_RANDOM], s->S) + 1;
+}
+
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     attn_bs_plan_blocks(s, BLOCK, pl);
-    pl->ints = attn_bs_min((int64_t)p->v[P_RANDOM], s->S) + 1;
-    pl->gathers = true;
+    /* the lists, then the rows' starts */
+    pl->ints = attn_bs_max(BATCH_KEYS, row_keys_max(s, p)) + pl->rows_max + 1;
 }
 
-/* Each row: its draws in increasing order with itself merged in (once). */
+/* Rows [r0, r1) of the task, their lists in list[0..start[r1 - r0]). */
+static void flush(attn_bs_run *run, const int64_t *list, const int64_t *start, int64_t r0,
+                  int64_t r1)
+{
+    if (r1 <= r0) return;
+    const attn_bs_seg seg = {.keys = {.n = start[r1 - r0], .idx = list}, .r0 = r0,
+                             .nrows = r1 - r0, .row_start = start};
+    attn_bs_visit(run, &seg);
+}
+
+/* Each row: its draws in increasing order with itself merged in (once); rows batched into
+ * segments of per-row lists; a row that sees every candidate is one contiguous visit. */
 static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
                   const attn_bs_task *t, attn_bs_run *run)
 {
-    (void)pl;
-    const int64_t r_keys = (int64_t)p->v[P_RANDOM];
+    const int64_t r_keys = (int64_t)p->v[P_RANDOM], cap = pl->ints - pl->rows_max - 1;
     const uint64_t seed = (uint64_t)p->v[P_SEED];
-    int64_t *list = t->ints;
+    int64_t *list = t->ints, *start = list + cap, *draws;
+    int64_t r0 = 0; /* first row of the batch */
+    start[0] = 0;
     for (int64_t r = 0; r < t->rows.n; r++) {
         const int64_t pos = attn_bs_pos(s, t->rows.i0 + r), N = candidates(s, pos);
-        attn_bs_seg seg = {.r0 = r, .nrows = 1};
+        int64_t n = start[r - r0];
+        if (r_keys >= N || n + r_keys + 1 > cap) { /* close the batch before this row */
+            flush(run, list, start, r0, r);
+            r0 = r, n = start[0] = 0;
+        }
         if (r_keys >= N) { /* every candidate (itself included when it is a key) */
-            seg.keys = attn_bs_range(0, N);
-            attn_bs_visit(run, &seg);
+            const attn_bs_seg all = {.keys = attn_bs_range(0, N), .r0 = r, .nrows = 1};
+            attn_bs_visit(run, &all);
+            r0 = r + 1;
             continue;
         }
-        int64_t n = 0;
+        draws = list + n + 1; /* room for itself in front */
+        attn_bs_draws(seed, t->h, pos, N, r_keys, draws);
         bool self = pos < 0; /* already listed, or not a key */
         for (int64_t k = 0; k < r_keys; k++) {
-            const int64_t x = attn_bs_draw(seed, t->h, pos, k, N, r_keys);
+            const int64_t x = draws[k];
             if (!self && pos <= x) {
                 if (pos < x) list[n++] = pos;
                 self = true;
             }
-            list[n++] = x;
+            list[n++] = x; /* n <= k + 1 + start: never past draws[k] */
         }
         if (!self) list[n++] = pos;
-        seg.keys = (attn_bs_keys){.n = n, .idx = list};
-        attn_bs_visit(run, &seg);
+        start[r - r0 + 1] = n;
     }
+    flush(run, list, start, r0, t->rows.n);
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};

@@ -14,6 +14,10 @@
 
 #include "kernels.h"
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
@@ -87,6 +91,63 @@ void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float
     /* pass 3: weighted V */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
                 (int)cols, v, (int)ldkv, 1.0f, acc, (int)D);
+}
+
+/* q·k over D floats (8 lanes and FMA with AVX2). */
+static float dot(const float *q, const float *k, int64_t D)
+{
+    int64_t d = 0;
+    float sum = 0.0f;
+#ifdef __AVX2__
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (; d + 16 <= D; d += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d + 8), _mm256_loadu_ps(k + d + 8), a1);
+    }
+    for (; d + 8 <= D; d += 8)
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a0);
+    a0 = _mm256_add_ps(a0, a1);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    sum = _mm_cvtss_f32(h);
+#endif
+    for (; d < D; d++) sum += q[d] * k[d];
+    return sum;
+}
+
+void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
+                          const int64_t *idx, int64_t n)
+{
+    const int64_t D = t->D;
+    float *sc = t->scores, *acc = t->acc + r * D;
+
+    /* pass 1: scores */
+    for (int64_t x = 0; x < n; x++) sc[x] = t->scale * dot(q, k + idx[x] * D, D);
+
+    /* pass 2: running max, exp and sum, rescale acc */
+    const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
+    if (m_new == -INFINITY) return;
+    const float alpha = expf(t->m[r] - m_new);
+    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, n, m_new);
+    t->m[r] = m_new;
+    if (alpha != 1.0f)
+        for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
+
+    /* pass 3: weighted V, 8 (AVX2) accumulators at a time kept in a register */
+    int64_t d0 = 0;
+#ifdef __AVX2__
+    for (; d0 + 8 <= D; d0 += 8) {
+        __m256 a = _mm256_loadu_ps(acc + d0);
+        for (int64_t x = 0; x < n; x++)
+            a = _mm256_fmadd_ps(_mm256_set1_ps(sc[x]), _mm256_loadu_ps(v + idx[x] * D + d0), a);
+        _mm256_storeu_ps(acc + d0, a);
+    }
+#endif
+    for (int64_t x = 0; x < n; x++) {
+        const float *vx = v + idx[x] * D, px = sc[x];
+        for (int64_t d = d0; d < D; d++) acc[d] += px * vx[d];
+    }
 }
 
 void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,

@@ -236,9 +236,11 @@ Test(sparse, workspace_is_small_at_a_million_keys)
 Test(sparse, stratified_draws_are_distinct_in_their_strata_and_pure)
 {
     const int64_t N = 1000, r = 7;
-    int64_t prev = -1, hits = 0;
+    int64_t prev = -1, hits = 0, all[7];
+    attn_bs_draws(5, 2, 123, N, r, all);
     for (int64_t k = 0; k < r; k++) {
         const int64_t x = attn_bs_draw(5, 2, 123, k, N, r);
+        cr_expect_eq(all[k], x, "attn_bs_draws and attn_bs_draw differ at %lld", (long long)k);
         cr_expect(x >= k * N / r && x < (k + 1) * N / r, "draw %lld = %lld outside its stratum",
                   (long long)k, (long long)x);
         cr_expect_gt(x, prev);
