@@ -102,6 +102,14 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
     attn_bs_visit(run, &seg);
 }
 
+int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
+{
+    const int64_t width = s->causal ? w : 2 * w - 1;
+    int64_t sub = 16;
+    while (sub < 64 && 2 * sub <= width / 8) sub *= 2;
+    return sub;
+}
+
 int64_t attn_bs_stride(const attn_shape *s, double v)
 {
     if (v > 0) return (int64_t)v;

@@ -46,6 +46,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->tasks[1] = attn_bs_min(l, s->T) * pl->v[V_CHUNKS];
     pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
     pl->ints = 2 * pl->rows_max;
+    pl->sub = attn_bs_band_sub(s, l);
 }
 
 /* Phase 0: blocks of positions. Phase 1: rows a, a + l, a + 2l, ... (one residue class of

@@ -6,7 +6,8 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·w·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine): blocks of 256 queries; the band keys every row of a block sees
- *           in one dense visit, the two triangles at its edges by groups of 64 rows
+ *           in one dense visit, the two triangles at its edges by groups of 16-64 rows
+ *           (about an eighth of the band)
  *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·256 int64), any n
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
@@ -22,8 +23,8 @@ static const attn_param_def params[] = {
 
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
-    (void)p;
     attn_bs_plan_blocks(s, BLOCK, pl);
+    pl->sub = attn_bs_band_sub(s, (int64_t)p->v[P_WINDOW]);
     pl->ints = 2 * pl->rows_max;
 }
 
