@@ -10,8 +10,9 @@
  *     running max and sum, acc += p v (sgemm);
  *   then normalise into out (or save the state for the next phase).
  *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout)
- *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·cols_max·D
- *              gather floats] + plan.ints int64) [+ 2·B·H·T floats for two phases]
+ *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·gather_max·D
+ *              gathered keys] [+ rows_max·D gathered queries] + plan.ints int64)
+ *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
  */
 #include <limits.h>
@@ -32,8 +33,8 @@ struct attn_bs_run {
     const float *q;         /* query of task row 0 */
     int64_t ldq;            /* floats between task rows */
     const float *kg, *vg;   /* keys and values of this (b, kv head): [S, D] */
-    float *kbuf, *vbuf;     /* gather buffers [cols_max, D] (NULL if the plan gathers nothing) */
-    int64_t D, cols_max, sub;
+    float *kbuf, *vbuf;     /* gather buffers [gather_max, D] (NULL if the plan gathers nothing) */
+    int64_t D, cols_max, gather_max, sub;
     /* counting */
     double scores;          /* listed scores */
     uint64_t *bits;         /* keys read by the current kv group, one bit per key (or NULL) */
@@ -192,11 +193,13 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_shape *s, const a
     memset(&L.pl, 0, sizeof L.pl);
     pat->plan(s, p, &L.pl);
     if (L.pl.cols_max <= 0) L.pl.cols_max = COLS_DEFAULT;
+    L.pl.gather_max = attn_bs_max(L.pl.gather_max, L.pl.cols_max);
     if (L.pl.sub <= 0) L.pl.sub = SUB_DEFAULT;
     L.tile_floats = attn_tile_floats(L.pl.rows_max, L.pl.cols_max, s->D);
-    const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.cols_max * s->D) * sizeof(float) : 0;
+    const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
+    const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) + align_up(gather) +
-                     align_up((size_t)L.pl.ints * sizeof(int64_t));
+                     align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t));
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
@@ -215,17 +218,23 @@ static int64_t key_at(const attn_bs_keys *ks, int64_t x)
     return ks->idx ? ks->idx[x] : ks->j0 + (x / ks->run) * ks->step + x % ks->run;
 }
 
-/* Keys [x0, x0 + cols) of a segment as rows of stride *ld: in place or gathered. */
+static bool contiguous(const attn_bs_keys *ks)
+{
+    return !ks->idx && (ks->run == ks->step || ks->run >= ks->n);
+}
+
+/* Keys [x0, x0 + cols) of a segment as rows of stride *ld: in place, or gathered into buf
+ * (always when gather). */
 static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const float *src,
-                            float *buf, int64_t x0, int64_t cols, int64_t *ld)
+                            float *buf, int64_t x0, int64_t cols, int64_t *ld, bool gather)
 {
     const int64_t D = run->D;
-    if (!ks->idx && (ks->run == ks->step || ks->run >= ks->n)) { /* contiguous */
+    if (!gather && contiguous(ks)) {
         *ld = D;
         return src + (ks->j0 + x0) * D;
     }
     /* every step-th key: by the leading dimension (an int for BLAS) */
-    if (!ks->idx && ks->run == 1 && ks->step * D <= INT_MAX) {
+    if (!gather && !ks->idx && ks->run == 1 && ks->step * D <= INT_MAX) {
         *ld = ks->step * D;
         return src + (ks->j0 + x0 * ks->step) * D;
     }
@@ -251,8 +260,8 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
     for (int64_t x0 = c0; x0 < c1; x0 += run->cols_max) {
         const int64_t cols = attn_bs_min(run->cols_max, c1 - x0);
         int64_t ldk, ldv;
-        const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ldk);
-        const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ldv);
+        const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ldk, false);
+        const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ldv, false);
         mask.col0 = x0;
         attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ldk,
                                cols, masked ? &mask : NULL);
@@ -315,6 +324,18 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         compute_lists(run, seg);
         return;
     }
+    if (!contiguous(&seg->keys) && run->kbuf && seg->keys.n <= run->gather_max) { /* copy scattered keys together once: every visit
+                                              below then reads (and BLAS packs) them in place */
+        int64_t ld;
+        keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
+        keys_of(run, &seg->keys, run->vg, run->vbuf, 0, seg->keys.n, &ld, true);
+        attn_bs_run here = *run;
+        attn_bs_seg copied = *seg;
+        here.kg = run->kbuf, here.vg = run->vbuf, here.kbuf = here.vbuf = NULL;
+        copied.keys = attn_bs_range(0, seg->keys.n);
+        compute_seg(&here, &copied);
+        return;
+    }
     if (!seg->lo && !seg->hi) { /* every row sees every key (but its exclusion) */
         visit_range(run, seg, r0, nr, 0, seg->keys.n, false);
         return;
@@ -362,7 +383,7 @@ static void mark_range(attn_bs_run *run, int64_t j0, int64_t j1)
 /* Mark keys x in [a, b) of the segment as read. */
 static void mark_keys(attn_bs_run *run, const attn_bs_keys *ks, int64_t a, int64_t b)
 {
-    if (!ks->idx && (ks->run == ks->step || ks->run >= ks->n)) {
+    if (contiguous(ks)) {
         mark_range(run, ks->j0 + a, ks->j0 + b);
         return;
     }
@@ -477,8 +498,10 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
         float *scratch = (float *)mine;
         mine += align_up((size_t)L.tile_floats * sizeof(float));
         float *kbuf = L.pl.gathers ? (float *)mine : NULL;
-        float *vbuf = L.pl.gathers ? kbuf + L.pl.cols_max * D : NULL;
-        if (L.pl.gathers) mine += align_up(2 * (size_t)(L.pl.cols_max * D) * sizeof(float));
+        float *vbuf = L.pl.gathers ? kbuf + L.pl.gather_max * D : NULL;
+        if (L.pl.gathers) mine += align_up(2 * (size_t)(L.pl.gather_max * D) * sizeof(float));
+        float *qbuf = L.pl.gather_rows ? (float *)mine : NULL;
+        if (L.pl.gather_rows) mine += align_up((size_t)(L.pl.rows_max * D) * sizeof(float));
         int64_t *ints = (int64_t *)mine;
         attn_tile tile;
 
@@ -495,12 +518,20 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
                 const int64_t row0 = bh * T + t.rows.i0, ld = t.rows.step * D;
                 float *o = out + row0 * D, *m = ml + 2 * row0;
 
+                const float *qt = q + row0 * D;
+                int64_t ldq = ld;
+                if (t.rows.step > 1 && qbuf) { /* the task's queries together, once */
+                    for (int64_t r = 0; r < t.rows.n; r++)
+                        memcpy(qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
+                    qt = qbuf, ldq = D;
+                }
                 attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
                 if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
-                attn_bs_run run = {.tile = &tile, .q = q + row0 * D, .ldq = ld,
+                attn_bs_run run = {.tile = &tile, .q = qt, .ldq = ldq,
                                    .kg = k + (b * s->Hkv + g) * S * D,
                                    .vg = v + (b * s->Hkv + g) * S * D, .kbuf = kbuf, .vbuf = vbuf,
-                                   .D = D, .cols_max = L.pl.cols_max, .sub = L.pl.sub};
+                                   .D = D, .cols_max = L.pl.cols_max,
+                                   .gather_max = L.pl.gather_max, .sub = L.pl.sub};
                 pat->visit(s, p, &L.pl, &t, &run);
                 if (last) attn_tile_end_strided(&tile, o, ld);
                 else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);

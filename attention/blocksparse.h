@@ -64,8 +64,12 @@ typedef struct attn_bs_plan {
     int64_t cols_max;  /* keys per visit at most (0: 256) */
     int64_t sub;       /* rows per group on keys not every row of a segment sees (0: 64) */
     int64_t ints;      /* int64 scratch per task that visit() uses (task.ints) */
+    bool gather_rows;  /* tasks may have rows a step apart: their queries are copied together
+                          once per task (rows_max·D floats per thread) */
     bool gathers;      /* some segment has a key list, or runs that are not contiguous
                           (or every step-th key with step·D > INT_MAX) */
+    int64_t gather_max;/* with gathers: a segment of scattered keys up to this many (>= cols_max)
+                          is copied together once, then visited in place (0: cols_max) */
     int64_t v[8];      /* the pattern's own values (resolved parameters ...) */
 } attn_bs_plan;
 

@@ -14,14 +14,14 @@
  *           its keys; all rows against the summary keys, gathered (runs of c' keys every l) into
  *           one dense GEMM, each row without its own block's summary (causal: only earlier
  *           blocks)
- *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·256×D gathered keys and
- *              values + 3·256 int64)
+ *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·min(c'·S/l, 4096)·D
+ *              gathered keys and values + 3·256 int64)
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
 
 enum { P_STRIDE, P_SUMMARY };
-enum { BLOCK = 256 };
+enum { BLOCK = 256, GATHER_MAX = 4096 };
 enum { V_STRIDE, V_SUMMARY }; /* plan.v: stride and c' used */
 
 static const attn_param_def params[] = {
@@ -30,6 +30,14 @@ static const attn_param_def params[] = {
                    1073741824, true},
 };
 
+/* The summary keys: runs of c' keys every l, the last block possibly partial. */
+static attn_bs_keys summary_keys_of(const attn_shape *s, const attn_bs_plan *pl)
+{
+    const int64_t l = pl->v[V_STRIDE], c = pl->v[V_SUMMARY];
+    return (attn_bs_keys){.j0 = l - c, .run = c, .step = l,
+                          .n = s->S / l * c + attn_bs_max(0, s->S % l - (l - c))};
+}
+
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     attn_bs_plan_blocks(s, BLOCK, pl);
@@ -37,6 +45,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->v[V_SUMMARY] = attn_bs_min((int64_t)p->v[P_SUMMARY], pl->v[V_STRIDE]);
     pl->ints = 3 * pl->rows_max;
     pl->gathers = pl->v[V_SUMMARY] < pl->v[V_STRIDE]; /* runs of c' keys every l */
+    pl->gather_max = attn_bs_min(summary_keys_of(s, pl).n, GATHER_MAX); /* copied once per task */
 }
 
 static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
@@ -58,8 +67,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
     }
 
     /* summary keys of the other blocks: key x is block x / c, offset l - c + x % c */
-    const attn_bs_keys summary = {.j0 = l - c, .run = c, .step = l,
-                                  .n = S / l * c + attn_bs_max(0, S % l - (l - c))};
+    const attn_bs_keys summary = summary_keys_of(s, pl);
     for (int64_t r = 0; r < n; r++) {
         const int64_t own = attn_bs_floordiv(p0 + r, l) * c; /* first summary key of its block */
         a[r] = own, e[r] = own + c;

@@ -12,16 +12,17 @@
  *   layout (block-sparse engine, two phases):
  *     1. local: blocks of 256 queries against their band (as the window kind);
  *     2. strided: the queries of one residue class p ≡ c (mod l) against the keys j ≡ c, one
- *        dense GEMM per class (rows and keys read with a leading dimension of l·D, no copy),
+ *        dense GEMM per class (its queries, keys and values copied together once per task
+ *        when at most 4096 keys, else read with a leading dimension of l·D),
  *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
- *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·256 int64)
- *              + 2·B·H·T floats (each row's running max and sum between the phases)
+ *   workspace: threads × (256×256 scores + 2·256×D acc and queries + 2·min(S/l, 4096)·D keys
+ *              and values + 2·256 floats + 2·256 int64) + 2·B·H·T floats (each row's running max and sum between the phases)
  *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
 
 enum { P_STRIDE };
-enum { BLOCK = 256, CLASS_ROWS = 256 };
+enum { BLOCK = 256, CLASS_ROWS = 256, GATHER_MAX = 4096 };
 enum { V_STRIDE, V_CHUNKS }; /* plan.v: stride used, tasks per residue class */
 
 static const attn_param_def params[] = {
@@ -47,6 +48,9 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
     pl->ints = 2 * pl->rows_max;
     pl->sub = attn_bs_band_sub(s, l);
+    pl->gather_rows = true;
+    pl->gathers = true; /* a class's keys are copied together once per task (if few enough) */
+    pl->gather_max = attn_bs_min((s->S + l - 1) / l, GATHER_MAX);
 }
 
 /* Phase 0: blocks of positions. Phase 1: rows a, a + l, a + 2l, ... (one residue class of

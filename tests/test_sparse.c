@@ -197,7 +197,8 @@ Test(sparse, masked_keys_have_zero_influence_with_small_parameters)
 
 /* Shapes that split rows into several tasks and keys into several visits of at most 256:
  * window bands wider than a block, strided classes in several chunks, random lists and fixed
- * summaries longer than one gather, bigbird blocks not aligned with T. */
+ * summaries longer than one visit, bigbird blocks not aligned with T, scattered key sets larger
+ * than the engine copies together. */
 Test(sparse, larger_shapes_match_the_mask)
 {
     const struct { const char *kind, *params; int64_t T, S; } cases[] = {
@@ -206,6 +207,8 @@ Test(sparse, larger_shapes_match_the_mask)
         {"random", "random=20,seed=9", 300, 700}, {"strided", "stride=2", 600, 600},
         {"strided", "stride=0", 333, 777}, {"fixed", "stride=10,summary=5", 600, 600},
         {"fixed", "stride=0,summary=3", 700, 500}, {"bigbird", "block=7,random_blocks=5", 599, 650},
+        /* more scattered keys than are copied together at once: visited in place or by blocks */
+        {"strided", "stride=2", 50, 9000}, {"fixed", "stride=4,summary=2", 50, 9000},
     };
     for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
         for (int causal = 0; causal < 2; causal++) {
