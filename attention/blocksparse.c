@@ -324,8 +324,9 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         compute_lists(run, seg);
         return;
     }
-    if (!contiguous(&seg->keys) && run->kbuf && seg->keys.n <= run->gather_max) { /* copy scattered keys together once: every visit
-                                              below then reads (and BLAS packs) them in place */
+    if (!contiguous(&seg->keys) && run->kbuf && (seg->lo || seg->hi) &&
+        seg->keys.n <= run->gather_max) { /* scattered keys that groups of rows visit again and
+                                             again: copied together once, then read in place */
         int64_t ld;
         keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
         keys_of(run, &seg->keys, run->vg, run->vbuf, 0, seg->keys.n, &ld, true);

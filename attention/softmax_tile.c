@@ -4,7 +4,7 @@
  *   q [rows,D] (row stride ldq)  k,v [cols,D] (row stride ldkv)  acc [rows,D]
  *   pass 1  scores  = scale · q kᵀ                    sgemm rows×cols×D
  *   pass 2  per row: mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
- *           acc ·= e^(m-m')
+ *           acc ·= e^(m-m')   (score rows padded to 8 floats: exp on whole vectors only)
  *   pass 3  acc    += p v                             sgemm rows×D×cols
  *   time O(rows·cols·D) per block; scratch attn_tile_floats(); single-threaded (BLAS too).
  */
@@ -22,11 +22,13 @@ enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
+static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
+
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
 {
-    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * cols_max);
+    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * round8(cols_max));
 }
 
 void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
@@ -50,36 +52,41 @@ void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float
                             const attn_tile_mask *mask)
 {
     const int64_t rows = nrows, D = t->D;
-    float *sc = t->scores;                      /* [rows, cols], row stride cols */
+    const int64_t ldc = round8(cols);          /* row stride: exp runs on whole vectors */
+    float *sc = t->scores;                      /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
 
     /* pass 1: scores */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
-                (int)ldq, k, (int)ldkv, 0.0f, sc, (int)cols);
+                (int)ldq, k, (int)ldkv, 0.0f, sc, (int)ldc);
 
     /* pass 2: mask, running max, exp and sum, rescale acc */
     for (int64_t r = 0; r < rows; r++) {
-        float *row = sc + r * cols;
+        float *row = sc + r * ldc;
         int64_t a = 0, e = cols; /* the row sees columns [a, e) minus [xa, xe) */
         if (mask) {
             if (mask->lo) a = clamp64(mask->lo[r] - mask->col0, 0, cols);
             if (mask->hi) e = clamp64(mask->hi[r] - mask->col0, a, cols);
-            if (a > 0) memset(row, 0, (size_t)a * sizeof(float));
-            if (e < cols) memset(row + e, 0, (size_t)(cols - e) * sizeof(float));
             if (mask->xlo) {
                 const int64_t xa = clamp64(mask->xlo[r] - mask->col0, a, e);
                 const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
                 for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
             }
         }
+        /* exp over [a8, e8): whole vectors of 8, the unseen columns in it at -inf (exp 0) */
+        const int64_t a8 = a / 8 * 8, e8 = a8 + round8(e - a8);
+        for (int64_t j = a8; j < a; j++) row[j] = -INFINITY;
+        for (int64_t j = e; j < e8; j++) row[j] = -INFINITY;
         float mb = attn_vmax(row + a, e - a);
         float m_new = mb > m[r] ? mb : m[r];
         if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
             memset(row, 0, (size_t)cols * sizeof(float));
             continue;
         }
+        if (a8 > 0) memset(row, 0, (size_t)a8 * sizeof(float));
+        if (e8 < cols) memset(row + e8, 0, (size_t)(cols - e8) * sizeof(float));
         float alpha = expf(m[r] - m_new); /* 0 on the first block (m = -inf) */
-        float sum = attn_vexp_sum(row + a, e - a, m_new);
+        float sum = attn_vexp_sum(row + a8, e8 - a8, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (alpha != 1.0f) {
@@ -90,7 +97,7 @@ void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float
 
     /* pass 3: weighted V */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
-                (int)cols, v, (int)ldkv, 1.0f, acc, (int)D);
+                (int)ldc, v, (int)ldkv, 1.0f, acc, (int)D);
 }
 
 /* q·k over D floats (8 lanes and FMA with AVX2). */
@@ -129,7 +136,8 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
     const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
     if (m_new == -INFINITY) return;
     const float alpha = expf(t->m[r] - m_new);
-    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, n, m_new);
+    for (int64_t x = n; x < round8(n); x++) sc[x] = -INFINITY; /* exp on whole vectors */
+    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, round8(n), m_new);
     t->m[r] = m_new;
     if (alpha != 1.0f)
         for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
