@@ -26,12 +26,12 @@ enum { P_BLOCK, P_WINDOW, P_GLOBALS, P_RANDOM, P_SEED };
 
 static const attn_param_def params[] = {
     [P_BLOCK] = {"block", "b: positions per block", 64, 1, 4096, true},
-    [P_WINDOW] = {"window_blocks", "w: key blocks with |qb - kb| < w (2: 3 blocks)", 2, 0, 1048576,
+    [P_WINDOW] = {"window_blocks", "w: key blocks with |qb - kb| < w (2: 3 blocks)", 2, 0, 1000000,
                   true},
-    [P_GLOBALS] = {"global_blocks", "g: blocks 0..g-1 are global", 2, 0, 1048576, true},
-    [P_RANDOM] = {"random_blocks", "r: random key blocks per query block and head", 3, 0, 1048576,
+    [P_GLOBALS] = {"global_blocks", "g: blocks 0..g-1 are global", 2, 0, 1000000, true},
+    [P_RANDOM] = {"random_blocks", "r: random key blocks per query block and head", 3, 0, 1000000,
                   true},
-    [P_SEED] = {"seed", "seed of the random blocks", 1, 0, 4294967295.0, true},
+    [P_SEED] = {"seed", "seed of the random blocks", 1, 0, 1000000000, true},
 };
 
 /* The blocks query block qb never draws: global and window blocks, as sorted disjoint
@@ -140,10 +140,11 @@ static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t
 const attn_ops attn_kind_bigbird = {
     .name = "bigbird",
     .summary = "BigBird: block window + global blocks + seeded random blocks (ITC)",
-    .definition = "blocks of b positions; query i at p = i + S - T in block qb = floor(p/b) sees\n"
-                  "key j in block kb = floor(j/b) iff 0 <= qb < g (global query), kb < g, |qb - kb|\n"
-                  "< w, or kb is one of r random blocks of (head, qb): one per equal stratum of the\n"
-                  "other blocks (causal: kb <= qb), hashed from the seed; and j <= p when causal.",
+    .definition = "blocks of b positions; query i at p = i + S - T in block qb = floor(p/b)\n"
+                  "sees key j in block kb = floor(j/b) iff 0 <= qb < g (global query), kb < g,\n"
+                  "|qb - kb| < w, or kb is one of r random blocks of (head, qb): one per equal\n"
+                  "stratum of the other blocks (causal: kb <= qb), hashed from the seed; and\n"
+                  "j <= p when causal.",
     .params = params,
     .nparams = sizeof params / sizeof params[0],
     .check = attn_bs_accept,

@@ -68,7 +68,8 @@ attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t)
 {
     const int64_t shift = s->S - s->T; /* position of row 0 */
     const int64_t block = attn_bs_floordiv(shift, size) + t;
-    const int64_t i0 = attn_bs_max(0, block * size - shift), i1 = attn_bs_min(s->T, (block + 1) * size - shift);
+    const int64_t i0 = attn_bs_max(0, block * size - shift);
+    const int64_t i1 = attn_bs_min(s->T, (block + 1) * size - shift);
     return (attn_bs_rows){.i0 = i0, .n = attn_bs_max(0, i1 - i0), .step = 1};
 }
 
@@ -479,7 +480,8 @@ double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn
 {
     double scores, keys;
     count(pat, s, p, &scores, &keys);
-    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)s->D * (double)s->B * keys);
+    const double kv = 2.0 * (double)s->D * (double)s->B * keys;
+    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + kv);
 }
 
 /* ---- the forward ---- */

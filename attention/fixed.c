@@ -25,9 +25,9 @@ enum { BLOCK = 256, GATHER_MAX = 4096 };
 enum { V_STRIDE, V_SUMMARY }; /* plan.v: stride and c' used */
 
 static const attn_param_def params[] = {
-    [P_STRIDE] = {"stride", "l: block length (0: ceil(sqrt(S)))", 0, 0, 1073741824, true},
+    [P_STRIDE] = {"stride", "l: block length (0: ceil(sqrt(S)))", 0, 0, 1000000000, true},
     [P_SUMMARY] = {"summary", "c: the last c positions of every block are seen by all", 8, 1,
-                   1073741824, true},
+                   1000000000, true},
 };
 
 /* The summary keys: runs of c' keys every l, the last block possibly partial. */
@@ -59,7 +59,8 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
     /* own block: rows [ra, rb) of fixed block fb against its keys [fb·l, fb·l + l) */
     for (int64_t fb = attn_bs_max(0, attn_bs_floordiv(p0, l));
          fb <= attn_bs_floordiv(p0 + n - 1, l) && fb * l < S; fb++) {
-        const int64_t ra = attn_bs_clamp(fb * l - p0, 0, n), rb = attn_bs_clamp(fb * l + l - p0, 0, n);
+        const int64_t ra = attn_bs_clamp(fb * l - p0, 0, n);
+        const int64_t rb = attn_bs_clamp(fb * l + l - p0, 0, n);
         for (int64_t r = ra; r < rb; r++) hi[r] = p0 + r + 1 - fb * l; /* causal: j <= p */
         const attn_bs_seg own = {.keys = attn_bs_range(fb * l, attn_bs_min(fb * l + l, S)),
                                  .r0 = ra, .nrows = rb - ra, .hi = s->causal ? hi : NULL};

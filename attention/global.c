@@ -20,8 +20,8 @@ enum { BLOCK = 256 };
 
 static const attn_param_def params[] = {
     [P_GLOBALS] = {"globals", "g: positions 0..g-1 are global (see and are seen by all)", 16, 0,
-                   1073741824, true},
-    [P_WINDOW] = {"window", "w: local keys with |p - j| < w (0: global only)", 256, 0, 1073741824,
+                   1000000000, true},
+    [P_WINDOW] = {"window", "w: local keys with |p - j| < w (0: global only)", 256, 0, 1000000000,
                   true},
 };
 

@@ -23,8 +23,8 @@ enum { BLOCK = 64 };
 
 static const attn_param_def params[] = {
     [P_RANDOM] = {"random", "r: random keys per query (plus itself), drawn per token and head",
-                  32, 0, 1073741824, true},
-    [P_SEED] = {"seed", "seed of the draws", 1, 0, 4294967295.0, true},
+                  32, 0, 1000000000, true},
+    [P_SEED] = {"seed", "seed of the draws", 1, 0, 1000000000, true},
 };
 
 

@@ -24,7 +24,10 @@ static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOAT
 
 static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
 
-static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
 {

@@ -16,7 +16,8 @@
  *        when at most 4096 keys, else read with a leading dimension of l·D),
  *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
  *   workspace: threads × (256×256 scores + 2·256×D acc and queries + 2·min(S/l, 4096)·D keys
- *              and values + 2·256 floats + 2·256 int64) + 2·B·H·T floats (each row's running max and sum between the phases)
+ *              and values + 2·256 floats + 2·256 int64) + 2·B·H·T floats (each row's running
+ *              max and sum between the phases)
  *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
@@ -27,7 +28,7 @@ enum { V_STRIDE, V_CHUNKS }; /* plan.v: stride used, tasks per residue class */
 
 static const attn_param_def params[] = {
     [P_STRIDE] = {"stride", "l: local keys |p - j| < l plus every l-th key (0: ceil(sqrt(S)))", 0,
-                  0, 1073741824, true},
+                  0, 1000000000, true},
 };
 
 /* The stride of the layout: beyond max(T, S) every stride gives the same pattern (all local). */

@@ -18,7 +18,7 @@ enum { BLOCK = 256 };
 
 static const attn_param_def params[] = {
     [P_WINDOW] = {"window", "w: keys with |p - j| < w (itself and w-1 per side; causal: w back)",
-                  256, 1, 1073741824, true},
+                  256, 1, 1000000000, true},
 };
 
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)

@@ -87,7 +87,8 @@ Test(sparse, limits_equal_full_attention)
                                      ops->name, as_full[kn], c, (long long)h, (long long)i,
                                      (long long)j);
             cr_expect_eq(ops->flops(&s, &p), full->flops(&s, &pf), "%s case %zu", ops->name, c);
-            float *o = run(ops, &s, &p, NULL, NULL, NULL), *of = run(full, &s, &pf, NULL, NULL, NULL);
+            float *o = run(ops, &s, &p, NULL, NULL, NULL);
+            float *of = run(full, &s, &pf, NULL, NULL, NULL);
             double num = 0, den = 0;
             for (int64_t e = 0; e < attn_q_elems(&s); e++)
                 num += (o[e] - of[e]) * (o[e] - of[e]), den += of[e] * of[e];
@@ -127,8 +128,9 @@ Test(sparse, decode_is_the_last_prefill_row)
                     for (int64_t d = 0; d < D; d++) {
                         const float a = o[(h * S + S - 1) * D + d], b = od[h * D + d];
                         cr_expect(fabsf(a - b) <= 1e-5f * (1 + fabsf(a)),
-                                  "%s %s causal=%d h=%lld d=%lld: prefill %g, decode %g", ops->name,
-                                  text ? text : "defaults", causal, (long long)h, (long long)d, a, b);
+                                  "%s %s causal=%d h=%lld d=%lld: prefill %g, decode %g",
+                                  ops->name, text ? text : "defaults", causal, (long long)h,
+                                  (long long)d, a, b);
                     }
                 free(q), free(k), free(v), free(o), free(od), free(qd);
             }
@@ -153,7 +155,8 @@ Test(sparse, bytes_count_each_kv_row_read_once)
                 for (int64_t j = 0; j < s.S; j++) {
                     bool read = false;
                     for (int64_t h = g * group; h < (g + 1) * group && !read; h++)
-                        for (int64_t i = 0; i < s.T && !read; i++) read = ops->allows(&s, &p, h, i, j);
+                        for (int64_t i = 0; i < s.T && !read; i++)
+                            read = ops->allows(&s, &p, h, i, j);
                     keys += read;
                 }
             const double expect = 4.0 * (2.0 * attn_q_elems(&s) + 2.0 * s.D * s.B * keys);

@@ -64,7 +64,8 @@ for causal in (0, 1):
         k = q[q["kind"] == kind]
         ratios = k["gflops_per_s"] / full["gflops_per_s"]  # one row per round, in order
         r = float(np.median(ratios))
-        rounds = ", ".join(f"{a:.0f}/{b:.0f}" for a, b in zip(k["gflops_per_s"], full["gflops_per_s"]))
+        pairs = zip(k["gflops_per_s"], full["gflops_per_s"])
+        rounds = ", ".join(f"{a:.0f}/{b:.0f}" for a, b in pairs)
         verdict(r >= 0.5, f"{kind.decode()} causal={causal} ({k['params'][0].decode()}): "
                 f"{100 * r:.0f}% of full's GFLOP/s (median of rounds {rounds}; target >= 50%)")
 
