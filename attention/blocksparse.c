@@ -493,9 +493,13 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
     const layout L = layout_of(pat, s, p);
     const int64_t H = s->H, T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
     float *ml = (float *)((char *)workspace + (size_t)s->threads * L.thread_bytes);
+    int64_t most = 1; /* threads beyond the largest phase's task count would only wait */
+    for (int phase = 0; phase < L.pl.nphases; phase++)
+        most = attn_bs_max(most, s->B * H * L.pl.tasks[phase]);
+    const int threads = (int)attn_bs_min(s->threads, most);
     attn_blas_threads(1);
 
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * L.thread_bytes;
         float *scratch = (float *)mine;
