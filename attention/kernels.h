@@ -42,6 +42,32 @@ void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, co
 /* out[r] = acc[r] / l[r] (zeros for rows that saw no key). */
 void attn_tile_end(const attn_tile *t, float *out);
 
+/* Which keys of a visited block each row sees (the block sparse engine's masks): row r of the
+ * visit sees block column c iff lo[r] <= col0 + c < hi[r] and not xlo[r] <= col0 + c < xhi[r].
+ * A NULL array means no bound (xlo and xhi are set together); col0 is the block's first key in
+ * the coordinates of the bounds. Unseen keys have no influence. */
+typedef struct attn_tile_mask {
+    int64_t col0;
+    const int64_t *lo, *hi, *xlo, *xhi;
+} attn_tile_mask;
+/* attn_tile_visit with row strides (ldq for q, ldkv for k and v, in floats) and a mask (NULL:
+ * every row sees every key). attn_tile_visit is this with strides D and hi = col_end. */
+void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *k, const float *v, int64_t ldkv, int64_t cols,
+                            const attn_tile_mask *mask);
+/* One row r against the keys idx[0..n) of k and v (rows of D floats), read in place: scores
+ * and p·v by vector loops (a single row is no GEMM), n <= cols_max. */
+void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
+                          const int64_t *idx, int64_t n);
+/* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
+ * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
+ * them back into a tile begun for the same number of rows. */
+void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride);
+void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
+                    int64_t ml_stride);
+/* attn_tile_end into rows of stride ldo floats. */
+void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo);
+
 /* OpenBLAS threads: set to n when different (cheap when already n). */
 void attn_blas_threads(int n);
 

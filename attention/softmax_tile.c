@@ -1,10 +1,10 @@
 /*
  * softmax_tile.c — one block of queries against blocks of keys with an online softmax
  * (FlashAttention-2 order: never the rows×S score matrix, only rows×cols_max at a time).
- *   q [rows,D]  k,v [cols,D]  acc [rows,D]
+ *   q [rows,D] (row stride ldq)  k,v [cols,D] (row stride ldkv)  acc [rows,D]
  *   pass 1  scores  = scale · q kᵀ                    sgemm rows×cols×D
  *   pass 2  per row: mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
- *           acc ·= e^(m-m')
+ *           acc ·= e^(m-m')   (score rows padded to 8 floats: exp on whole vectors only)
  *   pass 3  acc    += p v                             sgemm rows×D×cols
  *   time O(rows·cols·D) per block; scratch attn_tile_floats(); single-threaded (BLAS too).
  */
@@ -14,13 +14,24 @@
 
 #include "kernels.h"
 
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
 enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
+static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
+
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
 {
-    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * cols_max);
+    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * round8(cols_max));
 }
 
 void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
@@ -39,55 +50,154 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
     memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
 }
 
-void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
-                     const float *v, int64_t cols, const int64_t *col_end)
+void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *k, const float *v, int64_t ldkv, int64_t cols,
+                            const attn_tile_mask *mask)
 {
     const int64_t rows = nrows, D = t->D;
-    float *sc = t->scores;                      /* [rows, cols], row stride cols */
+    const int64_t ldc = round8(cols);          /* row stride: exp runs on whole vectors */
+    float *sc = t->scores;                      /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
 
     /* pass 1: scores */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
-                (int)D, k, (int)D, 0.0f, sc, (int)cols);
+                (int)ldq, k, (int)ldkv, 0.0f, sc, (int)ldc);
 
     /* pass 2: mask, running max, exp and sum, rescale acc */
     for (int64_t r = 0; r < rows; r++) {
-        float *row = sc + r * cols;
-        int64_t seen = cols;
-        if (col_end) {
-            seen = col_end[r] < 0 ? 0 : (col_end[r] > cols ? cols : col_end[r]);
-            for (int64_t j = seen; j < cols; j++) row[j] = -INFINITY;
+        float *row = sc + r * ldc;
+        int64_t a = 0, e = cols; /* the row sees columns [a, e) minus [xa, xe) */
+        if (mask) {
+            if (mask->lo) a = clamp64(mask->lo[r] - mask->col0, 0, cols);
+            if (mask->hi) e = clamp64(mask->hi[r] - mask->col0, a, cols);
+            if (mask->xlo) {
+                const int64_t xa = clamp64(mask->xlo[r] - mask->col0, a, e);
+                const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
+                for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
+            }
         }
-        float mb = attn_vmax(row, seen);
+        /* exp over [a8, e8): whole vectors of 8, the unseen columns in it at -inf (exp 0) */
+        const int64_t a8 = a / 8 * 8, e8 = a8 + round8(e - a8);
+        for (int64_t j = a8; j < a; j++) row[j] = -INFINITY;
+        for (int64_t j = e; j < e8; j++) row[j] = -INFINITY;
+        float mb = attn_vmax(row + a, e - a);
         float m_new = mb > m[r] ? mb : m[r];
         if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
             memset(row, 0, (size_t)cols * sizeof(float));
             continue;
         }
+        if (a8 > 0) memset(row, 0, (size_t)a8 * sizeof(float));
+        if (e8 < cols) memset(row + e8, 0, (size_t)(cols - e8) * sizeof(float));
         float alpha = expf(m[r] - m_new); /* 0 on the first block (m = -inf) */
-        float sum = attn_vexp_sum(row, cols, m_new);
+        float sum = attn_vexp_sum(row + a8, e8 - a8, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (alpha != 1.0f) {
-            float *a = acc + r * D;
-            for (int64_t d = 0; d < D; d++) a[d] *= alpha;
+            float *ar = acc + r * D;
+            for (int64_t d = 0; d < D; d++) ar[d] *= alpha;
         }
     }
 
     /* pass 3: weighted V */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
-                (int)cols, v, (int)D, 1.0f, acc, (int)D);
+                (int)ldc, v, (int)ldkv, 1.0f, acc, (int)D);
 }
 
-void attn_tile_end(const attn_tile *t, float *out)
+/* q·k over D floats (8 lanes and FMA with AVX2). */
+static float dot(const float *q, const float *k, int64_t D)
+{
+    int64_t d = 0;
+    float sum = 0.0f;
+#ifdef __AVX2__
+    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
+    for (; d + 16 <= D; d += 16) {
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a0);
+        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d + 8), _mm256_loadu_ps(k + d + 8), a1);
+    }
+    for (; d + 8 <= D; d += 8)
+        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a0);
+    a0 = _mm256_add_ps(a0, a1);
+    __m128 h = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
+    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
+    h = _mm_add_ss(h, _mm_movehdup_ps(h));
+    sum = _mm_cvtss_f32(h);
+#endif
+    for (; d < D; d++) sum += q[d] * k[d];
+    return sum;
+}
+
+void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
+                          const int64_t *idx, int64_t n)
+{
+    const int64_t D = t->D;
+    float *sc = t->scores, *acc = t->acc + r * D;
+
+    /* pass 1: scores */
+    for (int64_t x = 0; x < n; x++) sc[x] = t->scale * dot(q, k + idx[x] * D, D);
+
+    /* pass 2: running max, exp and sum, rescale acc */
+    const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
+    if (m_new == -INFINITY) return;
+    const float alpha = expf(t->m[r] - m_new);
+    for (int64_t x = n; x < round8(n); x++) sc[x] = -INFINITY; /* exp on whole vectors */
+    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, round8(n), m_new);
+    t->m[r] = m_new;
+    if (alpha != 1.0f)
+        for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
+
+    /* pass 3: weighted V, 8 (AVX2) accumulators at a time kept in a register */
+    int64_t d0 = 0;
+#ifdef __AVX2__
+    for (; d0 + 8 <= D; d0 += 8) {
+        __m256 a = _mm256_loadu_ps(acc + d0);
+        for (int64_t x = 0; x < n; x++)
+            a = _mm256_fmadd_ps(_mm256_set1_ps(sc[x]), _mm256_loadu_ps(v + idx[x] * D + d0), a);
+        _mm256_storeu_ps(acc + d0, a);
+    }
+#endif
+    for (int64_t x = 0; x < n; x++) {
+        const float *vx = v + idx[x] * D, px = sc[x];
+        for (int64_t d = d0; d < D; d++) acc[d] += px * vx[d];
+    }
+}
+
+void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
+                     const float *v, int64_t cols, const int64_t *col_end)
+{
+    const attn_tile_mask mask = {.hi = col_end};
+    attn_tile_visit_masked(t, r0, nrows, q, t->D, k, v, t->D, cols, col_end ? &mask : NULL);
+}
+
+void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)
+{
+    for (int64_t r = 0; r < t->rows; r++) {
+        memcpy(acc + r * ldo, t->acc + r * t->D, (size_t)t->D * sizeof(float));
+        ml[r * ml_stride] = t->m[r];
+        ml[r * ml_stride + 1] = t->l[r];
+    }
+}
+
+void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
+                    int64_t ml_stride)
+{
+    for (int64_t r = 0; r < t->rows; r++) {
+        memcpy(t->acc + r * t->D, acc + r * ldo, (size_t)t->D * sizeof(float));
+        t->m[r] = ml[r * ml_stride];
+        t->l[r] = ml[r * ml_stride + 1];
+    }
+}
+
+void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo)
 {
     for (int64_t r = 0; r < t->rows; r++) {
         const float *a = t->acc + r * t->D;
-        float *o = out + r * t->D;
+        float *o = out + r * ldo;
         float inv = t->l[r] > 0.0f ? 1.0f / t->l[r] : 0.0f;
         for (int64_t d = 0; d < t->D; d++) o[d] = a[d] * inv;
     }
 }
+
+void attn_tile_end(const attn_tile *t, float *out) { attn_tile_end_strided(t, out, t->D); }
 
 void attn_blas_threads(int n)
 {

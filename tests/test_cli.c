@@ -111,7 +111,7 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("kv_heads 3 does not divide heads 8", "%s", "sweep --heads 8 --kv-heads 3");
     expect_usage_error("unknown kind 'nope'", "%s", "sweep --kinds full,nope");
     expect_usage_error("unknown dataset 'nope'", "%s", "sweep --dataset nope");
-    expect_usage_error("no swept kind has a parameter 'window'", "%s", "sweep --set window=4");
+    expect_usage_error("no swept kind has a parameter 'nosuch'", "%s", "sweep --set nosuch=4");
     expect_usage_error("--causal: 2 is out of range", "%s", "sweep --causal 2");
     expect_usage_error("needs a KIND", "%s", "run");
     expect_usage_error("this machine has", "%s", "run full --n 1M --heads 4096"); /* 4 TiB */

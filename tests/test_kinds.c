@@ -1,8 +1,9 @@
 /*
  * test_kinds.c — every registered kind against its float64 definition, generated from the
  * registry: awkward shapes (T=1, odd T, S != T, T > S causal, Hkv != H, D=1, D=128), every
- * parameter at its default, minimum and maximum, large logits, zero influence of masked keys,
- * exact flop count from the mask, thread-count independence, and registry validation.
+ * parameter at its default, minimum and maximum (integers also at 1, 2, 3, 7), resolved for the
+ * shape, large logits, zero influence of masked keys, exact flop count from the mask for every
+ * variant, thread-count independence, and registry validation.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
@@ -33,18 +34,30 @@ static attn_shape make_shape(const shape_case *c, int threads)
     return s;
 }
 
-/* Parameter variants of a kind: defaults, then each parameter at its min and at its max. */
+/* Small values an integer parameter also takes (when inside its range and not already an end
+ * or the default): they make windows, strides, blocks and draws awkward at the test shapes. */
+static const double small_values[] = {1, 2, 3, 7};
+enum { NSMALL = sizeof small_values / sizeof small_values[0],
+       MAX_VARIANTS = 1 + (2 + NSMALL) * ATTN_MAX_PARAMS };
+
+/* Parameter variants of a kind: defaults, then each parameter at its min and at its max, and
+ * each integer parameter at the small values. Resolve them per shape (attn_params_resolve). */
 static int variants(const attn_ops *ops, attn_params *out, char names[][96])
 {
     int n = 0;
     out[n] = attn_params_defaults(ops);
     snprintf(names[n++], 96, "defaults");
     for (int p = 0; p < ops->nparams; p++) {
-        const double ends[2] = {ops->params[p].min, ops->params[p].max};
-        for (int e = 0; e < 2; e++) {
+        const attn_param_def *d = &ops->params[p];
+        double values[2 + NSMALL] = {d->min, d->max};
+        int nv = 2;
+        for (int k = 0; d->integer && k < NSMALL; k++)
+            if (small_values[k] > d->min && small_values[k] < d->max && small_values[k] != d->def)
+                values[nv++] = small_values[k];
+        for (int e = 0; e < nv; e++) {
             out[n] = attn_params_defaults(ops);
-            out[n].v[p] = ends[e];
-            snprintf(names[n++], 96, "%s=%g", ops->params[p].name, ends[e]);
+            out[n].v[p] = values[e];
+            snprintf(names[n++], 96, "%s=%g", d->name, values[e]);
         }
     }
     return n;
@@ -55,6 +68,9 @@ static void check_against_definition(const attn_ops *ops, const attn_shape *s,
                                       double tol)
 {
     char msg[ATTN_MSG_LEN];
+    attn_params resolved = *p;
+    attn_params_resolve(ops, s, &resolved);
+    p = &resolved;
     if (attn_check(ops, s, p, msg, sizeof msg) != ATTN_OK) return; /* refused: not a case */
     float *q = tu_random(attn_q_elems(s), sigma, 1), *k = tu_random(attn_kv_elems(s), sigma, 2);
     float *v = tu_random(attn_kv_elems(s), 1.0, 3), *o = bench_alloc(attn_q_elems(s) * 4);
@@ -115,8 +131,8 @@ Test(kinds, match_their_definition_at_awkward_shapes)
 {
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
-        attn_params ps[1 + 2 * ATTN_MAX_PARAMS];
-        char names[1 + 2 * ATTN_MAX_PARAMS][96];
+        attn_params ps[MAX_VARIANTS];
+        char names[MAX_VARIANTS][96];
         int nv = variants(ops, ps, names);
         for (int c = 0; c < NSHAPES; c++)
             for (int pv = 0; pv < nv; pv++) {
@@ -156,9 +172,10 @@ Test(kinds, masked_keys_have_zero_influence)
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         if (!ops->allows) continue;
-        attn_params p = attn_params_defaults(ops);
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             attn_shape s = make_shape(&cases[c], 2);
+            attn_params p = attn_params_defaults(ops);
+            attn_params_resolve(ops, &s, &p);
             char msg[ATTN_MSG_LEN];
             if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
             const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
@@ -191,23 +208,33 @@ Test(kinds, masked_keys_have_zero_influence)
     }
 }
 
-/* flops() counts 4·D per allowed score: for mask kinds it equals the predicate's count. */
+/* flops() counts 4·D per allowed score: for mask kinds it equals the predicate's count, for
+ * every parameter variant (sparse kinds count their real layout: this checks it lists every
+ * allowed score exactly once). */
 Test(kinds, flops_count_the_allowed_scores)
 {
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         if (!ops->allows) continue;
-        attn_params p = attn_params_defaults(ops);
-        for (int c = 0; c < NSHAPES; c++) {
-            attn_shape s = make_shape(&shapes[c], 1);
-            double allowed = 0;
-            for (int64_t h = 0; h < s.H; h++)
-                for (int64_t i = 0; i < s.T; i++)
-                    for (int64_t j = 0; j < s.S; j++) allowed += ops->allows(&s, &p, h, i, j);
-            double expect = 4.0 * (double)s.D * (double)s.B * allowed;
-            cr_expect_eq(ops->flops(&s, &p), expect, "%s case %d: flops %.0f, mask says %.0f",
-                         ops->name, c, ops->flops(&s, &p), expect);
-        }
+        attn_params ps[MAX_VARIANTS];
+        char names[MAX_VARIANTS][96];
+        int nv = variants(ops, ps, names);
+        for (int c = 0; c < NSHAPES; c++)
+            for (int pv = 0; pv < nv; pv++) {
+                attn_shape s = make_shape(&shapes[c], 1);
+                attn_params p = ps[pv];
+                attn_params_resolve(ops, &s, &p);
+                char msg[ATTN_MSG_LEN];
+                if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
+                double allowed = 0;
+                for (int64_t h = 0; h < s.H; h++)
+                    for (int64_t i = 0; i < s.T; i++)
+                        for (int64_t j = 0; j < s.S; j++) allowed += ops->allows(&s, &p, h, i, j);
+                double expect = 4.0 * (double)s.D * (double)s.B * allowed;
+                cr_expect_eq(ops->flops(&s, &p), expect,
+                             "%s case %d %s: flops %.0f, mask says %.0f", ops->name, c, names[pv],
+                             ops->flops(&s, &p), expect);
+            }
     }
 }
 
@@ -219,6 +246,7 @@ Test(kinds, threads_do_not_change_the_result)
         const attn_ops *ops = attn_kind_at(kn);
         attn_params p = attn_params_defaults(ops);
         attn_shape s1 = make_shape(&c, 1), s2 = make_shape(&c, 2);
+        attn_params_resolve(ops, &s1, &p);
         const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
         float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
         float *o1 = bench_alloc(qn * 4), *o2 = bench_alloc(qn * 4);

@@ -1,0 +1,549 @@
+/*
+ * blocksparse.c — the block-sparse engine (see blocksparse.h for the pattern contract).
+ *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
+ *   per task: tile begin (or load the first phase's state), the pattern's segments, each
+ *     1. the keys every row of the segment sees: one visit of all rows, masks only for the
+ *        excluded interval;
+ *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
+ *        masked per row;
+ *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
+ *     running max and sum, acc += p v (sgemm);
+ *   then normalise into out (or save the state for the next phase).
+ *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout)
+ *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·gather_max·D
+ *              gathered keys] [+ rows_max·D gathered queries] + plan.ints int64)
+ *              [+ 2·B·H·T floats for two phases]
+ *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
+ */
+#include <limits.h>
+#include <math.h>
+#include <omp.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "blocksparse.h"
+#include "kernels.h"
+
+enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64 };
+
+struct attn_bs_run {
+    bool counting;
+    /* computing */
+    attn_tile *tile;
+    const float *q;         /* query of task row 0 */
+    int64_t ldq;            /* floats between task rows */
+    const float *kg, *vg;   /* keys and values of this (b, kv head): [S, D] */
+    float *kbuf, *vbuf;     /* gather buffers [gather_max, D] (NULL if the plan gathers nothing) */
+    int64_t D, cols_max, gather_max, sub;
+    /* counting */
+    double scores;          /* listed scores */
+    uint64_t *bits;         /* keys read by the current kv group, one bit per key (or NULL) */
+    int64_t marked, S;      /* bits set, of S */
+};
+
+static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
+
+/* ---- helpers ---- */
+
+int64_t attn_bs_floordiv(int64_t a, int64_t b)
+{
+    int64_t q = a / b;
+    return (a % b != 0 && a < 0) ? q - 1 : q;
+}
+
+int64_t attn_bs_floormod(int64_t a, int64_t b) { return a - b * attn_bs_floordiv(a, b); }
+
+attn_bs_keys attn_bs_range(int64_t j0, int64_t j1)
+{
+    const int64_t n = j1 > j0 ? j1 - j0 : 0;
+    return (attn_bs_keys){.j0 = j0, .n = n, .run = n > 0 ? n : 1, .step = n > 0 ? n : 1};
+}
+
+int64_t attn_bs_block_tasks(const attn_shape *s, int64_t size)
+{
+    return attn_bs_floordiv(s->S - 1, size) - attn_bs_floordiv(s->S - s->T, size) + 1;
+}
+
+attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t)
+{
+    const int64_t shift = s->S - s->T; /* position of row 0 */
+    const int64_t block = attn_bs_floordiv(shift, size) + t;
+    const int64_t i0 = attn_bs_max(0, block * size - shift);
+    const int64_t i1 = attn_bs_min(s->T, (block + 1) * size - shift);
+    return (attn_bs_rows){.i0 = i0, .n = attn_bs_max(0, i1 - i0), .step = 1};
+}
+
+void attn_bs_plan_blocks(const attn_shape *s, int64_t block, attn_bs_plan *pl)
+{
+    pl->nphases = 1;
+    pl->block = block;
+    pl->tasks[0] = attn_bs_block_tasks(s, block);
+    pl->rows_max = attn_bs_min(block, s->T);
+}
+
+attn_status attn_bs_accept(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+{
+    (void)s, (void)p, (void)msg, (void)msg_len;
+    return ATTN_OK;
+}
+
+void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
+                  int64_t from, int64_t *ints, attn_bs_run *run)
+{
+    if (r1 <= r0 || w <= 0) return;
+    int64_t *lo = ints, *hi = ints + t->rows.n;
+    const int64_t p0 = attn_bs_pos(s, t->rows.i0);
+    const int64_t j0 = attn_bs_max(from, p0 + r0 - w + 1); /* the first row's lowest key */
+    for (int64_t r = r0; r < r1; r++) {
+        const int64_t pos = p0 + r;
+        lo[r] = attn_bs_max(from, pos - w + 1) - j0;
+        hi[r] = attn_bs_min(s->S, s->causal ? pos + 1 : pos + w) - j0;
+    }
+    const attn_bs_seg seg = {.keys = attn_bs_range(j0, j0 + hi[r1 - 1]), .r0 = r0,
+                             .nrows = r1 - r0, .lo = lo, .hi = hi};
+    attn_bs_visit(run, &seg);
+}
+
+int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
+{
+    const int64_t width = s->causal ? w : 2 * w - 1;
+    int64_t sub = 16;
+    while (sub < 64 && 2 * sub <= width / 8) sub *= 2;
+    return sub;
+}
+
+int64_t attn_bs_stride(const attn_shape *s, double v)
+{
+    if (v > 0) return (int64_t)v;
+    int64_t r = (int64_t)sqrt((double)s->S);
+    while (r * r < s->S) r++;
+    while (r > 1 && (r - 1) * (r - 1) >= s->S) r--;
+    return r;
+}
+
+static uint64_t mix64(uint64_t z)
+{
+    z += 0x9e3779b97f4a7c15ull;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* floor(k·N/r) without overflow (k <= r, r < 2^31, N < 2^62). */
+static int64_t stratum_start(int64_t k, int64_t N, int64_t r)
+{
+    return k * (N / r) + k * (N % r) / r;
+}
+
+/* The hash of (seed, h, who), then of draw k: uniform 64-bit words. */
+static uint64_t draw_base(uint64_t seed, int64_t h, int64_t who)
+{
+    return mix64(mix64(mix64(seed) ^ (uint64_t)h) ^ (uint64_t)who);
+}
+
+/* a + a uniform offset in [0, len): the high word of z·len. */
+static int64_t pick(uint64_t base, int64_t k, int64_t a, int64_t len)
+{
+    return a + (int64_t)(((unsigned __int128)mix64(base ^ (uint64_t)k) * (uint64_t)len) >> 64);
+}
+
+int64_t attn_bs_draw(uint64_t seed, int64_t h, int64_t who, int64_t k, int64_t N, int64_t r)
+{
+    const int64_t a = stratum_start(k, N, r);
+    return pick(draw_base(seed, h, who), k, a, stratum_start(k + 1, N, r) - a);
+}
+
+void attn_bs_draws(uint64_t seed, int64_t h, int64_t who, int64_t N, int64_t r, int64_t *out)
+{
+    if (r <= 0) return;
+    const uint64_t base = draw_base(seed, h, who);
+    const int64_t q = N / r, rem = N % r;
+    int64_t a = 0, carry = 0; /* a = floor(k·N/r), carry = k·rem mod r */
+    for (int64_t k = 0; k < r; k++) {
+        carry += rem;
+        const int64_t len = q + (carry >= r);
+        if (carry >= r) carry -= r;
+        out[k] = pick(base, k, a, len);
+        a += len;
+    }
+}
+
+bool attn_bs_drawn(uint64_t seed, int64_t h, int64_t who, int64_t x, int64_t N, int64_t r)
+{
+    if (x < 0 || x >= N) return false;
+    if (r >= N) return true;
+    if (r <= 0) return false;
+    int64_t k = (int64_t)((double)x * (double)r / (double)N); /* its stratum, then exact */
+    k = attn_bs_clamp(k, 0, r - 1);
+    while (k > 0 && stratum_start(k, N, r) > x) k--;
+    while (k + 1 < r && stratum_start(k + 1, N, r) <= x) k++;
+    return attn_bs_draw(seed, h, who, k, N, r) == x;
+}
+
+/* ---- the layout of a shape ---- */
+
+typedef struct layout {
+    attn_bs_plan pl;
+    int64_t tile_floats;
+    size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
+} layout;
+
+static layout layout_of(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p)
+{
+    layout L;
+    memset(&L.pl, 0, sizeof L.pl);
+    pat->plan(s, p, &L.pl);
+    if (L.pl.cols_max <= 0) L.pl.cols_max = COLS_DEFAULT;
+    L.pl.gather_max = attn_bs_max(L.pl.gather_max, L.pl.cols_max);
+    if (L.pl.sub <= 0) L.pl.sub = SUB_DEFAULT;
+    L.tile_floats = attn_tile_floats(L.pl.rows_max, L.pl.cols_max, s->D);
+    const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
+    const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
+    L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) + align_up(gather) +
+                     align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t));
+    L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
+    return L;
+}
+
+size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_shape *s,
+                               const attn_params *p)
+{
+    const layout L = layout_of(pat, s, p);
+    return (size_t)s->threads * L.thread_bytes + L.ml_bytes;
+}
+
+/* ---- computing a segment ---- */
+
+static int64_t key_at(const attn_bs_keys *ks, int64_t x)
+{
+    return ks->idx ? ks->idx[x] : ks->j0 + (x / ks->run) * ks->step + x % ks->run;
+}
+
+static bool contiguous(const attn_bs_keys *ks)
+{
+    return !ks->idx && (ks->run == ks->step || ks->run >= ks->n);
+}
+
+/* Keys [x0, x0 + cols) of a segment as rows of stride *ld: in place, or gathered into buf
+ * (always when gather). */
+static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const float *src,
+                            float *buf, int64_t x0, int64_t cols, int64_t *ld, bool gather)
+{
+    const int64_t D = run->D;
+    if (!gather && contiguous(ks)) {
+        *ld = D;
+        return src + (ks->j0 + x0) * D;
+    }
+    /* every step-th key: by the leading dimension (an int for BLAS) */
+    if (!gather && !ks->idx && ks->run == 1 && ks->step * D <= INT_MAX) {
+        *ld = ks->step * D;
+        return src + (ks->j0 + x0 * ks->step) * D;
+    }
+    *ld = D;
+    for (int64_t x = x0; x < x0 + cols;) {
+        const int64_t len = ks->idx ? 1 : attn_bs_min(ks->run - x % ks->run, x0 + cols - x);
+        memcpy(buf + (x - x0) * D, src + key_at(ks, x) * D, (size_t)(len * D) * sizeof(float));
+        x += len;
+    }
+    return buf;
+}
+
+/* Task rows [g0, g0 + gn) against keys [c0, c1) of the segment, masked by the row bounds
+ * (bounds) and the exclusions, in blocks of cols_max keys. */
+static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, int64_t gn,
+                        int64_t c0, int64_t c1, bool bounds)
+{
+    attn_tile_mask mask = {0};
+    if (bounds && seg->lo) mask.lo = seg->lo + g0;
+    if (bounds && seg->hi) mask.hi = seg->hi + g0;
+    if (seg->xlo) mask.xlo = seg->xlo + g0, mask.xhi = seg->xhi + g0;
+    const bool masked = mask.lo || mask.hi || mask.xlo;
+    for (int64_t x0 = c0; x0 < c1; x0 += run->cols_max) {
+        const int64_t cols = attn_bs_min(run->cols_max, c1 - x0);
+        int64_t ldk, ldv;
+        const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ldk, false);
+        const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ldv, false);
+        mask.col0 = x0;
+        attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ldk,
+                               cols, masked ? &mask : NULL);
+    }
+}
+
+/* Seen keys [lo, hi) of task row r, clipped to the segment. */
+static void row_bounds(const attn_bs_seg *seg, int64_t r, int64_t *lo, int64_t *hi)
+{
+    *lo = seg->lo ? attn_bs_max(seg->lo[r], 0) : 0;
+    *hi = seg->hi ? attn_bs_min(seg->hi[r], seg->keys.n) : seg->keys.n;
+}
+
+/* Union [*u0, *u1) and intersection [*i0, *i1) of the rows' seen intervals (empty: u0 >= u1;
+ * the intersection is empty when any row sees nothing). */
+static void span(const attn_bs_seg *seg, int64_t r0, int64_t nr, int64_t *u0, int64_t *u1,
+                 int64_t *i0, int64_t *i1)
+{
+    *u0 = seg->keys.n, *u1 = 0, *i0 = 0, *i1 = seg->keys.n;
+    for (int64_t r = r0; r < r0 + nr; r++) {
+        int64_t lo, hi;
+        row_bounds(seg, r, &lo, &hi);
+        if (lo >= hi) {
+            *i1 = *i0;
+            continue;
+        }
+        *u0 = attn_bs_min(*u0, lo), *u1 = attn_bs_max(*u1, hi);
+        *i0 = attn_bs_max(*i0, lo), *i1 = attn_bs_min(*i1, hi);
+    }
+}
+
+/* Ask for the rows idx[0..n) of k and v: the misses of a scattered row overlap. */
+static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++)
+        for (int64_t d = 0; d < run->D; d += 16) {
+            __builtin_prefetch(run->kg + idx[x] * run->D + d);
+            __builtin_prefetch(run->vg + idx[x] * run->D + d);
+        }
+}
+
+/* A list per row: row by row, the next row's keys prefetched while this one computes. */
+static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const int64_t *idx = seg->keys.idx, *start = seg->row_start;
+    prefetch_rows(run, idx + start[0], start[1] - start[0]);
+    for (int64_t r = 0; r < seg->nrows; r++) {
+        if (r + 1 < seg->nrows) prefetch_rows(run, idx + start[r + 1], start[r + 2] - start[r + 1]);
+        const int64_t row = seg->r0 + r;
+        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max)
+            attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
+                                 idx + x0, attn_bs_min(run->cols_max, start[r + 1] - x0));
+    }
+}
+
+static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const int64_t r0 = seg->r0, nr = seg->nrows;
+    if (seg->row_start) {
+        compute_lists(run, seg);
+        return;
+    }
+    if (!contiguous(&seg->keys) && run->kbuf && (seg->lo || seg->hi) &&
+        seg->keys.n <= run->gather_max) { /* scattered keys that groups of rows visit again and
+                                             again: copied together once, then read in place */
+        int64_t ld;
+        keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
+        keys_of(run, &seg->keys, run->vg, run->vbuf, 0, seg->keys.n, &ld, true);
+        attn_bs_run here = *run;
+        attn_bs_seg copied = *seg;
+        here.kg = run->kbuf, here.vg = run->vbuf, here.kbuf = here.vbuf = NULL;
+        copied.keys = attn_bs_range(0, seg->keys.n);
+        compute_seg(&here, &copied);
+        return;
+    }
+    if (!seg->lo && !seg->hi) { /* every row sees every key (but its exclusion) */
+        visit_range(run, seg, r0, nr, 0, seg->keys.n, false);
+        return;
+    }
+    int64_t u0, u1, i0, i1;
+    span(seg, r0, nr, &u0, &u1, &i0, &i1);
+    if (u0 >= u1) return;
+    const bool common = i0 < i1;
+    if (common) visit_range(run, seg, r0, nr, i0, i1, false);
+    for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
+        const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
+        int64_t g_u0, g_u1, g_i0, g_i1;
+        span(seg, g0, gn, &g_u0, &g_u1, &g_i0, &g_i1);
+        if (g_u0 >= g_u1) continue;
+        if (!common) {
+            visit_range(run, seg, g0, gn, g_u0, g_u1, true);
+            continue;
+        }
+        if (g_u0 < i0) visit_range(run, seg, g0, gn, g_u0, attn_bs_min(g_u1, i0), true);
+        if (g_u1 > i1) visit_range(run, seg, g0, gn, attn_bs_max(g_u0, i1), g_u1, true);
+    }
+}
+
+/* ---- counting a segment ---- */
+
+static void mark(attn_bs_run *run, int64_t j)
+{
+    uint64_t *w = &run->bits[j >> 6], bit = 1ull << (j & 63);
+    run->marked += !(*w & bit);
+    *w |= bit;
+}
+
+static void mark_range(attn_bs_run *run, int64_t j0, int64_t j1)
+{
+    for (int64_t j = j0; j < j1;) {
+        const int64_t end = attn_bs_min(j1, (j | 63) + 1);
+        const uint64_t m = (end - j == 64) ? ~0ull : (((1ull << (end - j)) - 1) << (j & 63));
+        uint64_t *w = &run->bits[j >> 6];
+        run->marked += __builtin_popcountll(m & ~*w);
+        *w |= m;
+        j = end;
+    }
+}
+
+/* Mark keys x in [a, b) of the segment as read. */
+static void mark_keys(attn_bs_run *run, const attn_bs_keys *ks, int64_t a, int64_t b)
+{
+    if (contiguous(ks)) {
+        mark_range(run, ks->j0 + a, ks->j0 + b);
+        return;
+    }
+    for (int64_t x = a; x < b && run->marked < run->S; x++) mark(run, key_at(ks, x));
+}
+
+static void count_seg(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    if (seg->row_start) { /* a list per row */
+        const int64_t a = seg->row_start[0], e = seg->row_start[seg->nrows];
+        run->scores += (double)(e - a);
+        if (run->bits) mark_keys(run, &seg->keys, a, e);
+        return;
+    }
+    for (int64_t r = seg->r0; r < seg->r0 + seg->nrows; r++) {
+        int64_t lo, hi;
+        row_bounds(seg, r, &lo, &hi);
+        if (lo >= hi) continue;
+        int64_t xa = hi, xe = hi; /* the excluded part inside [lo, hi) */
+        if (seg->xlo) {
+            xa = attn_bs_clamp(seg->xlo[r], lo, hi);
+            xe = attn_bs_clamp(seg->xhi[r], xa, hi);
+        }
+        run->scores += (double)(hi - lo - (xe - xa));
+        if (run->bits && run->marked < run->S) {
+            mark_keys(run, &seg->keys, lo, xa);
+            mark_keys(run, &seg->keys, xe, hi);
+        }
+    }
+}
+
+void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    if (seg->nrows <= 0 || seg->keys.n <= 0) return;
+    if (run->counting) count_seg(run, seg);
+    else compute_seg(run, seg);
+}
+
+/* ---- counting a shape ---- */
+
+static attn_bs_rows task_rows(const attn_bs_pattern *pat, const attn_shape *s,
+                              const attn_bs_plan *pl, int phase, int64_t index)
+{
+    return pat->rows ? pat->rows(s, pl, phase, index) : attn_bs_block_rows(s, pl->block, index);
+}
+
+/* Listed scores of head h; marks the keys they read in run->bits. */
+static void count_head(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
+                       const layout *L, int64_t h, int64_t *ints, attn_bs_run *run)
+{
+    for (int phase = 0; phase < L->pl.nphases; phase++)
+        for (int64_t t = 0; t < L->pl.tasks[phase]; t++) {
+            const attn_bs_task task = {.phase = phase, .h = h, .index = t,
+                                       .rows = task_rows(pat, s, &L->pl, phase, t), .ints = ints};
+            if (task.rows.n > 0) pat->visit(s, p, &L->pl, &task, run);
+        }
+}
+
+/* Listed scores over all heads (one batch), and keys read summed over kv heads (one batch;
+ * NaN when the bit map cannot be allocated). */
+static void count(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
+                  double *scores, double *keys_read)
+{
+    const layout L = layout_of(pat, s, p);
+    const size_t words = (size_t)(s->S + 63) / 64;
+    int64_t *ints = malloc((size_t)attn_bs_max(L.pl.ints, 1) * sizeof *ints);
+    uint64_t *bits = malloc(words * sizeof *bits);
+    attn_bs_run run = {.counting = true, .bits = bits, .S = s->S};
+    const int64_t group = s->H / s->Hkv;
+    *keys_read = 0;
+    for (int64_t g = 0; g < s->Hkv; g++) {
+        if (bits) memset(bits, 0, words * sizeof *bits);
+        run.marked = 0;
+        for (int64_t h = g * group; h < (g + 1) * group; h++)
+            if (ints) count_head(pat, s, p, &L, h, ints, &run);
+        *keys_read += (double)run.marked;
+    }
+    *scores = ints ? run.scores : NAN;
+    if (!bits) *keys_read = NAN;
+    free(ints);
+    free(bits);
+}
+
+double attn_bs_flops(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p)
+{
+    double scores, keys;
+    count(pat, s, p, &scores, &keys);
+    return 4.0 * (double)s->D * (double)s->B * scores;
+}
+
+double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p)
+{
+    double scores, keys;
+    count(pat, s, p, &scores, &keys);
+    const double kv = 2.0 * (double)s->D * (double)s->B * keys;
+    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + kv);
+}
+
+/* ---- the forward ---- */
+
+attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
+                            const float *q, const float *k, const float *v, float *out,
+                            void *workspace)
+{
+    const layout L = layout_of(pat, s, p);
+    const int64_t H = s->H, T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
+    float *ml = (float *)((char *)workspace + (size_t)s->threads * L.thread_bytes);
+    int64_t most = 1; /* threads beyond the largest phase's task count would only wait */
+    for (int phase = 0; phase < L.pl.nphases; phase++)
+        most = attn_bs_max(most, s->B * H * L.pl.tasks[phase]);
+    const int threads = (int)attn_bs_min(s->threads, most);
+    attn_blas_threads(1);
+
+#pragma omp parallel num_threads(threads)
+    {
+        char *mine = (char *)workspace + (size_t)omp_get_thread_num() * L.thread_bytes;
+        float *scratch = (float *)mine;
+        mine += align_up((size_t)L.tile_floats * sizeof(float));
+        float *kbuf = L.pl.gathers ? (float *)mine : NULL;
+        float *vbuf = L.pl.gathers ? kbuf + L.pl.gather_max * D : NULL;
+        if (L.pl.gathers) mine += align_up(2 * (size_t)(L.pl.gather_max * D) * sizeof(float));
+        float *qbuf = L.pl.gather_rows ? (float *)mine : NULL;
+        if (L.pl.gather_rows) mine += align_up((size_t)(L.pl.rows_max * D) * sizeof(float));
+        int64_t *ints = (int64_t *)mine;
+        attn_tile tile;
+
+        for (int phase = 0; phase < L.pl.nphases; phase++) {
+            const int64_t per_head = L.pl.tasks[phase], tasks = s->B * H * per_head;
+            const bool first = phase == 0, last = phase + 1 == L.pl.nphases;
+#pragma omp for schedule(dynamic, 1)
+            for (int64_t task = 0; task < tasks; task++) {
+                const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
+                const attn_bs_task t = {.phase = phase, .h = h, .index = task % per_head,
+                                        .rows = task_rows(pat, s, &L.pl, phase, task % per_head),
+                                        .ints = ints};
+                if (t.rows.n <= 0) continue;
+                const int64_t row0 = bh * T + t.rows.i0, ld = t.rows.step * D;
+                float *o = out + row0 * D, *m = ml + 2 * row0;
+
+                const float *qt = q + row0 * D;
+                int64_t ldq = ld;
+                if (t.rows.step > 1 && qbuf) { /* the task's queries together, once */
+                    for (int64_t r = 0; r < t.rows.n; r++)
+                        memcpy(qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
+                    qt = qbuf, ldq = D;
+                }
+                attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
+                if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
+                attn_bs_run run = {.tile = &tile, .q = qt, .ldq = ldq,
+                                   .kg = k + (b * s->Hkv + g) * S * D,
+                                   .vg = v + (b * s->Hkv + g) * S * D, .kbuf = kbuf, .vbuf = vbuf,
+                                   .D = D, .cols_max = L.pl.cols_max,
+                                   .gather_max = L.pl.gather_max, .sub = L.pl.sub};
+                pat->visit(s, p, &L.pl, &t, &run);
+                if (last) attn_tile_end_strided(&tile, o, ld);
+                else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);
+            }
+        }
+    }
+    return ATTN_OK;
+}

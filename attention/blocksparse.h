@@ -1,0 +1,176 @@
+/*
+ * blocksparse.h — the block-sparse engine the sparse kinds (window, global, random, strided,
+ * fixed, bigbird) run on.
+ *
+ * A pattern splits the T query rows of each head into tasks (a block of rows, or rows a fixed
+ * step apart) and says, for each task, which keys its rows visit: segments, each a set of keys
+ * (contiguous, every step-th, runs of `run` keys every `step`, or a list) with, per row, the
+ * interval [lo, hi) of those keys it sees minus an excluded interval [xlo, xhi). The pattern
+ * must list every allowed key of a row exactly once over its segments (the union of its
+ * components, never a key twice). The engine computes only what is listed with the online-
+ * softmax tile (scores and p·v by sgemm, running max and sum): the keys every row of the
+ * segment sees in one dense visit of all rows, the rest by groups of `sub` rows, each up to its
+ * own bounds. Keys are read in place (strided rows by sgemm leading dimension) or gathered into
+ * scratch (runs, lists). Nothing of size T×S exists.
+ *
+ * Two-phase patterns (strided) revisit every row in a second arrangement of tasks: the first
+ * phase leaves each row's unnormalised output in `out` and its running (max, sum) in the
+ * workspace, the second continues from them (the online softmax merges exactly).
+ *
+ * The same pattern code runs in a counting mode: flops (4·D per listed score) and bytes (q,
+ * out, and each K/V row some query of its group reads, once) come from the real layout.
+ *
+ * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
+ * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + the pattern's
+ * int64 scratch) + 2 floats per query row for two-phase patterns, exact.
+ */
+#ifndef ATTN_BLOCKSPARSE_H
+#define ATTN_BLOCKSPARSE_H
+
+#include "attention.h"
+
+/* Query rows of a task: i0 + r·step for r in [0, n). */
+typedef struct attn_bs_rows {
+    int64_t i0, n, step;
+} attn_bs_rows;
+
+/* Keys of a segment: key x in [0, n) is idx[x] when idx is set, else
+ * j0 + (x / run)·step + x % run (contiguous: run = step; every step-th key: run = 1). */
+typedef struct attn_bs_keys {
+    int64_t j0, n, run, step;
+    const int64_t *idx;
+} attn_bs_keys;
+
+/* One segment: task rows [r0, r0 + nrows) against keys; task row r sees key x iff
+ * lo[r] <= x < hi[r] and not xlo[r] <= x < xhi[r]. The arrays are indexed by task row; NULL
+ * means no bound (lo 0, hi keys.n, no exclusion; xlo and xhi are set together).
+ * Or, with row_start (and a key list, no bounds), a list per row: task row r sees exactly
+ * keys.idx[row_start[r - r0]] .. keys.idx[row_start[r - r0 + 1] - 1] (computed row by row,
+ * each row's keys read in place, the next row's prefetched meanwhile). */
+typedef struct attn_bs_seg {
+    attn_bs_keys keys;
+    int64_t r0, nrows;
+    const int64_t *lo, *hi, *xlo, *xhi;
+    const int64_t *row_start;
+} attn_bs_seg;
+
+/* What a pattern needs for a shape; filled by its plan(). */
+typedef struct attn_bs_plan {
+    int nphases;       /* 1, or 2 (the second phase continues the first's softmax state) */
+    int64_t tasks[2];  /* tasks per (b, h) in each phase (a task may have no rows) */
+    int64_t block;     /* phase 0 rows when the pattern has no rows(): position blocks of this
+                          size (attn_bs_plan_blocks sets it) */
+    int64_t rows_max;  /* rows of a task at most */
+    int64_t cols_max;  /* keys per visit at most (0: 256) */
+    int64_t sub;       /* rows per group on keys not every row of a segment sees (0: 64) */
+    int64_t ints;      /* int64 scratch per task that visit() uses (task.ints) */
+    bool gather_rows;  /* tasks may have rows a step apart: their queries are copied together
+                          once per task (rows_max·D floats per thread) */
+    bool gathers;      /* some segment has a key list, or runs that are not contiguous
+                          (or every step-th key with step·D > INT_MAX) */
+    int64_t gather_max;/* with gathers: a segment of scattered keys up to this many (>= cols_max)
+                          is copied together once, then visited in place (0: cols_max) */
+    int64_t v[8];      /* the pattern's own values (resolved parameters ...) */
+} attn_bs_plan;
+
+/* The task visit() describes. */
+typedef struct attn_bs_task {
+    int phase;
+    int64_t h, index; /* query head, task index in the phase */
+    attn_bs_rows rows;
+    int64_t *ints;    /* plan.ints of scratch */
+} attn_bs_task;
+
+typedef struct attn_bs_run attn_bs_run; /* the engine's side of a visit (compute or count) */
+
+typedef struct attn_bs_pattern {
+    void (*plan)(const attn_shape *s, const attn_params *p, attn_bs_plan *pl);
+    /* Rows of task `index` of `phase`; each phase's tasks cover every row 0..T-1 once.
+     * NULL: position blocks of plan.block (one phase). */
+    attn_bs_rows (*rows)(const attn_shape *s, const attn_bs_plan *pl, int phase, int64_t index);
+    /* Hand the task's segments to attn_bs_visit (in any order). */
+    void (*visit)(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
+                  const attn_bs_task *t, attn_bs_run *run);
+} attn_bs_pattern;
+
+/* Compute (or count) one segment of the current task. */
+void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg);
+
+/* The ops slots of a pattern. flops = 4·D·(scores listed); bytes = 4·(q + out + 2·D·Σ over
+ * (b, kv head) of the keys read by some query of the group). flops/bytes allocate an S-bit
+ * map and plan.ints of scratch while counting (bytes is NaN if that fails). */
+size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_shape *s,
+                               const attn_params *p);
+double attn_bs_flops(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);
+double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);
+attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
+                            const float *q, const float *k, const float *v, float *out,
+                            void *workspace);
+
+/* Defines the static workspace_bytes, flops, bytes and forward slots of a kind from its pattern. */
+#define ATTN_BS_SLOTS(pattern)                                                                  \
+    static size_t workspace_bytes(const attn_shape *s, const attn_params *p)                   \
+    {                                                                                           \
+        return attn_bs_workspace_bytes(&(pattern), s, p);                                      \
+    }                                                                                           \
+    static double flops(const attn_shape *s, const attn_params *p)                             \
+    {                                                                                           \
+        return attn_bs_flops(&(pattern), s, p);                                                \
+    }                                                                                           \
+    static double bytes(const attn_shape *s, const attn_params *p)                             \
+    {                                                                                           \
+        return attn_bs_bytes(&(pattern), s, p);                                                \
+    }                                                                                           \
+    static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,      \
+                               const float *k, const float *v, float *out, void *workspace)   \
+    {                                                                                           \
+        return attn_bs_forward(&(pattern), s, p, q, k, v, out, workspace);                     \
+    }
+
+/* ---- helpers the patterns share ---- */
+
+static inline int64_t attn_bs_min(int64_t a, int64_t b) { return a < b ? a : b; }
+static inline int64_t attn_bs_max(int64_t a, int64_t b) { return a > b ? a : b; }
+static inline int64_t attn_bs_clamp(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+/* A one-phase plan over position blocks of `block` queries (rows_max = min(block, T)). */
+void attn_bs_plan_blocks(const attn_shape *s, int64_t block, attn_bs_plan *pl);
+/* A check for kinds that accept every shape and every parameter value in range. */
+attn_status attn_bs_accept(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
+
+/* Position of query i: i + S - T (the last query sits on the last key). */
+static inline int64_t attn_bs_pos(const attn_shape *s, int64_t i) { return i + s->S - s->T; }
+/* floor(a / b) and a - b·floor(a / b) for b > 0 (positions may be negative when T > S). */
+int64_t attn_bs_floordiv(int64_t a, int64_t b);
+int64_t attn_bs_floormod(int64_t a, int64_t b);
+/* Keys [j0, j1) as a segment's key set (empty when j1 <= j0). */
+attn_bs_keys attn_bs_range(int64_t j0, int64_t j1);
+/* Tasks of rows grouped by position blocks [k·size, (k+1)·size): their number, and the rows
+ * of task t (blocks in order of position; the first and last may be partial). */
+int64_t attn_bs_block_tasks(const attn_shape *s, int64_t size);
+attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t);
+
+/* The sliding band of task rows [r0, r1) (rows one apart): row r at position p sees keys
+ * max(from, p - w + 1) <= j < min(S, p + w), and j <= p when causal — one segment, per-row
+ * bounds in ints[r0..r1) and ints[n + r0..n + r1) (n = t->rows.n: 2n int64 of scratch). */
+void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
+                  int64_t from, int64_t *ints, attn_bs_run *run);
+/* Rows per group for a band of half-width w (plan.sub): about an eighth of a row's keys (2w - 1,
+ * causal w), a power of two in [16, 64] — narrow bands waste less in smaller groups. */
+int64_t attn_bs_band_sub(const attn_shape *s, int64_t w);
+/* A stride parameter's value: v, or ceil(sqrt(S)) when v is 0 ('auto'). */
+int64_t attn_bs_stride(const attn_shape *s, double v);
+
+/* Seeded stratified draws: r distinct values from [0, N), one uniform in each of r equal
+ * strata [floor(k·N/r), floor((k+1)·N/r)), a pure function of (seed, h, who) — so any query
+ * (who) re-draws the same keys in prefill, decode and the mask predicate. r >= N draws all.
+ * draw: the k-th (increasing in k) for r < N. drawn: is x one of them (O(1)). The offset in
+ * a stratum of length len is the high word of hash·len. */
+int64_t attn_bs_draw(uint64_t seed, int64_t h, int64_t who, int64_t k, int64_t N, int64_t r);
+/* All r draws at once (r < N), increasing: out[k] = attn_bs_draw(..., k, N, r). */
+void attn_bs_draws(uint64_t seed, int64_t h, int64_t who, int64_t N, int64_t r, int64_t *out);
+bool attn_bs_drawn(uint64_t seed, int64_t h, int64_t who, int64_t x, int64_t N, int64_t r);
+
+#endif

@@ -1,0 +1,138 @@
+/*
+ * strided — the strided pattern of the Sparse Transformer (Child et al. 2019), both factorised
+ * components united within every head.
+ *   Stride l (0: ceil(sqrt(S)), recorded resolved). Query i at position p = i + S - T sees key j
+ *   iff j is local:   p - l < j <= p (causal), |p - j| < l (not causal), or
+ *          strided:   (p - j) mod l == 0 (and j <= p when causal).
+ *   The paper's local set {t, ..., i}, t = max(0, i - l), has one key more (i - l), which the
+ *   strided set contains anyway: the union is the same (OpenAI's code uses l local keys, as here).
+ *   Each allowed key counts once: the two components share only j = p, given to the local one.
+ *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
+ *   time O(B·H·T·(l + S/l)·D), O(n^1.5) at l = sqrt(n); flops 4·D per allowed score (exact)
+ *   layout (block-sparse engine, two phases):
+ *     1. local: blocks of 256 queries against their band (as the window kind);
+ *     2. strided: the queries of one residue class p ≡ c (mod l) against the keys j ≡ c, one
+ *        dense GEMM per class (its queries, keys and values copied together once per task
+ *        when at most 4096 keys, else read with a leading dimension of l·D),
+ *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
+ *   workspace: threads × (256×256 scores + 2·256×D acc and queries + 2·min(S/l, 4096)·D keys
+ *              and values + 2·256 floats + 2·256 int64) + 2·B·H·T floats (each row's running
+ *              max and sum between the phases)
+ *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
+ */
+#include "blocksparse.h"
+
+enum { P_STRIDE };
+enum { BLOCK = 256, CLASS_ROWS = 256, GATHER_MAX = 4096 };
+enum { V_STRIDE, V_CHUNKS }; /* plan.v: stride used, tasks per residue class */
+
+static const attn_param_def params[] = {
+    [P_STRIDE] = {"stride", "l: local keys |p - j| < l plus every l-th key (0: ceil(sqrt(S)))", 0,
+                  0, 1000000000, true},
+};
+
+/* The stride of the layout: beyond max(T, S) every stride gives the same pattern (all local). */
+static int64_t layout_stride(const attn_shape *s, const attn_params *p)
+{
+    return attn_bs_min(attn_bs_stride(s, p->v[P_STRIDE]), attn_bs_max(s->T, s->S));
+}
+
+static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
+{
+    const int64_t l = layout_stride(s, p);
+    const int64_t class_rows = (s->T + l - 1) / l; /* rows of the largest residue class */
+    pl->nphases = 2;
+    pl->tasks[0] = attn_bs_block_tasks(s, BLOCK);
+    pl->v[V_STRIDE] = l;
+    pl->v[V_CHUNKS] = (class_rows + CLASS_ROWS - 1) / CLASS_ROWS;
+    pl->tasks[1] = attn_bs_min(l, s->T) * pl->v[V_CHUNKS];
+    pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
+    pl->ints = 2 * pl->rows_max;
+    pl->sub = attn_bs_band_sub(s, l);
+    pl->gather_rows = true;
+    pl->gathers = true; /* a class's keys are copied together once per task (if few enough) */
+    pl->gather_max = attn_bs_min((s->S + l - 1) / l, GATHER_MAX);
+}
+
+/* Phase 0: blocks of positions. Phase 1: rows a, a + l, a + 2l, ... (one residue class of
+ * positions), in chunks of CLASS_ROWS. */
+static attn_bs_rows rows(const attn_shape *s, const attn_bs_plan *pl, int phase, int64_t index)
+{
+    if (phase == 0) return attn_bs_block_rows(s, BLOCK, index);
+    const int64_t l = pl->v[V_STRIDE], chunks = pl->v[V_CHUNKS];
+    const int64_t a = index / chunks, chunk = index % chunks;
+    const int64_t count = (s->T - a + l - 1) / l, first = chunk * CLASS_ROWS;
+    return (attn_bs_rows){.i0 = a + first * l, .n = attn_bs_clamp(count - first, 0, CLASS_ROWS),
+                          .step = l};
+}
+
+static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
+                  const attn_bs_task *t, attn_bs_run *run)
+{
+    (void)p;
+    const int64_t l = pl->v[V_STRIDE], n = t->rows.n;
+    if (t->phase == 0) { /* local: |p - j| < l, j <= p when causal */
+        attn_bs_band(s, t, 0, n, l, 0, t->ints, run);
+        return;
+    }
+    /* strided: keys j = c, c + l, ... of the class c = p mod l, without j = p (local has it) */
+    const int64_t p0 = attn_bs_pos(s, t->rows.i0), c = attn_bs_floormod(p0, l);
+    int64_t *a = t->ints, *e = a + n;
+    attn_bs_seg seg = {.keys = {.j0 = c, .n = c < s->S ? (s->S - c + l - 1) / l : 0, .run = 1,
+                                .step = l},
+                       .r0 = 0, .nrows = n};
+    for (int64_t r = 0; r < n; r++) {
+        const int64_t self = attn_bs_floordiv(p0 + r * l - c, l); /* key index of j = p */
+        a[r] = s->causal ? 0 : self;                               /* causal: [0, self) */
+        e[r] = s->causal ? self : self + 1;                        /* else all but self */
+    }
+    if (s->causal) seg.hi = e;
+    else seg.xlo = a, seg.xhi = e;
+    attn_bs_visit(run, &seg);
+}
+
+static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
+ATTN_BS_SLOTS(pattern)
+
+static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+{
+    const int64_t l = layout_stride(s, p);
+    if ((double)l * (double)s->D >= 2147483648.0) {
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "strided: stride %lld x head_dim %lld must stay below 2^31 (it is a BLAS "
+                         "leading dimension): use a smaller stride",
+                         (long long)l, (long long)s->D);
+    }
+    return ATTN_OK;
+}
+
+static void resolve(const attn_shape *s, attn_params *p)
+{
+    p->v[P_STRIDE] = (double)attn_bs_stride(s, p->v[P_STRIDE]);
+}
+
+static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+{
+    (void)h;
+    const int64_t l = attn_bs_stride(s, p->v[P_STRIDE]), d = attn_bs_pos(s, i) - j;
+    if (!attn_causal_allows(s, i, j)) return false;
+    return (d > -l && d < l) || d % l == 0;
+}
+
+const attn_ops attn_kind_strided = {
+    .name = "strided",
+    .summary = "Sparse Transformer strided: local l keys plus every l-th key (l = sqrt(S))",
+    .definition = "stride l (0: ceil(sqrt(S))). Query i at position p = i + S - T sees key j iff\n"
+                  "|p - j| < l (local; causal: p - l < j <= p) or (p - j) mod l == 0 (strided),\n"
+                  "and j <= p when causal: the union of the two components of Child et al.\n"
+                  "(2019) in every head. Softmax over those keys, scale 1/sqrt(D).",
+    .params = params,
+    .nparams = sizeof params / sizeof params[0],
+    .check = check,
+    .workspace_bytes = workspace_bytes,
+    .flops = flops,
+    .bytes = bytes,
+    .forward = forward,
+    .allows = allows,
+    .resolve = resolve,
+};

@@ -1,0 +1,62 @@
+/*
+ * window — sliding-window softmax attention (local attention of Longformer, Mistral).
+ *   Query i sits at position p = i + S - T and sees key j iff |p - j| < w: itself and w - 1
+ *   keys on each side (2w - 1 keys); causal: also j <= p, i.e. itself and the w - 1 before it
+ *   (w keys, "look-back w"). w >= max(T, S) is full attention.
+ *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
+ *   time O(B·H·T·w·D)   flops 4·D per allowed score, counted from the layout (exact)
+ *   layout (block-sparse engine): blocks of 256 queries; the band keys every row of a block sees
+ *           in one dense visit, the two triangles at its edges by groups of 16-64 rows
+ *           (about an eighth of the band)
+ *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·256 int64), any n
+ *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
+ */
+#include "blocksparse.h"
+
+enum { P_WINDOW };
+enum { BLOCK = 256 };
+
+static const attn_param_def params[] = {
+    [P_WINDOW] = {"window", "w: keys with |p - j| < w (itself and w-1 per side; causal: w back)",
+                  256, 1, 1000000000, true},
+};
+
+static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
+{
+    attn_bs_plan_blocks(s, BLOCK, pl);
+    pl->sub = attn_bs_band_sub(s, (int64_t)p->v[P_WINDOW]);
+    pl->ints = 2 * pl->rows_max;
+}
+
+static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
+                  const attn_bs_task *t, attn_bs_run *run)
+{
+    (void)pl;
+    attn_bs_band(s, t, 0, t->rows.n, (int64_t)p->v[P_WINDOW], 0, t->ints, run);
+}
+
+static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
+ATTN_BS_SLOTS(pattern)
+
+static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+{
+    (void)h;
+    const int64_t d = attn_bs_pos(s, i) - j, w = (int64_t)p->v[P_WINDOW];
+    return d > -w && d < w && attn_causal_allows(s, i, j);
+}
+
+const attn_ops attn_kind_window = {
+    .name = "window",
+    .summary = "sliding window: each query sees the keys within w positions (block-sparse engine)",
+    .definition = "query i at position p = i + S - T sees key j iff |p - j| < w (itself and w-1\n"
+                  "keys on each side); causal: also j <= p (itself and the w-1 before it).\n"
+                  "Softmax over those keys, scale 1/sqrt(D). w >= max(T, S) equals full.",
+    .params = params,
+    .nparams = sizeof params / sizeof params[0],
+    .check = attn_bs_accept,
+    .workspace_bytes = workspace_bytes,
+    .flops = flops,
+    .bytes = bytes,
+    .forward = forward,
+    .allows = allows,
+};
