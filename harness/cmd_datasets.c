@@ -4,26 +4,6 @@
 #include "commands.h"
 #include "datasets.h"
 
-/* One dataset: name, summary, definition (NULL: none), parameters (as `bench list` prints a kind). */
-static void print_entry(const char *name, const char *summary, const char *definition,
-                        const attn_param_def *params, int nparams)
-{
-    printf("  %-12s %s\n", name, summary);
-    if (definition) {
-        printf("      ");
-        for (const char *c = definition; *c; c++) {
-            putchar(*c);
-            if (*c == '\n') printf("      ");
-        }
-        putchar('\n');
-    }
-    for (int p = 0; p < nparams; p++) {
-        const attn_param_def *d = &params[p];
-        printf("      %-14s = %-8g %s [%g, %g]%s\n", d->name, d->def, d->summary, d->min, d->max,
-               d->integer ? ", integer" : "");
-    }
-}
-
 int bench_cmd_datasets(int argc, char **argv)
 {
     const char *help = NULL, *verbose = NULL;
@@ -50,7 +30,7 @@ int bench_cmd_datasets(int argc, char **argv)
     printf("datasets (--dataset):\n");
     for (int n = 0; n < ds_count(); n++) {
         const ds_ops *d = ds_at(n);
-        print_entry(d->name, d->summary, verbose ? d->definition : NULL, d->params, d->nparams);
+        bench_print_entry(d->name, d->summary, verbose ? d->definition : NULL, d->params, d->nparams);
     }
     return 0;
 }

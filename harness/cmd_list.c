@@ -4,6 +4,37 @@
 #include "commands.h"
 #include "datasets.h"
 
+void bench_print_entry(const char *name, const char *summary, const char *definition,
+                       const attn_param_def *params, int nparams)
+{
+    printf("  %-12s %s\n", name, summary);
+    if (definition) {
+        printf("      ");
+        for (const char *c = definition; *c; c++) {
+            putchar(*c);
+            if (*c == '\n') printf("      ");
+        }
+        putchar('\n');
+    }
+    for (int p = 0; p < nparams; p++) {
+        const attn_param_def *d = &params[p];
+        char def[32], range[160];
+        attn_param_value_format(d, d->def, def, sizeof def);
+        const int nchoices = attn_param_choice_count(d);
+        if (nchoices > 0) { /* named choices: list them instead of a numeric range */
+            int w = snprintf(range, sizeof range, "{");
+            for (int c = 0; c < nchoices && w < (int)sizeof range; c++)
+                w += snprintf(range + w, sizeof range - (size_t)w, "%s%s", c ? ", " : "",
+                              d->choices[c]);
+            if (w < (int)sizeof range) snprintf(range + w, sizeof range - (size_t)w, "}");
+        } else {
+            snprintf(range, sizeof range, "[%.12g, %.12g]%s", d->min, d->max,
+                     d->integer ? ", integer" : "");
+        }
+        printf("      %-14s = %-8s %s %s\n", d->name, def, d->summary, range);
+    }
+}
+
 int bench_cmd_list(int argc, char **argv)
 {
     const char *help = NULL, *verbose = NULL;
@@ -28,24 +59,8 @@ int bench_cmd_list(int argc, char **argv)
     printf("kinds:\n");
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *k = attn_kind_at(n);
-        printf("  %-12s %s\n", k->name, k->summary);
-        if (verbose && k->definition) {
-            printf("      ");
-            for (const char *c = k->definition; *c; c++) {
-                putchar(*c);
-                if (*c == '\n') printf("      ");
-            }
-            putchar('\n');
-        }
-        for (int p = 0; p < k->nparams; p++) {
-            const attn_param_def *d = &k->params[p];
-            char def[32];
-            attn_param_value_format(d, d->def, def, sizeof def);
-            printf("      %-14s = %-8s %s [%g, %g]%s\n", d->name, def, d->summary, d->min,
-                   d->max, d->integer ? ", integer" : "");
-            for (int c = 0; verbose && c < attn_param_choice_count(d); c++)
-                printf("      %-14s   %d = %s\n", "", c, d->choices[c]);
-        }
+        bench_print_entry(k->name, k->summary, verbose ? k->definition : NULL, k->params,
+                          k->nparams);
     }
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);

@@ -53,6 +53,10 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
 /* A run record: machine facts, the command line, threads and seed, and the sgemm yardstick
  * measured now with cfg->threads BLAS threads. */
 bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg);
+/* `bench list` / `bench datasets` entry: name, summary, definition (NULL: none) and the
+ * parameters with defaults and ranges (or named choices). */
+void bench_print_entry(const char *name, const char *summary, const char *definition,
+                       const attn_param_def *params, int nparams);
 /* "prefill" or "decode" (anything else is refused). */
 attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len);
 /* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
