@@ -68,7 +68,7 @@ attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name
                          ops->name, name, value);
     }
     if (x < d->min || x > d->max) {
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s is out of range [%g, %g]",
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s is out of range [%.12g, %.12g]",
                          ops->name, name, value, d->min, d->max);
     }
     p->v[idx] = x;

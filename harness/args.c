@@ -99,7 +99,7 @@ attn_status bench_parse_double(const char *text, const char *what, double min, d
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a number", what, text);
     }
     if (v < min || v > max) {
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: %s is out of range [%g, %g]", what, text,
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: %s is out of range [%.12g, %.12g]", what, text,
                          min, max);
     }
     *out = v;
