@@ -224,6 +224,16 @@ static bool contiguous(const attn_bs_keys *ks)
     return !ks->idx && (ks->run == ks->step || ks->run >= ks->n);
 }
 
+/* Ask for the rows idx[0..n) of k and v: the misses of a scattered row overlap. */
+static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
+{
+    for (int64_t x = 0; x < n; x++)
+        for (int64_t d = 0; d < run->D; d += 16) {
+            __builtin_prefetch(run->kg + idx[x] * run->D + d);
+            __builtin_prefetch(run->vg + idx[x] * run->D + d);
+        }
+}
+
 /* Keys [x0, x0 + cols) of a segment as rows of stride *ld: in place, or gathered into buf
  * (always when gather). */
 static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const float *src,
@@ -261,6 +271,7 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
     for (int64_t x0 = c0; x0 < c1; x0 += run->cols_max) {
         const int64_t cols = attn_bs_min(run->cols_max, c1 - x0);
         int64_t ldk, ldv;
+        if (seg->keys.idx) prefetch_rows(run, seg->keys.idx + x0, cols); /* gathered below */
         const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ldk, false);
         const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ldv, false);
         mask.col0 = x0;
@@ -294,16 +305,6 @@ static void span(const attn_bs_seg *seg, int64_t r0, int64_t nr, int64_t *u0, in
     }
 }
 
-/* Ask for the rows idx[0..n) of k and v: the misses of a scattered row overlap. */
-static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
-{
-    for (int64_t x = 0; x < n; x++)
-        for (int64_t d = 0; d < run->D; d += 16) {
-            __builtin_prefetch(run->kg + idx[x] * run->D + d);
-            __builtin_prefetch(run->vg + idx[x] * run->D + d);
-        }
-}
-
 /* A list per row: row by row, the next row's keys prefetched while this one computes. */
 static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
@@ -329,6 +330,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         seg->keys.n <= run->gather_max) { /* scattered keys that groups of rows visit again and
                                              again: copied together once, then read in place */
         int64_t ld;
+        if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, seg->keys.n);
         keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
         keys_of(run, &seg->keys, run->vg, run->vbuf, 0, seg->keys.n, &ld, true);
         attn_bs_run here = *run;

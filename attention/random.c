@@ -1,32 +1,53 @@
 /*
- * random — each query attends to itself and r keys drawn at random (BigBird's random part,
- * per token).
- *   Query i of head h at position p = i + S - T draws its keys from the candidates [0, N),
- *   N = S, or N = p + 1 when causal (so every draw respects the mask): one key uniformly in
- *   each of r equal strata [floor(k·N/r), floor((k+1)·N/r)), k < r — r distinct keys spread over
- *   the whole range — by a hash of (seed, h, p, k); all N candidates when r >= N. It sees those
- *   keys and itself (j = p, when 0 <= p), each once. Draws are per token and per head, and a
- *   pure function of (seed, h, p): the mask predicate, prefill and decode agree.
+ * random — each query attends to itself and r keys drawn at random (BigBird's random part at
+ * the level of tokens), drawn per query block (draw=block, default) or per query (draw=token).
+ *   Query i of head h sits at position p = i + S - T; stratified draws of r keys from the
+ *   candidates [0, N): one key uniformly in each of r equal strata [floor(k·N/r),
+ *   floor((k+1)·N/r)), k < r — r distinct keys spread over the whole range — by a hash of
+ *   (seed, h, who, k); all N candidates when r >= N.
+ *   draw=block: who = the query block qb = floor(p / b) (b = `block` positions, aligned on
+ *     positions: prefill and decode agree), N = S, or N = min(S, (qb + 1)·b) when causal (the
+ *     candidates of the block's last position, clipped to the keys; N <= 0: none). Every query
+ *     of the block shares the draws; causal: a query sees only the drawn j <= p.
+ *   draw=token: who = p, N = S, or N = p + 1 when causal (every draw respects the mask).
+ *   Either way the query also sees itself (j = p, when 0 <= p); a key both drawn and the query
+ *   itself counts once. Draws are per head and a pure function of (seed, h, who, N): the mask
+ *   predicate, prefill and decode agree.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
- *   layout (block-sparse engine): blocks of 64 queries, each row against its own sorted key
- *           list (no two rows share keys): scores and p·v by vector loops over the keys read in
- *           place, the next row's keys prefetched meanwhile
- *   workspace: threads × (64×256 scores + 64×D acc + 2·64 floats +
- *              max(4096, min(r, S) + 1) + 65 int64)
+ *   layout (block-sparse engine):
+ *     block: one task per query block; its r drawn keys (K and V rows) gathered once, then one
+ *           dense tile (sgemm) for all its rows (causal: row bounds, the partly seen keys by
+ *           groups of rows); each row's own key, when not drawn, as a one-key list. K/V rows are
+ *           read r per block, not r per query: the time stays linear in n once K and V outgrow
+ *           the caches (measured exponents in README "Sparse kinds").
+ *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
+ *           keys): scores and p·v by vector loops over the keys read in place, the next row's
+ *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
+ *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
+ *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
+ *              or min(64, T) (token); ints = min(r, S) + 3·rows + 1 (block) or
+ *              max(4096, min(r, S) + 1) + rows + 1 (token)
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
 
-enum { P_RANDOM, P_SEED };
-enum { BLOCK = 64 };
+enum { P_RANDOM, P_SEED, P_DRAW, P_BLOCK };
+enum { DRAW_BLOCK, DRAW_TOKEN };
+enum { TOKEN_BLOCK = 64, GATHER_MAX = 4096 };
+
+static const char *const draw_names[] = {"block", "token", NULL};
 
 static const attn_param_def params[] = {
-    [P_RANDOM] = {"random", "r: random keys per query (plus itself), drawn per token and head",
-                  32, 0, 1000000000, true},
+    [P_RANDOM] = {"random", "r: random keys per query (plus itself), drawn per head", 32, 0,
+                  1000000000, true},
     [P_SEED] = {"seed", "seed of the draws", 1, 0, 1000000000, true},
+    [P_DRAW] = {"draw", "draws per query block (shared by its queries) or per token", DRAW_BLOCK,
+                0, 1, true, draw_names},
+    [P_BLOCK] = {"block", "b: positions per query block of draw=block", 64, 1, 4096, true},
 };
 
+/* ---- draw=token ---- */
 
 /* Candidates of the query at position pos: [0, N). */
 static int64_t candidates(const attn_shape *s, int64_t pos)
@@ -34,7 +55,6 @@ static int64_t candidates(const attn_shape *s, int64_t pos)
     if (!s->causal) return s->S;
     return pos + 1 < 0 ? 0 : attn_bs_min(pos + 1, s->S);
 }
-
 /* Keys of the row lists batched into one segment, at least (a row may need more). */
 enum { BATCH_KEYS = 4096 };
 
@@ -44,9 +64,9 @@ static int64_t row_keys_max(const attn_shape *s, const attn_params *p)
     return attn_bs_min((int64_t)p->v[P_RANDOM], s->S) + 1;
 }
 
-static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
+static void plan_token(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
-    attn_bs_plan_blocks(s, BLOCK, pl);
+    attn_bs_plan_blocks(s, TOKEN_BLOCK, pl);
     /* the lists, then the rows' starts */
     pl->ints = attn_bs_max(BATCH_KEYS, row_keys_max(s, p)) + pl->rows_max + 1;
 }
@@ -63,7 +83,7 @@ static void flush(attn_bs_run *run, const int64_t *list, const int64_t *start, i
 
 /* Each row: its draws in increasing order with itself merged in (once); rows batched into
  * segments of per-row lists; a row that sees every candidate is one contiguous visit. */
-static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
+static void visit_token(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
                   const attn_bs_task *t, attn_bs_run *run)
 {
     const int64_t r_keys = (int64_t)p->v[P_RANDOM], cap = pl->ints - pl->rows_max - 1;
@@ -101,25 +121,100 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
     flush(run, list, start, r0, t->rows.n);
 }
 
+/* ---- draw=block ---- */
+
+/* Candidates [0, N) of query block qb: those of its last position, (qb + 1)·b - 1. */
+static int64_t block_candidates(const attn_shape *s, int64_t b, int64_t qb)
+{
+    if (!s->causal) return s->S;
+    return attn_bs_clamp((qb + 1) * b, 0, s->S);
+}
+
+static void plan_block(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
+{
+    const int64_t r = attn_bs_min((int64_t)p->v[P_RANDOM], s->S);
+    attn_bs_plan_blocks(s, (int64_t)p->v[P_BLOCK], pl);
+    pl->ints = r + 3 * pl->rows_max + 1; /* draws, row bounds, own keys and their starts */
+    pl->gathers = r < s->S;              /* some block may draw scattered keys */
+    if (pl->gathers) pl->gather_max = attn_bs_min(r, GATHER_MAX); /* copied once per task */
+}
+
+/* The block's draws (all candidates when r >= N) against all its rows, each up to itself when
+ * causal; then each row's own key when it is not drawn, as a one-key list. */
+static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs_task *t,
+                        attn_bs_run *run)
+{
+    const int64_t r_keys = (int64_t)p->v[P_RANDOM], b = (int64_t)p->v[P_BLOCK], n = t->rows.n;
+    const int64_t p0 = attn_bs_pos(s, t->rows.i0), qb = attn_bs_floordiv(p0, b);
+    const int64_t N = block_candidates(s, b, qb), nd = attn_bs_min(r_keys, attn_bs_max(N, 0));
+    int64_t *draws = t->ints, *hi = draws + nd, *own = hi + n, *start = own + n;
+    const bool all = r_keys >= N;
+    if (!all) attn_bs_draws((uint64_t)p->v[P_SEED], t->h, qb, N, r_keys, draws);
+
+    /* per row: drawn keys j <= p (c of them, increasing in p), and whether p is one */
+    int64_t c = 0, m = 0;
+    start[0] = 0;
+    for (int64_t r = 0; r < n; r++) {
+        const int64_t pos = p0 + r;
+        bool drawn;
+        if (all) {
+            c = attn_bs_clamp(pos + 1, 0, nd);
+            drawn = pos >= 0 && pos < nd;
+        } else {
+            while (c < nd && draws[c] <= pos) c++;
+            drawn = c > 0 && draws[c - 1] == pos;
+        }
+        hi[r] = c;
+        if (pos >= 0 && !drawn) own[m++] = pos;
+        start[r + 1] = m;
+    }
+    attn_bs_seg seg = {.keys = all ? attn_bs_range(0, nd) : (attn_bs_keys){.n = nd, .idx = draws},
+                       .r0 = 0, .nrows = n, .hi = s->causal ? hi : NULL};
+    attn_bs_visit(run, &seg);
+    const attn_bs_seg self = {.keys = {.n = m, .idx = own}, .r0 = 0, .nrows = n,
+                              .row_start = start};
+    attn_bs_visit(run, &self);
+}
+
+/* ---- the pattern ---- */
+
+static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
+{
+    if ((int)p->v[P_DRAW] == DRAW_TOKEN) plan_token(s, p, pl);
+    else plan_block(s, p, pl);
+}
+
+static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
+                  const attn_bs_task *t, attn_bs_run *run)
+{
+    if ((int)p->v[P_DRAW] == DRAW_TOKEN) visit_token(s, p, pl, t, run);
+    else visit_block(s, p, t, run);
+}
+
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
 ATTN_BS_SLOTS(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
-    const int64_t pos = attn_bs_pos(s, i);
+    const int64_t pos = attn_bs_pos(s, i), r = (int64_t)p->v[P_RANDOM];
+    const uint64_t seed = (uint64_t)p->v[P_SEED];
     if (!attn_causal_allows(s, i, j)) return false;
     if (j == pos) return true;
-    return attn_bs_drawn((uint64_t)p->v[P_SEED], h, pos, j, candidates(s, pos),
-                         (int64_t)p->v[P_RANDOM]);
+    if ((int)p->v[P_DRAW] == DRAW_TOKEN) return attn_bs_drawn(seed, h, pos, j, candidates(s, pos), r);
+    const int64_t b = (int64_t)p->v[P_BLOCK], qb = attn_bs_floordiv(pos, b);
+    return attn_bs_drawn(seed, h, qb, j, block_candidates(s, b, qb), r);
 }
 
 const attn_ops attn_kind_random = {
     .name = "random",
-    .summary = "random: each query sees itself and r seeded random keys, per token and head",
+    .summary = "random: itself + r seeded random keys per query block (default) or token, per head",
     .definition = "query i of head h at position p = i + S - T sees itself (j = p) and r keys\n"
-                  "drawn from [0, N), N = S (causal: p + 1): one uniform key in each of r equal\n"
-                  "strata [floor(k N/r), floor((k+1) N/r)), by a hash of (seed, h, p, k); all N\n"
-                  "when r >= N. Per token, per head. Softmax over those keys, scale 1/sqrt(D).",
+                  "drawn from [0, N): one uniform key in each of r equal strata\n"
+                  "[floor(k N/r), floor((k+1) N/r)), by a hash of (seed, h, who, k); all N when\n"
+                  "r >= N. draw=block (default): who = qb = floor(p/b), N = S (causal:\n"
+                  "min(S, (qb+1) b)), shared by the block's queries, causal ones see drawn j <= p.\n"
+                  "draw=token: who = p, N = S (causal: p + 1). Per head; each key once.\n"
+                  "Softmax over those keys, scale 1/sqrt(D).",
     .params = params,
     .nparams = sizeof params / sizeof params[0],
     .check = attn_bs_accept,

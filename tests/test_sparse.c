@@ -239,6 +239,88 @@ Test(sparse, workspace_is_small_at_a_million_keys)
     }
 }
 
+/* random, both draws, at blocks not aligned with T (b = 7), cross attention both ways (causal
+ * T > S: rows before position 0), r below and above a block's candidates: output against the
+ * mask, flops from the mask, decode = last prefill row; draw=block: the queries of a block see
+ * the same drawn keys (non-causal: exactly min(r, S) of them, plus themselves when not drawn). */
+Test(sparse, random_draws_per_block_and_per_token)
+{
+    const attn_ops *ops = attn_kind_find("random");
+    const int64_t cases[][3] = {{45, 45, 1}, {45, 45, 0}, {50, 37, 1}, {50, 37, 0}, {13, 70, 1},
+                                {13, 70, 0}, {1, 70, 1}};
+    const char *const texts[] = {"draw=block,block=7,random=4,seed=5",
+                                 "draw=block,block=7,random=20,seed=5",
+                                 "draw=block,block=1,random=3", "draw=token,random=4,seed=5",
+                                 "draw=token,random=20,seed=5"};
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+            const int64_t T = cases[c][0], S = cases[c][1], D = 8;
+            const bool causal = cases[c][2], per_block = strstr(texts[t], "block,") != NULL;
+            attn_shape s = shape(2, 1, T, S, D, causal);
+            attn_params p = params_of(ops, texts[t], &s);
+            float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+            double *ref = tu_reference(ops, &s, &p, q, k, v);
+            const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
+            cr_expect_leq(err, 1e-5, "%s T=%lld S=%lld causal=%d: rel L2 error %.3g", texts[t],
+                          (long long)T, (long long)S, causal, err);
+            double allowed = 0;
+            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(ops, "block")] : 1;
+            const int64_t r = (int64_t)p.v[attn_param_index(ops, "random")];
+            for (int64_t h = 0; h < s.H; h++)
+                for (int64_t i = 0; i < T; i++) {
+                    const int64_t pos = i + S - T;
+                    int64_t seen = 0;
+                    for (int64_t j = 0; j < S; j++) {
+                        const bool a = ops->allows(&s, &p, h, i, j);
+                        seen += a;
+                        /* the block's first row in T: same drawn keys (causal: up to both) */
+                        const int64_t i0 = attn_bs_max(0, i - attn_bs_floormod(pos, b));
+                        const int64_t pos0 = i0 + S - T;
+                        if (per_block && j != pos && j != pos0 && (!causal || j <= pos0))
+                            cr_expect_eq(a, ops->allows(&s, &p, h, i0, j),
+                                         "%s T=%lld S=%lld causal=%d h=%lld: rows %lld and %lld"
+                                         " differ on key %lld", texts[t], (long long)T,
+                                         (long long)S, causal, (long long)h, (long long)i,
+                                         (long long)i0, (long long)j);
+                    }
+                    allowed += (double)seen;
+                    if (per_block && !causal) {
+                        const int64_t drawn = attn_bs_min(r, S), self = pos >= 0;
+                        cr_expect(seen == drawn || (self && seen == drawn + 1),
+                                  "%s T=%lld S=%lld row %lld sees %lld keys, not %lld (+ itself)",
+                                  texts[t], (long long)T, (long long)S, (long long)i,
+                                  (long long)seen, (long long)drawn);
+                    }
+                }
+            cr_expect_eq(ops->flops(&s, &p), 4.0 * D * allowed, "%s T=%lld S=%lld causal=%d",
+                         texts[t], (long long)T, (long long)S, causal);
+            free(q), free(k), free(v), free(o), free(ref);
+        }
+    for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) /* decode = last prefill row */
+        for (int causal = 0; causal < 2; causal++) {
+            const int64_t S = 45, D = 8;
+            attn_shape pre = shape(2, 1, S, S, D, causal), dec = shape(2, 1, 1, S, D, causal);
+            dec.decode = causal;
+            attn_params pp = params_of(ops, texts[t], &pre), pd = params_of(ops, texts[t], &dec);
+            float *q, *k, *v, *o = run(ops, &pre, &pp, &q, &k, &v), *qd = bench_alloc(2 * D * 4);
+            float *od = bench_alloc(2 * D * 4);
+            for (int64_t h = 0; h < 2; h++) {
+                memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
+                for (int64_t j = 0; j < S; j++)
+                    cr_expect_eq(ops->allows(&pre, &pp, h, S - 1, j), ops->allows(&dec, &pd, h, 0, j),
+                                 "%s causal=%d: key %lld of head %lld", texts[t], causal,
+                                 (long long)j, (long long)h);
+            }
+            cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
+            for (int64_t e = 0; e < 2 * D; e++) {
+                const float a = o[((e / D) * S + S - 1) * D + e % D], bd = od[e];
+                cr_expect(fabsf(a - bd) <= 1e-5f * (1 + fabsf(a)), "%s causal=%d: prefill %g, "
+                          "decode %g", texts[t], causal, a, bd);
+            }
+            free(q), free(k), free(v), free(o), free(od), free(qd);
+        }
+}
+
 Test(sparse, stratified_draws_are_distinct_in_their_strata_and_pure)
 {
     const int64_t N = 1000, r = 7;
