@@ -20,7 +20,7 @@ i=1
 while [ "$i" -lt "$rounds" ]; do kinds="$kinds,full,gqa,mqa"; i=$((i + 1)); done
 
 echo "== decode, n=32768, H=32, D=128, T=1, 2 threads: $kinds (one run)"
-"$bench" sweep --mode decode --kinds "$kinds" --n 32768 --heads 32 --head-dim 128 --batch 1 \
+"$bench" sweep --mode decode --dataset gaussian --kinds "$kinds" --n 32768 --heads 32 --head-dim 128 --batch 1 \
     --threads 2 --reps 10 --min-time 0.5 --out "$tmp/decode.h5" 2>/dev/null
 
 /usr/bin/python3 - "$tmp/decode.h5" <<'EOF'

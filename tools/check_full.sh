@@ -12,10 +12,10 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 echo "== full vs sgemm, n=4096, H=8, D=64, 2 threads (same run)"
-"$bench" sweep --kinds full --n 4096 --causal 0 --heads 8 --head-dim 64 --batch 1 --threads 2 \
+"$bench" sweep --kinds full --dataset gaussian --n 4096 --causal 0 --heads 8 --head-dim 64 --batch 1 --threads 2 \
     --reps 10 --min-time 2 --out "$tmp/full.h5" 2>/dev/null | tee "$tmp/sweep.txt"
 sgemm=$(awk '/^run [0-9]+: sgemm/ {print $4}' "$tmp/sweep.txt")
-full=$(awk '$1 == "full" {print $11}' "$tmp/sweep.txt")
+full=$(awk '$1 == "full" {print $12}' "$tmp/sweep.txt")
 pct=$(awk -v f="$full" -v s="$sgemm" 'BEGIN {r = f / s; printf "%.0f", 100 * r; exit !(r >= 0.40)}') && pass1=yes || pass1=no
 
 echo "== full workspace and peak RSS at n=65536 (H=1, D=64, 2 threads, one repetition)"

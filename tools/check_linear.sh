@@ -11,7 +11,7 @@ top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 bench=${1:-"$top/bench"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
-common="--heads 8 --head-dim 64 --batch 1 --threads 2 --accuracy-rows 16 --out $tmp/linear.h5"
+common="--dataset gaussian --heads 8 --head-dim 64 --batch 1 --threads 2 --accuracy-rows 16 --out $tmp/linear.h5"
 
 echo "== linear (elu) over n = 1K..256K, causal 0 and 1, H=8, D=64, 2 threads"
 "$bench" sweep --kinds linear --set map=elu --n 1K:256K:x2 --causal 0,1 --reps 5 --min-time 0.2 \

@@ -21,7 +21,7 @@ trap 'rm -rf "$tmp"' EXIT
 
 echo "== 1. window, strided vs full, n=16384, H=8, D=64, 2 threads (3 rounds)"
 for round in 1 2 3; do
-    "$bench" sweep --kinds full,window,strided --set window=256 --n 16384 --heads 8 --head-dim 64 \
+    "$bench" sweep --kinds full,window,strided --dataset gaussian --set window=256 --n 16384 --heads 8 --head-dim 64 \
         --causal 0,1 --threads 2 --reps 2 --warmup 0 --min-time 1 --accuracy-rows 8 --quiet \
         --out "$tmp/ratio.h5" 2>/dev/null
 done
@@ -31,13 +31,13 @@ echo "== 2. window w=256 at n=1048576, H=1, D=64, 2 threads, one forward"
     --warmup 0 --min-time 0 --accuracy-rows 8 --out "$tmp/big.h5" 2>/dev/null
 
 echo "== 3. time over n = 1K..64K, H=1, D=64, not causal, 1 thread"
-"$bench" sweep --kinds window,global,random,strided,fixed --n 1K:64K:x2 --heads 1 --head-dim 64 \
+"$bench" sweep --kinds window,global,random,strided,fixed --dataset gaussian --n 1K:64K:x2 --heads 1 --head-dim 64 \
     --causal 0 --threads 1 --reps 3 --warmup 0 --min-time 0.2 --accuracy-rows 8 --quiet \
     --out "$tmp/exp.h5" 2>/dev/null
 "$bench" sweep --kinds random --set draw=token --dataset gaussian --n 1K:64K:x2 --heads 1 \
     --head-dim 64 --causal 0 --threads 1 --reps 3 --warmup 0 --min-time 0.2 --accuracy-rows 8 \
     --quiet --out "$tmp/token.h5" 2>/dev/null
-"$bench" sweep --kinds full --n 1K:64K:x2 --heads 1 --head-dim 64 --causal 0 --threads 1 \
+"$bench" sweep --kinds full --dataset gaussian --n 1K:64K:x2 --heads 1 --head-dim 64 --causal 0 --threads 1 \
     --reps 2 --warmup 0 --min-time 0.2 --accuracy-rows 8 --quiet --out "$tmp/exp.h5" 2>/dev/null
 
 echo

@@ -16,9 +16,9 @@ out=$top/results/reference-$(date -u +%Y%m%d-%H%M%S).h5
 figs=$top/docs/figures
 mkdir -p "$figs"
 "$top/bench" sweep --n "$n" --out "$out" "$@"
-"$top/bench" sweep --n 4K --heads 2,4,8,16 --causal 1 --out "$out" --quiet
-"$top/bench" sweep --n 4K --heads 8 --kv-heads 1,2,4,8 --causal 1 --out "$out" --quiet
-"$top/bench" sweep --mode decode --n 1K:64K:x4 --out "$out" --quiet
+"$top/bench" sweep --dataset gaussian --n 4K --heads 2,4,8,16 --causal 1 --out "$out" --quiet
+"$top/bench" sweep --dataset gaussian --n 4K --heads 8 --kv-heads 1,2,4,8 --causal 1 --out "$out" --quiet
+"$top/bench" sweep --dataset gaussian --mode decode --n 1K:64K:x4 --out "$out" --quiet
 "$top/bench" fit "$out" --run 1 | tee "$figs/fit.txt"
 for run in 1 2 3 4; do
     "$top/bench" plot "$out" --run "$run" --out "$figs"
