@@ -181,7 +181,6 @@ static void print_table(const bench_run_data *rd, const bench_series *set, int64
         bench_series_label(rd, set, nset, row_series[r], over_n, label, sizeof label);
         if ((int)strlen(label) > width) width = (int)strlen(label);
     }
-    if (width > 48) width = 48;
     printf("%-*s  %-9s  %-11s %3s  %8s  %-15s %7s  %6s  %s\n", width, "series", "metric", "n", "pts",
            "exponent", "95% CI", "R2", "theory", "vs full at the same settings");
     for (int64_t r = 0; r < nrows; r++) {
@@ -196,7 +195,7 @@ static void print_table(const bench_run_data *rd, const bench_series *set, int64
         if (isnan(f->theory)) snprintf(th, sizeof th, "-");
         else snprintf(th, sizeof th, "%.2f", f->theory);
         describe_crossover(f, vs, sizeof vs);
-        printf("%-*.*s  %-9s  %-11s %3d  %8.2f  %-15s %7s  %6s  %s\n", width, width,
+        printf("%-*s  %-9s  %-11s %3d  %8.2f  %-15s %7s  %6s  %s\n", width,
                r == 0 || row_series[r] != row_series[r - 1] ? label : "", f->metric, range,
                f->points, f->exponent, ci, r2, th, vs);
     }
@@ -244,10 +243,17 @@ int bench_cmd_fit(int argc, char **argv)
     for (int64_t p = 0; !st && p < rd.n; p++) all[p] = p, n_of[p] = (double)rd.pts[p].kv_len;
     if (!st) st = bench_series_group(&rd, all, rd.n, over_n, n_of, &set, &nset);
     if (st) snprintf(msg, sizeof msg, "out of memory fitting %lld points", (long long)rd.n);
-    /* the series measured at 2+ n, in their own set so labels compare only them */
+    /* the series measured at 2+ n, in their own set so labels compare only them; those of the
+     * run's first dataset first, then of its second... (a kind's rows per dataset together) */
     if (!st && (fit_set = calloc((size_t)nset, sizeof *fit_set)) == NULL) st = ATTN_EFAIL;
-    for (int64_t k = 0; !st && k < nset; k++)
-        if (distinct_n(&rd, &set[k]) >= 2) fit_set[fitted++] = set[k];
+    const bench_group_by by_dataset = {BENCH_K_DATASET, NULL};
+    for (int64_t d = 0; !st && d < nset; d++) {
+        bool seen = false; /* set[d] opens a dataset (series come in order of first point) */
+        for (int64_t e = 0; e < d && !seen; e++) seen = bench_same_settings(&rd, set[e].idx[0], set[d].idx[0], by_dataset);
+        for (int64_t k = d; !seen && k < nset; k++)
+            if (bench_same_settings(&rd, set[k].idx[0], set[d].idx[0], by_dataset) && distinct_n(&rd, &set[k]) >= 2)
+                fit_set[fitted++] = set[k];
+    }
     for (int64_t k = 0; !st && k < fitted; k++) {
         const int got = fit_series(&rd, fit_set, fitted, k, rows + nrows, buf);
         for (int g = 0; g < got; g++) row_series[nrows + g] = k;

@@ -10,7 +10,11 @@
  *   accuracy_vs_<param> the same vs each kind parameter the run swept, one line per n
  *   error_vs_cost       error vs time at the largest n, one point per parameter value
  *   time_vs_heads       time vs query heads, and time_vs_kv_heads (MHA, GQA, MQA)
- * A series is one line (series.h); colours follow the series, dashes and open markers mark causal.
+ * A series is one line (series.h); each kind keeps its colour and marker across the run's
+ * figures; dashes and open markers mark causal when a figure has both. With several datasets,
+ * the time, memory, throughput and heads figures show the first dataset (a note names the
+ * others) and the accuracy figures come once per dataset (_<dataset>); with causal 0 and 1 and
+ * more than MAX_LINES lines, every figure comes once per causal value (_noncausal, _causal).
  * A figure without data in the run is skipped with one line saying why.
  */
 #include <errno.h>
@@ -27,13 +31,15 @@
 #include "gnuplot.h"
 #include "series.h"
 
-enum { MAX_PANELS = 2, LABEL_LEN = 256, PAGE_W = 800, PAGE_H = 500, PANEL2_W = 1150 };
+enum { MAX_PANELS = 2, LABEL_LEN = 256, PAGE_W = 800, PAGE_H = 500, PANEL2_W = 1150, MAX_H = 900 };
+static const double ROW_PX = 16.5; /* a legend row at font 9, spacing 1.15 (pngcairo) */
 
 typedef struct pseries {
     char label[LABEL_LEN];  /* legend text (plain) */
     char suffix[64];        /* enhanced-text markup after it, e.g. "  (n^{2.01})" */
     char color_key[LABEL_LEN];
-    int color;
+    int color;              /* its kind's place in the run: the same colour in every figure */
+    int variant;            /* its place among its kind's series of the figure (marker) */
     bool causal;
     int64_t n;
     double *x, *y;
@@ -54,8 +60,8 @@ typedef struct panel {
 
 typedef struct figure {
     char base[80];          /* what it shows: time_vs_n */
-    char name[96];          /* file name without extension: time_vs_n, time_vs_n_decode */
-    char title[256], subtitle[512];
+    char name[256];         /* file name without extension: time_vs_n, time_vs_n_decode */
+    char title[256], subtitle[512], note[256];
     panel p[MAX_PANELS];
     int np;
 } figure;
@@ -176,22 +182,43 @@ static int by_color_then_causal(const void *a, const void *b)
 {
     const pseries *x = a, *y = b;
     if (x->color != y->color) return x->color - y->color;
+    if (x->variant != y->variant) return x->variant - y->variant;
     return (int)x->causal - (int)y->causal;
 }
 
-/* Colours: one per distinct colour key (the label without causal), in order of appearance;
- * each panel's series then in colour order, a non-causal series before its causal twin. */
-static void assign_colors(figure *f)
+/* Colours: one per kind, in the order the run first measured each kind, so a kind has the same
+ * colour (and marker) in every figure of the run; the series of one kind in a figure differ by
+ * marker (variant: one per distinct colour key, the label without causal). Each panel's series
+ * then in kind order, a non-causal series before its causal twin. */
+static int kind_index(const bench_run_data *rd, const char *kind)
+{
+    const char *seen[64];
+    int nseen = 0;
+    for (int64_t p = 0; p < rd->n; p++) {
+        int k = 0;
+        while (k < nseen && strcmp(seen[k], rd->pts[p].kind) != 0) k++;
+        if (strcmp(rd->pts[p].kind, kind) == 0) return k;
+        if (k == nseen && nseen < 64) seen[nseen++] = rd->pts[p].kind;
+    }
+    return nseen;
+}
+
+static void assign_colors(const bench_run_data *rd, figure *f)
 {
     const char *keys[256];
-    int nkeys = 0;
+    int nkeys = 0, key_color[256], key_variant[256];
     for (int p = 0; p < f->np; p++)
         for (int s = 0; s < f->p[p].ns; s++) {
             pseries *ps = &f->p[p].s[s];
+            ps->color = kind_index(rd, rd->pts[ps->first].kind);
             int k = 0;
             while (k < nkeys && strcmp(keys[k], ps->color_key) != 0) k++;
-            if (k == nkeys && nkeys < 256) keys[nkeys++] = ps->color_key;
-            ps->color = k;
+            if (k == nkeys && nkeys < 256) {
+                key_color[k] = ps->color, key_variant[k] = 0;
+                for (int o = 0; o < nkeys; o++) key_variant[k] += key_color[o] == ps->color;
+                keys[nkeys++] = ps->color_key;
+            }
+            ps->variant = k < nkeys ? key_variant[k] : 0;
         }
     for (int p = 0; p < f->np; p++)
         qsort(f->p[p].s, (size_t)f->p[p].ns, sizeof *f->p[p].s, by_color_then_causal);
@@ -213,8 +240,8 @@ static void add_set(panel *p, const bench_run_data *rd, const bench_series *set,
 /* ---- gnuplot script ---- */
 
 static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
-                                      "#56B4E9", "#000000", "#8C564B", "#7F7F7F", "#B8860B",
-                                      "#17BECF", "#9467BD"};
+                                      "#56B4E9", "#000000", "#8C564B", "#7F7F7F", "#9467BD",
+                                      "#17BECF", "#B8860B"};
 enum { NCOLORS = sizeof palette / sizeof palette[0] };
 
 typedef struct script {
@@ -367,6 +394,8 @@ static void axis_range(const panel *p, bool x, char *buf, size_t len, double *fr
     }
 }
 
+static const char FITS_ENTRY[] = "lines: least-squares fits";
+
 static int max_label(const figure *f)
 {
     int w = 0;
@@ -376,22 +405,35 @@ static int max_label(const figure *f)
             if (n > w) w = n;
         }
         if (!isnan(f->p[p].hline) && (int)strlen(f->p[p].hline_label) > w) w = (int)strlen(f->p[p].hline_label);
+        for (int s = 0; s < f->p[p].ns; s++)
+            if (f->p[p].s[s].fit && (int)strlen(FITS_ENTRY) > w) w = (int)strlen(FITS_ENTRY);
     }
     return w;
 }
 
 static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
 {
-    assign_colors(f);
-    /* the legend to the right of the panels, as wide as its longest entry; the page widens
-     * rather than squeeze the panels below 500 pixels each */
-    const double key_px = fmax(130, max_label(f) * 7.4 + 75), left_px = 84, gap_px = 72;
+    assign_colors(cx->rd, f);
+    /* the legend lists panel 0's series, its reference line and the fits' entry, every one of
+     * them: to the right of the panels, as wide as its longest entry, in one column while the
+     * page can grow to MAX_H to hold it, else in two (gnuplot fits the rows in the panel's
+     * height and would put further columns off the page). The page widens rather than squeeze
+     * the panels below 500 pixels each. */
+    bool fits = false;
+    for (int s = 0; s < f->p[0].ns; s++) fits |= f->p[0].s[s].fit;
+    const int entries = f->p[0].ns + !isnan(f->p[0].hline) + fits;
+    bool causal = false, noncausal = false; /* open markers and dashes for causal, if both */
+    for (int p = 0; p < f->np; p++)
+        for (int s = 0; s < f->p[p].ns; s++) causal |= f->p[p].s[s].causal, noncausal |= !f->p[p].s[s].causal;
+    const bool mixed = causal && noncausal;
+    const int fit_rows = (int)((MAX_H - 165) / ROW_PX) - 1;
+    const int cols = entries > fit_rows ? 2 : 1, rows = (entries + cols - 1) / cols;
+    const int height = (int)fmax(PAGE_H, 165 + (rows + 1) * ROW_PX);
+    const double key_px = cols * fmax(130, max_label(f) * 7.4 + 75), left_px = 84, gap_px = 72;
     const double need = left_px + f->np * 500 + (f->np - 1) * gap_px + key_px;
     const int base = f->np > 1 ? PANEL2_W : PAGE_W;
-    int entries = f->p[0].ns + 2; /* the legend lists panel 0's series, its line and the fits */
-    const int height = (int)fmax(PAGE_H, 105 + 15.5 * entries);
-    const int width = need > base ? (int)fmin(need, 2.2 * base) : base;
-    const double kw = fmin(key_px / width, 0.45);
+    const int width = (int)fmax(need, base);
+    const double kw = key_px / width;
     const double left = left_px / width, right = 1 - kw, gap = gap_px / width;
     const double pw = (right - left - gap * (f->np - 1)) / f->np;
     script b = {0};
@@ -400,14 +442,19 @@ static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
     bench_gnuplot_quote(f->title, true, q, sizeof q);
     /* vertical layout in pixels from the top: title, subtitle, panels, x labels */
     const double title_y = 1 - 22.0 / height, sub_y = 1 - 47.0 / height, top = 1 - 100.0 / height;
+    const double note_y = 1 - 62.0 / height;
     const double bottom = 65.0 / height, key_y = 1 - 85.0 / height;
     put(&b, "set label 1 %s at screen 0.5,%.4f center font ',13'\n", q, title_y);
     bench_gnuplot_quote(f->subtitle, true, q, sizeof q);
     put(&b, "set label 2 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q, sub_y);
+    if (f->note[0]) {
+        bench_gnuplot_quote(f->note, true, q, sizeof q);
+        put(&b, "set label 3 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q, note_y);
+    }
     put(&b, "set grid xtics ytics mxtics mytics lc rgb '#e4e4e4' lw 1, lc rgb '#f2f2f2' lw 1\n"
             "set border lc rgb '#555555'\nset tics nomirror out scale 0.6\n"
             "set key at screen %.4f,%.4f left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
-            "maxrows 200 noautotitle\n", right + 0.012, key_y);
+            "maxrows %d noautotitle\n", right + 0.012, key_y, rows);
     for (int pi = 0; pi < f->np && !b.failed; pi++) {
         const panel *p = &f->p[pi];
         const double l = left + pi * (pw + gap);
@@ -430,7 +477,7 @@ static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
         if (p->logy && (y0 < 1e-3 || y1 >= 1e5)) put(&b, "set format y '10^{%%L}'\n");
         if (p->logy) log_tics(&b, "y", y0, y1);
         if (p->logx && !p->ntics) log_tics(&b, "x", x0, x1);
-        if (pi > 0) put(&b, "unset label 1\nunset label 2\nunset key\n");
+        if (pi > 0) put(&b, "unset label 1\nunset label 2\nunset label 3\nunset key\n");
         put(&b, "plot ");
         int items = 0;
         for (int s = 0; s < p->ns; s++) {
@@ -442,16 +489,17 @@ static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
                                  cx->gp.dir);
             }
             const char *color = palette[ps->color % NCOLORS];
-            /* circles, then squares, triangles, diamonds once the colours are used up; open
-             * markers for causal */
-            static const int filled[] = {7, 5, 9, 13}, open[] = {6, 4, 8, 12};
-            const int pt = (ps->causal ? open : filled)[(ps->color / NCOLORS) % 4];
+            /* each kind its colour and marker (the next marker for each further series of it);
+             * open markers for causal */
+            static const int filled[] = {7, 5, 9, 13, 11, 15}, open[] = {6, 4, 8, 12, 10, 14};
+            const bool dashed = ps->causal && mixed;
+            const int pt = (dashed ? open : filled)[(ps->color + ps->variant) % 6];
             char title[LABEL_LEN * 2 + 80];
             bench_gnuplot_quote(ps->label, true, title, sizeof title - 70);
             title[strlen(title) - 1] = '\0'; /* reopen the quote for the suffix */
             snprintf(title + strlen(title), sizeof title - strlen(title), "%s'", ps->suffix);
             put(&b, "%s%s using 1:2 with %s lc rgb '%s' pt %d ps 1.1 lw 1.6 dt %d title %s", items++ ? ", \\\n  " : "",
-                data, p->lines ? "linespoints" : "points", color, pt, ps->causal ? 2 : 1,
+                data, p->lines ? "linespoints" : "points", color, pt, dashed ? 2 : 1,
                 pi == 0 ? title : "''");
             if (ps->tag)
                 put(&b, ", \\\n  %s using 1:2:3 with labels offset char 0.6,0.6 left font ',8' "
@@ -459,17 +507,15 @@ static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
             if (ps->fit)
                 put(&b, ", \\\n  (x >= %.17g && x <= %.17g) ? %.17g * x**%.17g : 1/0 with lines "
                         "lc rgb '%s' lw 1.3 dt %d notitle", ps->x0, ps->x1, ps->c, ps->k, color,
-                    ps->causal ? 2 : 1);
+                    dashed ? 2 : 1);
         }
         if (!isnan(p->hline)) {
             bench_gnuplot_quote(p->hline_label, true, q, sizeof q);
             put(&b, "%s%.17g with lines lc rgb '#333333' lw 1.5 dt 3 title %s", items++ ? ", \\\n  " : "",
                 p->hline, pi == 0 ? q : "''");
         }
-        bool fits = false;
-        for (int s = 0; s < p->ns; s++) fits |= p->s[s].fit;
         if (fits && pi == 0)
-            put(&b, ", \\\n  1/0 with lines lc rgb '#333333' lw 1.3 title 'lines: least-squares fits'");
+            put(&b, ", \\\n  1/0 with lines lc rgb '#333333' lw 1.3 title '%s'", FITS_ENTRY);
         put(&b, "\n");
     }
     put(&b, "unset multiplot\n");
@@ -492,16 +538,26 @@ static attn_status draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
 
 typedef struct subset {
     const char *mode;        /* "prefill", "decode", ... */
-    int64_t *idx;            /* points of that mode */
+    int64_t *idx;            /* points of that mode (and dataset, causal: see plot_mode) */
     int64_t n;
     double *x;               /* scratch: one x per point of the run */
+    char suffix[96];         /* after the figure's name: "", "_needle", "_causal" */
+    char title[64];          /* after its title: "", " on needle", " (causal)" */
+    char note[256];          /* a line under the subtitle, or "" */
 } subset;
+
+/* A figure's file name (no extension): name, the subset's suffix, then the mode unless prefill. */
+static void figure_name(const subset *ss, const char *name, char *buf, size_t len)
+{
+    const bool other = strcmp(ss->mode, "prefill") != 0;
+    snprintf(buf, len, "%s%s%s%s", name, ss->suffix, other ? "_" : "", other ? ss->mode : "");
+}
 
 static void skip(plot_ctx *cx, const subset *ss, const char *name, const char *why)
 {
-    if (cx->out)
-        fprintf(cx->out, "skipped %s%s%s.%s: %s\n", name, strcmp(ss->mode, "prefill") ? "_" : "",
-                strcmp(ss->mode, "prefill") ? ss->mode : "", cx->format, why);
+    char file[256];
+    figure_name(ss, name, file, sizeof file);
+    if (cx->out) fprintf(cx->out, "skipped %s.%s: %s\n", file, cx->format, why);
     cx->skipped++;
 }
 
@@ -511,10 +567,10 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
                   const char *title, const int64_t *idx, int64_t n, unsigned varying)
 {
     memset(f, 0, sizeof *f);
-    const bool other = strcmp(ss->mode, "prefill") != 0;
     snprintf(f->base, sizeof f->base, "%s", name);
-    snprintf(f->name, sizeof f->name, "%s%s%s", name, other ? "_" : "", other ? ss->mode : "");
-    snprintf(f->title, sizeof f->title, "%s", title);
+    figure_name(ss, name, f->name, sizeof f->name);
+    snprintf(f->title, sizeof f->title, "%s%s", title, ss->title);
+    snprintf(f->note, sizeof f->note, "%s", ss->note);
     char common[256];
     bench_common_settings(cx->rd, idx, n, BENCH_K_ALL & ~varying, common, sizeof common);
     const char *file = strrchr(cx->rd->path, '/');
@@ -911,8 +967,13 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
     return st;
 }
 
-/* Every figure of one mode. */
-static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len)
+/* Which figures plot_figures draws. */
+enum { FIG_COST = 1, FIG_ACCURACY = 2 };
+/* More lines than this over n with causal 0 and 1: one figure per causal value. */
+enum { MAX_LINES = 12 };
+
+/* The figures `which` of subset ss. */
+static attn_status plot_figures(plot_ctx *cx, subset *ss, unsigned which, char *msg, size_t msg_len)
 {
     bench_series *set = NULL;
     int64_t nset = 0;
@@ -923,22 +984,114 @@ static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len
         for (int64_t i = 1; i < set[k].n; i++)
             over_n_curve |= cx->rd->pts[set[k].idx[i]].kv_len != cx->rd->pts[set[k].idx[0]].kv_len;
     if (over_n_curve) {
-        st = fig_time_vs_n(cx, ss, set, nset, msg, msg_len);
-        if (!st) st = fig_memory_vs_n(cx, ss, set, nset, msg, msg_len);
-        if (!st) st = fig_throughput_vs_n(cx, ss, set, nset, msg, msg_len);
-        if (!st) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
+        if (which & FIG_COST) {
+            st = fig_time_vs_n(cx, ss, set, nset, msg, msg_len);
+            if (!st) st = fig_memory_vs_n(cx, ss, set, nset, msg, msg_len);
+            if (!st) st = fig_throughput_vs_n(cx, ss, set, nset, msg, msg_len);
+        }
+        if (!st && which & FIG_ACCURACY) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
     } else {
-        skip(cx, ss, "{time,memory,throughput,accuracy}_vs_n",
+        skip(cx, ss, which == FIG_COST ? "{time,memory,throughput}_vs_n"
+                     : which == FIG_ACCURACY ? "accuracy_vs_n" : "{time,memory,throughput,accuracy}_vs_n",
              "every series has a single n (sweep --n with 2 or more values)");
     }
     bench_series_free(set, nset);
-    char names[16][64];
-    int nnames = 0;
-    swept_params(cx, ss, names, &nnames, 16);
-    for (int k = 0; !st && k < nnames; k++) st = fig_accuracy_vs_param(cx, ss, names[k], msg, msg_len);
-    if (!st && nnames) st = fig_error_vs_cost(cx, ss, names, nnames, msg, msg_len);
-    if (!st) st = fig_time_vs_heads(cx, ss, BENCH_K_HEADS, msg, msg_len);
-    if (!st) st = fig_time_vs_heads(cx, ss, BENCH_K_KV_HEADS, msg, msg_len);
+    if (!st && which & FIG_ACCURACY) {
+        char names[16][64];
+        int nnames = 0;
+        swept_params(cx, ss, names, &nnames, 16);
+        for (int k = 0; !st && k < nnames; k++) st = fig_accuracy_vs_param(cx, ss, names[k], msg, msg_len);
+        if (!st && nnames) st = fig_error_vs_cost(cx, ss, names, nnames, msg, msg_len);
+    }
+    if (!st && which & FIG_COST) st = fig_time_vs_heads(cx, ss, BENCH_K_HEADS, msg, msg_len);
+    if (!st && which & FIG_COST) st = fig_time_vs_heads(cx, ss, BENCH_K_KV_HEADS, msg, msg_len);
+    return st;
+}
+
+/* The points of ss that share the settings `fields` with point like, into sub (its idx has room
+ * for ss->n). */
+static void narrow(const plot_ctx *cx, const subset *ss, subset *sub, int64_t like, unsigned fields)
+{
+    const bench_group_by by = {fields, NULL};
+    sub->n = 0;
+    for (int64_t i = 0; i < ss->n; i++)
+        if (bench_same_settings(cx->rd, ss->idx[i], like, by)) sub->idx[sub->n++] = ss->idx[i];
+}
+
+/* ss's figures `which`; with causal 0 and 1 and more than MAX_LINES series over n, once per
+ * causal value (suffix _noncausal, _causal). */
+static attn_status plot_by_causal(plot_ctx *cx, subset *ss, unsigned which, char *msg, size_t msg_len)
+{
+    int64_t with[2] = {-1, -1}; /* a point of each causal value */
+    for (int64_t i = 0; i < ss->n; i++) with[cx->rd->pts[ss->idx[i]].causal != 0] = ss->idx[i];
+    bench_series *set = NULL;
+    int64_t nset = 0;
+    if (with[0] < 0 || with[1] < 0) return plot_figures(cx, ss, which, msg, msg_len);
+    if (series_over_n(cx, ss, &set, &nset)) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    bench_series_free(set, nset);
+    if (nset <= MAX_LINES) return plot_figures(cx, ss, which, msg, msg_len);
+    subset sub = *ss;
+    if (!(sub.idx = malloc((size_t)ss->n * sizeof *sub.idx)))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    attn_status st = ATTN_OK;
+    for (int c = 0; !st && c < 2; c++) {
+        narrow(cx, ss, &sub, with[c], BENCH_K_CAUSAL);
+        snprintf(sub.suffix, sizeof sub.suffix, "%s%s", ss->suffix, c ? "_causal" : "_noncausal");
+        snprintf(sub.title, sizeof sub.title, "%s%s", ss->title, c ? " (causal)" : " (non-causal)");
+        st = plot_figures(cx, &sub, which, msg, msg_len);
+    }
+    free(sub.idx);
+    return st;
+}
+
+/* Every figure of one mode. With several datasets, the time, memory, throughput and heads
+ * figures show only the first dataset of the run (times hardly depend on the values; the note
+ * says which datasets are left out), and the accuracy figures come once per dataset (suffix
+ * _<dataset>). */
+static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len)
+{
+    const unsigned ds = BENCH_K_DATASET;
+    int64_t first[64]; /* the first point of each dataset */
+    int nds = 0;
+    for (int64_t i = 0; i < ss->n && nds < 64; i++) {
+        int k = 0;
+        while (k < nds && !bench_same_settings(cx->rd, first[k], ss->idx[i], (bench_group_by){ds, NULL})) k++;
+        if (k == nds) first[nds++] = ss->idx[i];
+    }
+    if (nds <= 1) return plot_by_causal(cx, ss, FIG_COST | FIG_ACCURACY, msg, msg_len);
+    /* a dataset's name, with its params when another dataset has the same name */
+    char text[64][160];
+    for (int k = 0; k < nds; k++) {
+        const bench_point *pt = &cx->rd->pts[first[k]];
+        bool twin = false;
+        for (int o = 0; o < nds; o++) twin |= o != k && strcmp(cx->rd->pts[first[o]].dataset, pt->dataset) == 0;
+        snprintf(text[k], sizeof text[k], "%s%s%s%s", pt->dataset, twin ? "(" : "",
+                 twin ? pt->dataset_params : "", twin ? ")" : "");
+    }
+    subset sub = *ss;
+    if (!(sub.idx = malloc((size_t)ss->n * sizeof *sub.idx)))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    narrow(cx, ss, &sub, first[0], ds);
+    int w = snprintf(sub.note, sizeof sub.note, "timings and memory on %s only (they hardly depend "
+                     "on the data); the run also has ", text[0]);
+    for (int k = 1; k < nds && w < (int)sizeof sub.note; k++)
+        w += snprintf(sub.note + w, sizeof sub.note - (size_t)w, "%s%s", k > 1 ? ", " : "", text[k]);
+    snprintf(sub.title, sizeof sub.title, " on %s", text[0]);
+    attn_status st = plot_by_causal(cx, &sub, FIG_COST, msg, msg_len);
+    sub.note[0] = '\0';
+    for (int k = 0; !st && k < nds; k++) {
+        narrow(cx, ss, &sub, first[k], ds);
+        char safe[64];
+        file_safe(cx->rd->pts[first[k]].dataset, safe, sizeof safe);
+        int same_name = 0; /* earlier datasets of the same name: _needle, _needle_2 */
+        for (int o = 0; o < k; o++)
+            same_name += strcmp(cx->rd->pts[first[o]].dataset, cx->rd->pts[first[k]].dataset) == 0;
+        if (same_name) snprintf(sub.suffix, sizeof sub.suffix, "%s_%s_%d", ss->suffix, safe, same_name + 1);
+        else snprintf(sub.suffix, sizeof sub.suffix, "%s_%s", ss->suffix, safe);
+        snprintf(sub.title, sizeof sub.title, " on %s", text[k]);
+        st = plot_by_causal(cx, &sub, FIG_ACCURACY, msg, msg_len);
+    }
+    free(sub.idx);
     return st;
 }
 

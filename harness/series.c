@@ -315,6 +315,39 @@ static const unsigned shown[] = {BENCH_K_CAUSAL, BENCH_K_DATASET, BENCH_K_MODE, 
                                  BENCH_K_BATCH, BENCH_K_HEADS, BENCH_K_KV_HEADS, BENCH_K_HEAD_DIM,
                                  BENCH_K_N};
 
+/* Does setting `what` differ between two series of one kind? (A setting that differs only
+ * between kinds, like the kv_heads of mqa and full, is said once in the subtitle instead.) */
+static bool varies_within_kind(const bench_run_data *rd, const bench_series *set, int64_t nset,
+                               unsigned what)
+{
+    char a[160], b[160];
+    for (int64_t k = 0; k < nset; k++) {
+        setting_text(rd, set[k].idx[0], what, a, sizeof a);
+        for (int64_t o = k + 1; o < nset; o++) {
+            if (strcmp(rd->pts[set[k].idx[0]].kind, rd->pts[set[o].idx[0]].kind) != 0) continue;
+            setting_text(rd, set[o].idx[0], what, b, sizeof b);
+            if (strcmp(a, b) != 0) return true;
+        }
+    }
+    return false;
+}
+
+/* Point p's dataset as a label names it: its name, and its params only when another series
+ * uses the same dataset with other params. */
+static void dataset_label(const bench_run_data *rd, const bench_series *set, int64_t nset,
+                          int64_t p, char *buf, size_t len)
+{
+    const bench_point *pt = &rd->pts[p];
+    bool params_differ = false;
+    for (int64_t k = 0; k < nset && !params_differ; k++) {
+        const bench_point *o = &rd->pts[set[k].idx[0]];
+        params_differ = strcmp(o->dataset, pt->dataset) == 0 &&
+                        strcmp(o->dataset_params, pt->dataset_params) != 0;
+    }
+    if (params_differ) setting_text(rd, p, BENCH_K_DATASET, buf, len);
+    else snprintf(buf, len, "%s", pt->dataset);
+}
+
 void bench_series_label(const bench_run_data *rd, const bench_series *set, int64_t nset,
                         int64_t which, bench_group_by by, char *buf, size_t len)
 {
@@ -346,17 +379,15 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
             kind_said = false;
         }
     }
+    /* the other settings that differ between series of one kind (then named on every line) */
     for (size_t f = 0; f < sizeof shown / sizeof shown[0]; f++) {
         if (!(by.fields & shown[f])) continue;
         const unsigned what = shown[f] == BENCH_K_CAUSAL ? BENCH_K_CAUSAL_LABEL : shown[f];
-        char a[160], b[160];
-        setting_text(rd, me, what, a, sizeof a);
-        bool differs = false;
-        for (int64_t k = 0; k < nset && !differs; k++) {
-            setting_text(rd, set[k].idx[0], what, b, sizeof b);
-            differs = strcmp(a, b) != 0;
-        }
-        if (differs && a[0]) add(buf, len, &w, " %s", a);
+        if (!varies_within_kind(rd, set, nset, what)) continue;
+        char a[160];
+        if (shown[f] == BENCH_K_DATASET) dataset_label(rd, set, nset, me, a, sizeof a);
+        else setting_text(rd, me, what, a, sizeof a);
+        if (a[0]) add(buf, len, &w, " %s", a);
     }
 }
 
@@ -367,13 +398,39 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
     buf[0] = '\0';
     for (size_t f = 0; f < sizeof shown / sizeof shown[0]; f++) {
         if (!(fields & shown[f]) || m == 0) continue;
-        char a[160], b[160];
+        char a[160], b[160], c[160];
         setting_text(rd, idx[0], shown[f], a, sizeof a);
-        bool same = a[0] != '\0';
-        for (int64_t i = 1; i < m && same; i++) {
+        if (!a[0]) continue;
+        bool same = true, per_kind = true; /* shared by all; or by the points of each kind */
+        for (int64_t i = 1; i < m; i++) {
             setting_text(rd, idx[i], shown[f], b, sizeof b);
-            same = strcmp(a, b) == 0;
+            same &= strcmp(a, b) == 0;
+            for (int64_t j = 0; j < i && per_kind; j++) {
+                if (strcmp(rd->pts[idx[i]].kind, rd->pts[idx[j]].kind) != 0) continue;
+                setting_text(rd, idx[j], shown[f], c, sizeof c);
+                per_kind = strcmp(b, c) == 0;
+                break; /* the first point of its kind stands for the others */
+            }
         }
-        if (same) add(buf, len, &w, w ? ", %s" : "%s", a);
+        if (same) {
+            add(buf, len, &w, w ? ", %s" : "%s", a);
+        } else if (per_kind) { /* "Hkv=8 (mqa Hkv=1, gqa Hkv=2)": the first point's value, then
+                                  the kinds whose value is another */
+            add(buf, len, &w, w ? ", %s (" : "%s (", a);
+            bool first = true;
+            for (int64_t i = 1; i < m; i++) {
+                bool seen = false;
+                for (int64_t j = 0; j < i && !seen; j++)
+                    seen = strcmp(rd->pts[idx[i]].kind, rd->pts[idx[j]].kind) == 0;
+                setting_text(rd, idx[i], shown[f], b, sizeof b);
+                if (seen || strcmp(a, b) == 0) continue;
+                char item[200];
+                snprintf(item, sizeof item, "%s%s %s", first ? "" : ", ", rd->pts[idx[i]].kind, b);
+                add(buf, len, &w, "%s", item);
+                first = false;
+            }
+            add(buf, len, &w, "%s", ")");
+        }
     }
 }
+

@@ -84,12 +84,16 @@ void bench_series_free(bench_series *set, int64_t nset);
 /* Do points a and b of rd agree on the settings of `by`? */
 bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_group_by by);
 
-/* Label of set[which] among set[0..nset): its kind, then every setting of `by` that differs
- * between the series (parameters: those that differ between series of the same kind). */
+/* Label of set[which] among set[0..nset): its kind, then the parameters and the settings of
+ * `by` that differ between two series of the same kind ("window=64 causal"; the dataset by its
+ * name alone unless its params differ too). A setting that differs only between kinds (the
+ * kv_heads of mqa and full) is left to the subtitle (bench_common_settings). */
 void bench_series_label(const bench_run_data *rd, const bench_series *set, int64_t nset,
                         int64_t which, bench_group_by by, char *buf, size_t len);
 /* The settings of `fields` that all points idx[0..m) share, as "prefill, gaussian, B=1 H=8
- * Hkv=8 D=64" (kind and params are never included). */
+ * Hkv=8 D=64"; one that is the same within each kind but not between kinds as "Hkv=8 (mqa
+ * Hkv=1, gqa Hkv=2)": the first point's value, then each kind with another (kind and params
+ * are never included). */
 void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m,
                            unsigned fields, char *buf, size_t len);
 

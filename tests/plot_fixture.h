@@ -11,6 +11,9 @@
  *   every point's RSS grows by its q, k, v, out (4·4·H·n·D bytes) plus its workspace.
  * Run 2 (pf_write_heads, kv false): n = 1024, full (MHA) and mqa (Hkv = 1) at H = 4, 8, 16.
  * Run 3 (kv true): n = 1024, H = 8: full at Hkv = 1, 2, 4, 8 and mqa. Time ∝ H (and a little Hkv).
+ * pf_write_kinds (a file of its own): a default-like sweep, n = 256..2048, 7 kinds (mqa with
+ *   Hkv = 1, the others 8) × causal 0 and 1 × datasets gaussian, local, needle (retrieval on
+ *   needle only): 14 series per dataset, more than one figure should hold.
  */
 #ifndef PLOT_FIXTURE_H
 #define PLOT_FIXTURE_H
@@ -139,6 +142,28 @@ static int pf_write_heads(bench_store *st, bool kv)
         mqa.kind = "mqa", mqa.params = "", mqa.kv_heads = 1, mqa.time_s = base * H * 0.95;
         if (!kv || v == 1) bad |= pf_add(st, &mqa, 0, &r);
     }
+    return bad;
+}
+
+/* The many-kinds run (see the header comment). Returns 0 on success. */
+static int pf_write_kinds(bench_store *st)
+{
+    static const char *const kinds[] = {"full", "mqa", "window", "global", "random", "strided",
+                                        "linear"};
+    static const char *const datasets[] = {"gaussian", "local", "needle"};
+    ds_rng r = ds_rng_stream(3, 5);
+    int bad = pf_begin(st);
+    for (int64_t n = 256; n <= 2048 && !bad; n *= 2)
+        for (int k = 0; k < 7; k++)
+            for (int causal = 0; causal <= 1; causal++)
+                for (int d = 0; d < 3; d++) {
+                    const double e = k < 2 ? 2 : 1, flops = 4.0 * PF_D * 8 * pow((double)n, e) * (k < 2 ? 1 : 64);
+                    pf_point p = {kinds[k], k < 2 ? PF_FULL : "", datasets[d], NULL, causal, 8,
+                                  k == 1 ? 1 : 8, n, 0, flops / 30e9, flops, k < 2 ? 3e-7 : 0.1 * (k + 1),
+                                  0, 65536 * (k + 1), d == 2 ? 16 : 0};
+                    p.retrieval = k < 2 ? 1 : 64.0 / (double)n;
+                    bad |= pf_add(st, &p, 0.02, &r);
+                }
     return bad;
 }
 

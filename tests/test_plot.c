@@ -99,7 +99,7 @@ static const char *in_dir(const char *name)
 }
 
 /* A PNG of at least min_bytes whose IHDR says width x height within the given bounds. */
-static void expect_png(const char *path)
+static long expect_png(const char *path)
 {
     unsigned char head[24] = {0};
     FILE *f = fopen(path, "rb");
@@ -113,6 +113,7 @@ static void expect_png(const char *path)
     const long h = (long)head[20] << 24 | head[21] << 16 | head[22] << 8 | head[23];
     cr_expect(w >= 800 && w <= 2600 && h >= 500 && h <= 1200, "%s is %ldx%ld", path, w, h);
     cr_expect_gt(size, 10000, "%s has only %ld bytes", path, size);
+    return w;
 }
 
 Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
@@ -120,9 +121,13 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
     const char *out = in_dir("figs");
     cr_assert_eq(bench_env("", "plot %s --run 1 --out %s", file, out), 0, "stderr: %s", err_text);
-    const char *figs[] = {"time_vs_n", "memory_vs_n", "throughput_vs_n", "accuracy_vs_n",
-                          "accuracy_vs_window", "error_vs_cost", "time_vs_n_decode",
-                          "memory_vs_n_decode", "throughput_vs_n_decode", "accuracy_vs_n_decode"};
+    /* prefill on gaussian and needle: time, memory, throughput on gaussian (the first), accuracy
+     * once per dataset; decode on gaussian only: the single-dataset names */
+    const char *figs[] = {"time_vs_n", "memory_vs_n", "throughput_vs_n", "accuracy_vs_n_gaussian",
+                          "accuracy_vs_n_needle", "accuracy_vs_window_gaussian",
+                          "accuracy_vs_window_needle", "error_vs_cost_gaussian",
+                          "error_vs_cost_needle", "time_vs_n_decode", "memory_vs_n_decode",
+                          "throughput_vs_n_decode", "accuracy_vs_n_decode"};
     const int nfigs = sizeof figs / sizeof figs[0];
     for (int k = 0; k < nfigs; k++) {
         char path[600];
@@ -133,7 +138,7 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     cr_expect_eq(count_entries(out), nfigs, "the output directory holds more than the figures");
     cr_expect(strstr(out_text, "skipped time_vs_heads.png: no series was measured at 2 or more "
                                "heads") != NULL, "%s", out_text);
-    cr_expect(strstr(out_text, "plots: 10 figures of run 1") != NULL, "%s", out_text);
+    cr_expect(strstr(out_text, "plots: 13 figures of run 1") != NULL, "%s", out_text);
 
     /* the heads and kv_heads runs: those figures, and one line for the figures over n */
     cr_assert_eq(bench_env("", "plot %s --run 2 --out %s", file, in_dir("heads")), 0, "%s", err_text);
@@ -142,6 +147,40 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     cr_assert_eq(bench_env("", "plot %s --out %s", file, in_dir("kv")), 0, "%s", err_text); /* last run */
     expect_png(in_dir("kv/time_vs_kv_heads.png"));
     cr_expect_eq(count_entries(in_dir("kv")), 1);
+}
+
+Test(plot, many_kinds_on_several_datasets_one_figure_per_causal_value_and_accuracy_per_dataset)
+{
+    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
+    char kinds_file[600], msg[ATTN_MSG_LEN];
+    snprintf(kinds_file, sizeof kinds_file, "%s/kinds.h5", dir);
+    bench_store *st;
+    cr_assert_eq(bench_store_open(kinds_file, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(pf_write_kinds(st), 0);
+    bench_store_close(st);
+    const char *out = in_dir("kinds");
+    cr_assert_eq(bench_env("", "plot %s --out %s", kinds_file, out), 0, "stderr: %s", err_text);
+    /* 14 series per dataset with causal 0 and 1: each figure once per causal value */
+    static const char *const cost[] = {"time_vs_n", "memory_vs_n", "throughput_vs_n"};
+    static const char *const ds[] = {"gaussian", "local", "needle"};
+    static const char *const causal[] = {"_noncausal", "_causal"};
+    int expected = 0;
+    for (int c = 0; c < 2; c++) {
+        char path[700];
+        for (int k = 0; k < 3; k++, expected++) {
+            snprintf(path, sizeof path, "%s/%s%s.png", out, cost[k], causal[c]);
+            expect_png(path);
+        }
+        for (int d = 0; d < 3; d++, expected++) {
+            snprintf(path, sizeof path, "%s/accuracy_vs_n_%s%s.png", out, ds[d], causal[c]);
+            /* a retrieval panel beside the error (a wider page) only where it was measured */
+            const long w = expect_png(path);
+            cr_expect(d == 2 ? w >= 1150 : w < 1150, "%s is %ld pixels wide", path, w);
+        }
+    }
+    cr_expect_eq(count_entries(out), expected, "%s", out_text);
+    /* no figure mixes the causal values */
+    cr_expect(strstr(out_text, "time_vs_n.png") == NULL, "%s", out_text);
 }
 
 Test(plot, svg_and_pdf)
@@ -364,6 +403,18 @@ static void put_point(bench_run_data *rd, const char *kind, const char *params, 
     pt->q_len = pt->kv_len = n, pt->causal = causal;
 }
 
+static const bench_group_by over_n = {BENCH_K_ALL & ~BENCH_K_N, NULL};
+
+/* rd's 8 points over n: idx[i] = i; 4 series expected. */
+static void group_8_points_over_n(const bench_run_data *rd, int64_t idx[8], bench_series **set,
+                                  int64_t *nset)
+{
+    double x[8];
+    for (int i = 0; i < 8; i++) idx[i] = i, x[i] = (double)rd->pts[i].kv_len;
+    cr_assert_eq(bench_series_group(rd, idx, 8, over_n, x, set, nset), ATTN_OK);
+    cr_assert_eq(*nset, 4);
+}
+
 Test(plot, auto_parameters_keep_one_series_and_labels_name_what_differs)
 {
     bench_run_data rd = {0};
@@ -385,13 +436,9 @@ Test(plot, auto_parameters_keep_one_series_and_labels_name_what_differs)
     cr_expect_str_eq(rd.params[5], PF_FULL);
 
     int64_t idx[8];
-    double x[8];
-    for (int i = 0; i < 8; i++) idx[i] = i, x[i] = (double)rd.pts[i].kv_len;
-    const bench_group_by over_n = {BENCH_K_ALL & ~BENCH_K_N, NULL};
     bench_series *set;
     int64_t nset;
-    cr_assert_eq(bench_series_group(&rd, idx, 8, over_n, x, &set, &nset), ATTN_OK);
-    cr_assert_eq(nset, 4);
+    group_8_points_over_n(&rd, idx, &set, &nset);
     cr_expect_eq(set[0].n, 3);
     cr_expect(set[0].idx[0] == 0 && set[0].idx[2] == 2);
     char label[256];
@@ -410,6 +457,46 @@ Test(plot, auto_parameters_keep_one_series_and_labels_name_what_differs)
     bench_run_data_free(&rd);
 }
 
+Test(plot, labels_leave_settings_that_only_differ_between_kinds_to_the_subtitle)
+{
+    bench_run_data rd = {0};
+    rd.pts = calloc(16, sizeof *rd.pts);
+    rd.params = calloc(16, sizeof *rd.params);
+    const char *ds[] = {"gaussian", "needle"};
+    for (int d = 0; d < 2; d++)
+        for (int64_t n = 256; n <= 512; n *= 2) {
+            put_point(&rd, "full", PF_FULL, n, 1);
+            put_point(&rd, "mqa", PF_FULL, n, 1);
+            rd.pts[rd.n - 1].kv_heads = 1;
+            for (int64_t p = rd.n - 2; p < rd.n; p++) {
+                snprintf(rd.pts[p].dataset, sizeof rd.pts[p].dataset, "%s", ds[d]);
+                snprintf(rd.pts[p].dataset_params, sizeof rd.pts[p].dataset_params, "%s",
+                         d ? "needles=16,margin=4" : "temperature=1");
+            }
+        }
+    bench_series_normalize(&rd, find_fake);
+    int64_t idx[8];
+    bench_series *set;
+    int64_t nset;
+    group_8_points_over_n(&rd, idx, &set, &nset);
+    /* all datasets: the dataset by its name; Hkv differs only between kinds; causal is shared */
+    const char *want[] = {"full gaussian", "mqa gaussian", "full needle", "mqa needle"};
+    char label[256];
+    for (int k = 0; k < 4; k++) {
+        bench_series_label(&rd, set, nset, k, over_n, label, sizeof label);
+        cr_expect_str_eq(label, want[k]);
+    }
+    bench_common_settings(&rd, idx, 8, BENCH_K_ALL & ~BENCH_K_N, label, sizeof label);
+    cr_expect_str_eq(label, "causal, prefill, B=1, H=8, Hkv=8 (mqa Hkv=1), D=64");
+    /* one dataset: the kinds alone, the dataset with its params in the subtitle */
+    bench_series_label(&rd, set, 2, 1, over_n, label, sizeof label);
+    cr_expect_str_eq(label, "mqa");
+    bench_common_settings(&rd, idx + 4, 4, BENCH_K_ALL & ~BENCH_K_N, label, sizeof label);
+    cr_expect_str_eq(label, "causal, needle(needles=16,margin=4), prefill, B=1, H=8, Hkv=8 (mqa Hkv=1), D=64");
+    bench_series_free(set, nset);
+    bench_run_data_free(&rd);
+}
+
 Test(plot, sweep_with_plots_draws_its_run)
 {
     if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
@@ -418,9 +505,10 @@ Test(plot, sweep_with_plots_draws_its_run)
     const char *res = in_dir("sweep.h5"), *figs = in_dir("sweep-figs");
     cr_assert_eq(bench_env("", "%s --out %s --plots %s", tiny, res, figs), 0, "%s", err_text);
     char line[600];
-    snprintf(line, sizeof line, "plots: 4 figures of run 1 in %s", figs);
+    snprintf(line, sizeof line, "plots: 6 figures of run 1 in %s", figs); /* 3 datasets */
     cr_expect(strstr(out_text, line) != NULL, "%s", out_text);
     expect_png(in_dir("sweep-figs/time_vs_n.png"));
+    expect_png(in_dir("sweep-figs/accuracy_vs_n_needle.png"));
     /* a directory that cannot be made: the sweep's results stay, the exit status says 1 */
     const int code = bench_env("", "%s --out %s --plots %s/notes/x", tiny, res, res);
     cr_expect_eq(code, 1, "%s", err_text);
