@@ -574,9 +574,20 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
     char common[256];
     bench_common_settings(cx->rd, idx, n, BENCH_K_ALL & ~varying, common, sizeof common);
     const char *file = strrchr(cx->rd->path, '/');
-    snprintf(f->subtitle, sizeof f->subtitle, "%s  |  run %lld of %s, %d thread%s, %.40s",
-             common, (long long)cx->rd->run.run_id, file ? file + 1 : cx->rd->path,
-             cx->rd->run.threads, cx->rd->run.threads == 1 ? "" : "s", cx->rd->run.cpu_model);
+    char origin[256];
+    snprintf(origin, sizeof origin, "run %lld of %s, %d thread%s, %.40s",
+             (long long)cx->rd->run.run_id, file ? file + 1 : cx->rd->path, cx->rd->run.threads,
+             cx->rd->run.threads == 1 ? "" : "s", cx->rd->run.cpu_model);
+    /* one line of 8-point text holds about 120 characters on the narrowest (800 px) page: a
+     * longer subtitle gives its origin part to the line below */
+    if (strlen(common) + strlen(origin) + 5 <= 120) {
+        snprintf(f->subtitle, sizeof f->subtitle, "%s  |  %s", common, origin);
+    } else {
+        snprintf(f->subtitle, sizeof f->subtitle, "%s", common);
+        char note[sizeof f->note];
+        snprintf(note, sizeof note, "%s%s%s", origin, ss->note[0] ? "  |  " : "", ss->note);
+        snprintf(f->note, sizeof f->note, "%s", note);
+    }
 }
 
 /* Draw f if a series of it has 2 or more x, else say why it is skipped; frees f. */
