@@ -430,7 +430,7 @@ int bench_cmd_sweep(int argc, char **argv)
     }
 
     /* the run: machine facts and the sgemm yardstick, then every point */
-    if (!quiet) fprintf(stderr, "bench: measuring OpenBLAS sgemm (2048^3, %d threads, median of 5)...\n", mc.threads);
+    if (!quiet) fprintf(stderr, "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and memory read bandwidth...\n", mc.threads);
     bench_run run = bench_new_run(argc, argv, &mc);
     if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
         bench_store_close(store);
