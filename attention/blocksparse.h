@@ -78,7 +78,7 @@ typedef struct attn_bs_plan {
 /* The task visit() describes. */
 typedef struct attn_bs_task {
     int phase;
-    int64_t h, index; /* query head, task index in the phase */
+    int64_t h;        /* query head */
     attn_bs_rows rows;
     int64_t *ints;    /* plan.ints of scratch */
 } attn_bs_task;
