@@ -270,12 +270,12 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
     const bool masked = mask.lo || mask.hi || mask.xlo;
     for (int64_t x0 = c0; x0 < c1; x0 += run->cols_max) {
         const int64_t cols = attn_bs_min(run->cols_max, c1 - x0);
-        int64_t ldk, ldv;
+        int64_t ld; /* the same for keys and values */
         if (seg->keys.idx) prefetch_rows(run, seg->keys.idx + x0, cols); /* gathered below */
-        const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ldk, false);
-        const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ldv, false);
+        const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ld, false);
+        const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ld, false);
         mask.col0 = x0;
-        attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ldk,
+        attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
                                cols, masked ? &mask : NULL);
     }
 }
@@ -440,7 +440,7 @@ static void count_head(const attn_bs_pattern *pat, const attn_shape *s, const at
 {
     for (int phase = 0; phase < L->pl.nphases; phase++)
         for (int64_t t = 0; t < L->pl.tasks[phase]; t++) {
-            const attn_bs_task task = {.phase = phase, .h = h, .index = t,
+            const attn_bs_task task = {.phase = phase, .h = h,
                                        .rows = task_rows(pat, s, &L->pl, phase, t), .ints = ints};
             if (task.rows.n > 0) pat->visit(s, p, &L->pl, &task, run);
         }
@@ -520,7 +520,7 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
 #pragma omp for schedule(dynamic, 1)
             for (int64_t task = 0; task < tasks; task++) {
                 const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
-                const attn_bs_task t = {.phase = phase, .h = h, .index = task % per_head,
+                const attn_bs_task t = {.phase = phase, .h = h,
                                         .rows = task_rows(pat, s, &L.pl, phase, task % per_head),
                                         .ints = ints};
                 if (t.rows.n <= 0) continue;

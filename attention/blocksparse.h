@@ -21,8 +21,8 @@
  * out, and each K/V row some query of its group reads, once) come from the real layout.
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
- * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + the pattern's
- * int64 scratch) + 2 floats per query row for two-phase patterns, exact.
+ * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + gathered query
+ * rows + the pattern's int64 scratch) + 2 floats per query row for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
 #define ATTN_BLOCKSPARSE_H
@@ -68,15 +68,17 @@ typedef struct attn_bs_plan {
                           once per task (rows_max·D floats per thread) */
     bool gathers;      /* some segment has a key list, or runs that are not contiguous
                           (or every step-th key with step·D > INT_MAX) */
-    int64_t gather_max;/* with gathers: a segment of scattered keys up to this many (>= cols_max)
-                          is copied together once, then visited in place (0: cols_max) */
+    int64_t gather_max;/* with gathers: a segment of scattered keys up to this many that groups
+                          of rows revisit (it has row bounds) is copied together once, then
+                          visited in place; others are copied cols_max keys at a time
+                          (raised to cols_max) */
     int64_t v[8];      /* the pattern's own values (resolved parameters ...) */
 } attn_bs_plan;
 
 /* The task visit() describes. */
 typedef struct attn_bs_task {
     int phase;
-    int64_t h, index; /* query head, task index in the phase */
+    int64_t h;        /* query head */
     attn_bs_rows rows;
     int64_t *ints;    /* plan.ints of scratch */
 } attn_bs_task;
@@ -98,7 +100,8 @@ void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg);
 
 /* The ops slots of a pattern. flops = 4·D·(scores listed); bytes = 4·(q + out + 2·D·Σ over
  * (b, kv head) of the keys read by some query of the group). flops/bytes allocate an S-bit
- * map and plan.ints of scratch while counting (bytes is NaN if that fails). */
+ * map and plan.ints of scratch while counting (NaN if the scratch fails; bytes also if the
+ * map does). */
 size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_shape *s,
                                const attn_params *p);
 double attn_bs_flops(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);

@@ -14,8 +14,8 @@
  *           its keys; all rows against the summary keys, gathered (runs of c' keys every l) into
  *           one dense GEMM, each row without its own block's summary (causal: only earlier
  *           blocks)
- *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·min(c'·S/l, 4096)·D
- *              gathered keys and values + 3·256 int64)
+ *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 3·256 int64 [+ when
+ *              c' < l: 2·max(256, min(c'·S/l, 4096))·D gathered keys and values])
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"

@@ -27,7 +27,8 @@ typedef struct attn_tile {
     float scale;
     float *m, *l;    /* [rows] running max and sum */
     float *acc;      /* [rows,D] unnormalised output */
-    float *scores;   /* [rows,cols] one block of scores, then probabilities */
+    float *scores;   /* [rows,cols] (row stride cols rounded up to 8) one block of scores, then
+                        probabilities */
 } attn_tile;
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
