@@ -168,8 +168,8 @@ static void describe_crossover(const bench_fit_row *r, char *buf, size_t len)
         snprintf(buf, len, "%s %s n=%.0f (%.2fx at %s%s)", better, r->crossover, r->crossover_n,
                  r->ratio_at_max, at, hkv);
     else
-        snprintf(buf, len, "%s %s %s (%.2fx at %s%s)", strcmp(r->crossover, "always") == 0 ? "always" : "never",
-                 better, "in range", r->ratio_at_max, at, hkv);
+        snprintf(buf, len, "%s %s in range (%.2fx at %s%s)", r->crossover, better, r->ratio_at_max,
+                 at, hkv); /* "always" or "never" */
 }
 
 static void print_table(const bench_run_data *rd, const bench_series *set, int64_t nset,

@@ -797,6 +797,7 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
     bench_series *set = NULL;
     int64_t nset = 0;
     attn_status st = bench_series_group(rd, idx, m, by, ss->x, &set, &nset);
+    if (st) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     figure f;
     char fname[96], safe[64], title[160];
     file_safe(name, safe, sizeof safe);
@@ -849,6 +850,7 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
     for (int64_t i = 0; i < ss->n; i++)
         if (rd->pts[ss->idx[i]].kv_len == best_n) idx[m++] = ss->idx[i];
     st = bench_series_group(rd, idx, m, by, ss->x, &set, &nset);
+    if (st) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     figure f;
     char title[160], c[32];
     snprintf(title, sizeof title, "Error vs cost at n = %s: one point per parameter value",
@@ -856,21 +858,19 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
     begin(&f, cx, ss, "error_vs_cost", title, idx, m, BENCH_K_PARAMS);
     panel *p = add_panel(&f, "", "median time per forward (ms)", "relative L2 error vs exact float64");
     p->logx = p->logy = true;
+    const bench_group_by no_causal = {by.fields & ~BENCH_K_CAUSAL, NULL};
     for (int64_t k = 0; !st && k < nset; k++) {
-        const int before = p->ns;
-        add_set(p, rd, set + k, 1, by, ss->x, y_rel_err);
-        if (p->ns == before) continue;
-        /* labels among all series, and the swept values beside each point */
+        /* labels among all series (as add_set makes them), and the swept values beside each point */
+        char label[LABEL_LEN], key[LABEL_LEN];
+        bench_series_label(rd, set, nset, k, by, label, sizeof label);
+        bench_series_label(rd, set, nset, k, no_causal, key, sizeof key);
+        if (!add_series(p, rd, &set[k], ss->x, y_rel_err, label, key, rd->pts[set[k].idx[0]].causal != 0))
+            continue;
         pseries *ps = &p->s[p->ns - 1];
-        bench_series_label(rd, set, nset, k, by, ps->label, sizeof ps->label);
-        bench_group_by nc = {by.fields & ~BENCH_K_CAUSAL, NULL};
-        bench_series_label(rd, set, nset, k, nc, ps->color_key, sizeof ps->color_key);
         bool twin = false; /* a causal series whose non-causal twin carries the tags */
-        for (int64_t o = 0; o < nset && rd->pts[set[k].idx[0]].causal; o++) {
-            bench_group_by no_causal = {by.fields & ~BENCH_K_CAUSAL, NULL};
+        for (int64_t o = 0; o < nset && rd->pts[set[k].idx[0]].causal; o++)
             twin |= o != k && !rd->pts[set[o].idx[0]].causal &&
                     bench_same_settings(rd, set[o].idx[0], set[k].idx[0], no_causal);
-        }
         if (set[k].n < 2 || twin || !(ps->tag = calloc((size_t)ps->n, sizeof *ps->tag))) continue;
         for (int64_t i = 0, j = 0; i < set[k].n && j < ps->n; i++) {
             const bench_point *pt = &rd->pts[set[k].idx[i]];
@@ -943,6 +943,7 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
     for (int64_t i = 0; i < ss->n; i++)
         if (rd->pts[ss->idx[i]].kv_len == best_n) idx[m++] = ss->idx[i];
     st = bench_series_group(rd, idx, m, by, ss->x, &set, &nset);
+    if (st) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     figure f;
     char title[160], c[32];
     snprintf(title, sizeof title, kv ? "Time vs KV heads (MHA to GQA to MQA) at n = %s"

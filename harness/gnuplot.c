@@ -161,14 +161,16 @@ static attn_status install(const char *src, const char *dest, char *msg, size_t 
         ok = n > 0 && write(out, block, (size_t)n) == n;
     }
     if (in >= 0) close(in);
-    ok = fchmod(out, 0644) == 0 && close(out) == 0 && ok;
+    ok = fchmod(out, 0644) == 0 && ok;
+    ok = close(out) == 0 && ok;
     if (ok && rename(tmp, dest) == 0) return ATTN_OK;
     const int e = errno;
     unlink(tmp);
     return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", dest, strerror(e));
 }
 
-/* Run gnuplot with text on its stdin and stderr into err_path; its exit status, or -1. */
+/* Run gnuplot with text on its stdin and stderr into err_path; its exit status, or -1 with
+ * errno saying why. */
 static int run_gnuplot(const bench_gnuplot *g, const char *text, const char *err_path)
 {
     int fds[2];
@@ -187,6 +189,7 @@ static int run_gnuplot(const bench_gnuplot *g, const char *text, const char *err
     close(fds[0]);
     if (spawned != 0) {
         close(fds[1]);
+        errno = spawned; /* posix_spawn returns its error, it does not set errno */
         return -1;
     }
     /* a gnuplot that exits early must not kill us with SIGPIPE: ignore it while writing */
@@ -230,14 +233,14 @@ attn_status bench_gnuplot_render(bench_gnuplot *g, const char *script, const cha
     else
         snprintf(text, len, "set terminal %s size %d,%d enhanced font 'sans,10'%s\nset output %s\n%s\nunset output\n",
                  formats[f].terminal, width, height, f == 0 ? " background '#ffffff'" : "", quoted, script);
-    const int status = run_gnuplot(g, text, err_path);
+    const int status = run_gnuplot(g, text, err_path), run_errno = errno;
     free(text);
     if (status != 0) {
         char why[512];
         first_error(err_path, why, sizeof why);
         unlink(image);
         if (status < 0)
-            return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot run %s: %s", g->exe, strerror(errno));
+            return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot run %s: %s", g->exe, strerror(run_errno));
         return attn_fail(ATTN_EFAIL, msg, msg_len, "gnuplot failed drawing %s (exit %d): %s", dest,
                          status, why);
     }
