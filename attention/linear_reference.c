@@ -8,7 +8,7 @@
  * feature; trig: key weights wgt [S]). Per row: query features ψ, κ_j = ψ·E_j over the visible
  * keys. When that shift leaves a row's visible keys below float64 range (causal rows far below
  * later keys), the row is redone with its own shift in log space (exact_row).
- *   time O(S·M·D) per (b, kv head) met + O(S·M) per row;  memory S·M doubles (malloc).
+ *   time O(S·M·D) per (b, kv head) met + O(S·(M+D)) per row;  memory S·M doubles (malloc).
  */
 #include <math.h>
 #include <stdlib.h>
@@ -60,7 +60,7 @@ static void ref_query(ref_ctx *c, const float *qi, bool with_shift)
     const attn_fm *f = &c->f;
     const int64_t M = f->M, m = f->m;
     double h;
-    attn_fm_raw64(f, qi, f->map == ATTN_FM_FAVOR || f->map == ATTN_FM_TRIG ? c->raw : c->psi, &h);
+    attn_fm_raw64(f, qi, attn_fm_shifted(f) ? c->raw : c->psi, &h);
     if (f->map == ATTN_FM_FAVOR && with_shift) {
         double amax = -INFINITY;
         for (int64_t l = 0; l < M; l++) amax = fmax(amax, c->raw[l] + c->beta[l]);
