@@ -103,6 +103,17 @@ int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t le
     return w;
 }
 
+int64_t ds_plants_list(const ds_ops *ops, const attn_shape *s, const ds_params *p, uint64_t seed,
+                       ds_plant **list)
+{
+    *list = NULL;
+    const int64_t n = ops->plants ? ops->plants(s, p, seed, NULL) : 0;
+    if (n <= 0) return n;
+    if (!(*list = malloc((size_t)n * sizeof **list))) return -1;
+    ops->plants(s, p, seed, *list);
+    return n;
+}
+
 void ds_fill_normal(float *x, int64_t n, double sigma, uint64_t seed, uint64_t stream)
 {
     enum { CHUNK = 1 << 16 }; /* one stream per chunk: parallel and deterministic */

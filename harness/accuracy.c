@@ -106,17 +106,13 @@ attn_status bench_measure_retrieval(const ds_ops *ds, const ds_params *p, const 
                                     uint64_t seed, const float *v, const float *out,
                                     int64_t *queries, double *retrieval, char *msg, size_t msg_len)
 {
+    ds_plant *plants;
+    const int64_t n = ds_plants_list(ds, s, p, seed, &plants);
     *queries = 0;
     *retrieval = NAN;
-    if (!ds->plants) return ATTN_OK;
-    const int64_t n = ds->plants(s, p, seed, NULL);
-    ds_plant *plants = n > 0 ? malloc((size_t)n * sizeof *plants) : NULL;
-    if (n < 0 || (n > 0 && !plants)) {
-        free(plants);
+    if (n < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "retrieval: out of memory for the %s plants",
                          ds->name);
-    }
-    if (n > 0) ds->plants(s, p, seed, plants);
     *queries = n;
     *retrieval = bench_retrieval(s, v, out, plants, n);
     free(plants);
