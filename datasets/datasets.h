@@ -102,6 +102,11 @@ static inline int64_t ds_stratum(int64_t r, int64_t n, int64_t E, double u)
     const int64_t lo = r * E / n, hi = (r + 1) * E / n;
     return lo + (int64_t)(u * (double)(hi - lo));
 }
+/* The KV head b*Hkv + g of query head bh = b*H + h (g = h / (H/Hkv)). */
+static inline int64_t ds_kv_head(const attn_shape *s, int64_t bh)
+{
+    return bh / s->H * s->Hkv + bh % s->H / (s->H / s->Hkv);
+}
 /* Latent sequence length L = max(S, T) of the sequence generators. */
 static inline int64_t ds_latent_len(const attn_shape *s) { return s->S > s->T ? s->S : s->T; }
 /* The sequence generators: per KV head and coordinate a latent AR(1) sequence over L positions,

@@ -75,7 +75,7 @@ static int64_t plants(const attn_shape *s, const ds_params *p, uint64_t seed, ds
 static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
                         float *v, char *msg, size_t msg_len)
 {
-    const int64_t D = s->D, T = s->T, group = s->H / s->Hkv;
+    const int64_t D = s->D, T = s->T;
     ds_fill_normal(q, attn_q_elems(s), 1.0, seed, 1);
     ds_fill_normal(k, attn_kv_elems(s), 1.0, seed, 2);
     ds_fill_normal(v, attn_kv_elems(s), 1.0, seed, 3);
@@ -84,8 +84,7 @@ static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, 
     const int64_t n = ds_plants_list(&ds_needle, s, p, seed, &list);
     if (n < 0) return attn_fail(ATTN_EFAIL, msg, msg_len, "needle: out of memory for the plants");
     for (int64_t e = 0; e < n; e++) {
-        const int64_t i = list[e].row % T, bh = list[e].row / T;
-        const int64_t bg = bh / s->H * s->Hkv + bh % s->H / group;
+        const int64_t i = list[e].row % T, bg = ds_kv_head(s, list[e].row / T);
         const float *qi = q + list[e].row * D;
         float *kj = k + (bg * s->S + list[e].key) * D;
         double qq = 0;

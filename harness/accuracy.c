@@ -81,12 +81,12 @@ done:
 double bench_retrieval(const attn_shape *s, const float *v, const float *out, const ds_plant *plants,
                        int64_t n)
 {
-    const int64_t D = s->D, S = s->S, group = s->H / s->Hkv;
+    const int64_t D = s->D, S = s->S;
     int64_t hits = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : hits) num_threads(s->threads)
     for (int64_t e = 0; e < n; e++) {
-        const int64_t bh = plants[e].row / s->T, bg = bh / s->H * s->Hkv + bh % s->H / group;
-        const float *o = out + plants[e].row * D, *vg = v + bg * S * D;
+        const float *o = out + plants[e].row * D;
+        const float *vg = v + ds_kv_head(s, plants[e].row / s->T) * S * D;
         double marker = 0, nearest_other = INFINITY; /* squared distances */
         for (int64_t j = 0; j < S; j++) {
             double dist = 0;
