@@ -103,6 +103,17 @@ int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t le
     return w;
 }
 
+int64_t ds_plants_list(const ds_ops *ops, const attn_shape *s, const ds_params *p, uint64_t seed,
+                       ds_plant **list)
+{
+    *list = NULL;
+    const int64_t n = ops->plants ? ops->plants(s, p, seed, NULL) : 0;
+    if (n <= 0) return n;
+    if (!(*list = malloc((size_t)n * sizeof **list))) return -1;
+    ops->plants(s, p, seed, *list);
+    return n;
+}
+
 void ds_fill_normal(float *x, int64_t n, double sigma, uint64_t seed, uint64_t stream)
 {
     enum { CHUNK = 1 << 16 }; /* one stream per chunk: parallel and deterministic */
@@ -117,12 +128,11 @@ void ds_fill_normal(float *x, int64_t n, double sigma, uint64_t seed, uint64_t s
 
 void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k)
 {
-    const int64_t L = ds_latent_len(s), D = s->D, group = s->H / s->Hkv;
+    const int64_t L = ds_latent_len(s), D = s->D;
     const size_t row = (size_t)D * sizeof(float);
 #pragma omp parallel for schedule(static) num_threads(s->threads)
     for (int64_t bh = 0; bh < s->B * s->H; bh++) {
-        const int64_t b = bh / s->H, g = (bh % s->H) / group;
-        const float *xg = x + (b * s->Hkv + g) * L * D;
+        const float *xg = x + ds_kv_head(s, bh) * L * D;
         memcpy(q + bh * s->T * D, xg + (L - s->T) * D, (size_t)s->T * row);
     }
     if (x == k) return; /* L == S: the keys are the latent itself */
@@ -159,7 +169,7 @@ attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems
                          const char *who, char *msg, size_t msg_len)
 {
     enum { P_TABLE = 16, P_KEY, P_QUERY };
-    const int64_t D = s->D, heads = s->B * s->Hkv, group = s->H / s->Hkv;
+    const int64_t D = s->D, heads = s->B * s->Hkv;
     float *table = malloc((size_t)(heads * table_elems) * sizeof *table);
     if (!table)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for %lld tables of %lld "
@@ -179,9 +189,8 @@ attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems
         }
 #pragma omp for schedule(static)
         for (int64_t row = 0; row < s->B * s->H * s->T; row++) {
-            const int64_t bh = row / s->T, bg = bh / s->H * s->Hkv + bh % s->H / group;
             ds_rng rng = ds_row_rng(seed, P_QUERY, row);
-            draw(&rng, table + bg * table_elems, ctx, D, q + row * D);
+            draw(&rng, table + ds_kv_head(s, row / s->T) * table_elems, ctx, D, q + row * D);
         }
     }
     free(table);

@@ -78,6 +78,12 @@ attn_status ds_param_set(const ds_ops *ops, ds_params *p, const char *name, cons
 /* "name=value,..." (and "path=PATH" first for a file) for results files; characters written. */
 int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t len);
 
+/* The planted queries of ops (none without a plants slot) for (s, p, seed), malloc'd into
+ * *list (NULL when there are none; the caller frees it): their number, or -1 when out of
+ * memory. */
+int64_t ds_plants_list(const ds_ops *ops, const attn_shape *s, const ds_params *p, uint64_t seed,
+                       ds_plant **list);
+
 /* ---- helpers the generators share (datasets.c) ---- */
 
 /* Fill n floats with N(0, sigma²) from stream (seed, stream), in chunks of independent
@@ -95,6 +101,11 @@ static inline int64_t ds_stratum(int64_t r, int64_t n, int64_t E, double u)
 {
     const int64_t lo = r * E / n, hi = (r + 1) * E / n;
     return lo + (int64_t)(u * (double)(hi - lo));
+}
+/* The KV head b*Hkv + g of query head bh = b*H + h (g = h / (H/Hkv)). */
+static inline int64_t ds_kv_head(const attn_shape *s, int64_t bh)
+{
+    return bh / s->H * s->Hkv + bh % s->H / (s->H / s->Hkv);
 }
 /* Latent sequence length L = max(S, T) of the sequence generators. */
 static inline int64_t ds_latent_len(const attn_shape *s) { return s->S > s->T ? s->S : s->T; }

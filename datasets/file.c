@@ -2,10 +2,10 @@
  * file — the user's own tensors, e.g. captured from a real model: selected as file=PATH, an HDF5
  * file in the `bench run --input` layout, float datasets (float64 is converted to float32)
  *   q [B,H,Tf,D]   k [B,Hkv,S,D]   v [B,Hkv,S,D]
- * The file fixes B, H, Hkv, S and D (and the scale, 1/sqrt(D)). The point uses the newest T <= Tf queries of every head,
- * rows Tf-T..Tf-1 (all of them by default; decode's q_len newest), so the positions keep their
- * meaning: file row r sits at position r + S - Tf. The seed is not used; only the q rows needed
- * are read (a hyperslab), k and v whole.
+ * The file fixes B, H, Hkv, S and D (and the scale, 1/sqrt(D)). The point uses the newest
+ * T <= Tf queries of every head, rows Tf-T..Tf-1 (all of them by default; decode's q_len newest),
+ * so the positions keep their meaning: file row r sits at position r + S - Tf. The seed is not
+ * used; only the q rows needed are read (a hyperslab), k and v whole.
  */
 #include <hdf5.h>
 #include <math.h>

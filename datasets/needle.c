@@ -25,6 +25,8 @@
 
 #include "datasets.h"
 
+extern const ds_ops ds_needle;
+
 enum { NEEDLES, DISTANCE, MARGIN };
 enum { P_PLANT = 16, UNIFORM = -1, REDRAWS = 64 };
 
@@ -73,21 +75,16 @@ static int64_t plants(const attn_shape *s, const ds_params *p, uint64_t seed, ds
 static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
                         float *v, char *msg, size_t msg_len)
 {
-    const int64_t D = s->D, T = s->T, group = s->H / s->Hkv;
+    const int64_t D = s->D, T = s->T;
     ds_fill_normal(q, attn_q_elems(s), 1.0, seed, 1);
     ds_fill_normal(k, attn_kv_elems(s), 1.0, seed, 2);
     ds_fill_normal(v, attn_kv_elems(s), 1.0, seed, 3);
     ds_normalize_rows(v, s->B * s->Hkv * s->S, D, sqrt((double)D), s->threads);
-    const int64_t n = plants(s, p, seed, NULL);
-    ds_plant *list = n > 0 ? malloc((size_t)n * sizeof *list) : NULL;
-    if (n < 0 || (n > 0 && !list)) {
-        free(list);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "needle: out of memory for the plants");
-    }
-    plants(s, p, seed, list);
+    ds_plant *list;
+    const int64_t n = ds_plants_list(&ds_needle, s, p, seed, &list);
+    if (n < 0) return attn_fail(ATTN_EFAIL, msg, msg_len, "needle: out of memory for the plants");
     for (int64_t e = 0; e < n; e++) {
-        const int64_t i = list[e].row % T, bh = list[e].row / T;
-        const int64_t bg = bh / s->H * s->Hkv + bh % s->H / group;
+        const int64_t i = list[e].row % T, bg = ds_kv_head(s, list[e].row / T);
         const float *qi = q + list[e].row * D;
         float *kj = k + (bg * s->S + list[e].key) * D;
         double qq = 0;

@@ -81,12 +81,12 @@ done:
 double bench_retrieval(const attn_shape *s, const float *v, const float *out, const ds_plant *plants,
                        int64_t n)
 {
-    const int64_t D = s->D, S = s->S, group = s->H / s->Hkv;
+    const int64_t D = s->D, S = s->S;
     int64_t hits = 0;
 #pragma omp parallel for schedule(dynamic) reduction(+ : hits) num_threads(s->threads)
     for (int64_t e = 0; e < n; e++) {
-        const int64_t bh = plants[e].row / s->T, bg = bh / s->H * s->Hkv + bh % s->H / group;
-        const float *o = out + plants[e].row * D, *vg = v + bg * S * D;
+        const float *o = out + plants[e].row * D;
+        const float *vg = v + ds_kv_head(s, plants[e].row / s->T) * S * D;
         double marker = 0, nearest_other = INFINITY; /* squared distances */
         for (int64_t j = 0; j < S; j++) {
             double dist = 0;
@@ -106,17 +106,13 @@ attn_status bench_measure_retrieval(const ds_ops *ds, const ds_params *p, const 
                                     uint64_t seed, const float *v, const float *out,
                                     int64_t *queries, double *retrieval, char *msg, size_t msg_len)
 {
+    ds_plant *plants;
+    const int64_t n = ds_plants_list(ds, s, p, seed, &plants);
     *queries = 0;
     *retrieval = NAN;
-    if (!ds->plants) return ATTN_OK;
-    const int64_t n = ds->plants(s, p, seed, NULL);
-    ds_plant *plants = n > 0 ? malloc((size_t)n * sizeof *plants) : NULL;
-    if (n < 0 || (n > 0 && !plants)) {
-        free(plants);
+    if (n < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "retrieval: out of memory for the %s plants",
                          ds->name);
-    }
-    if (n > 0) ds->plants(s, p, seed, plants);
     *queries = n;
     *retrieval = bench_retrieval(s, v, out, plants, n);
     free(plants);

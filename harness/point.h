@@ -35,7 +35,8 @@ double bench_point_bytes(const bench_point_spec *spec);
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
 
 /* Run the point. q, k, v NULL: allocate and fill them from spec->dataset (and measure its
- * retrieval accuracy when it plants queries); else use them (shapes must match spec->shape). out_keep, when not NULL, receives the output (caller frees).
+ * retrieval accuracy when it plants queries); else use them (shapes must match spec->shape).
+ * out_keep, when not NULL, receives the output (caller frees).
  * Always returns a described point: status "ok", or "error" with the reason in pt->message
  * (also in msg) and the status code. *samples_s (malloc'd) holds every timed repetition. */
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
