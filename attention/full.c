@@ -182,13 +182,13 @@ static void merge_group(const attn_shape *s, const plan *pl, const float *slots,
     for (int64_t r = 0; r < rows; r++) {
         float *o = out + row_of(s, pl->G, b, g, i0, r) * D;
         float M = -INFINITY;
-        for (int64_t c = 0; c < pl->split; c++) M = fmaxf(M, first[c * pl->slot_floats + 2 * r]);
+        for (int64_t c = 0; c < pl->split; c++) M = fmaxf(M, first[c * pl->slot_floats + r]);
         memset(o, 0, (size_t)D * sizeof(float));
         if (M == -INFINITY) continue; /* the row sees no key */
         float L = 0;
         for (int64_t c = 0; c < pl->split; c++) {
             const float *slot = first + c * pl->slot_floats;
-            const float m = slot[2 * r], l = slot[2 * r + 1];
+            const float m = slot[r], l = slot[pl->rows + r];
             if (m == -INFINITY) continue; /* this chunk held no key the row sees */
             const float w = expf(m - M), *acc = slot + 2 * pl->rows + r * D;
             L += w * l;
@@ -233,9 +233,11 @@ attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const 
             visit_chunk(s, &pl, &tile, qt, kg, vg, i0, npos, chunk * pl.nkb / pl.split,
                         (chunk + 1) * pl.nkb / pl.split, col_end);
 
-            if (pl.split > 1) { /* leave (m, l) pairs and acc for the merge */
+            if (pl.split > 1) { /* leave (m, l, acc) for the merge */
                 float *slot = slots + task * pl.slot_floats;
-                attn_tile_save(&tile, slot + 2 * pl.rows, D, slot, 2);
+                memcpy(slot, tile.m, (size_t)rows * sizeof(float));
+                memcpy(slot + pl.rows, tile.l, (size_t)rows * sizeof(float));
+                memcpy(slot + 2 * pl.rows, tile.acc, (size_t)(rows * D) * sizeof(float));
             } else if (pl.gather) { /* normalise into the stack, then scatter */
                 attn_tile_end(&tile, stack);
                 for (int64_t r = 0; r < rows; r++)
