@@ -10,6 +10,7 @@
 #include <sys/wait.h>
 
 #include "results.h"
+#include "test_run.h"
 #include "test_util.h"
 
 static char dir[256];
@@ -30,33 +31,15 @@ static void remove_dir(void)
 
 TestSuite(cli, .init = make_dir, .fini = remove_dir, .timeout = 120);
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
 /* Run `bench ARGS` (arguments written as in a shell; paths here have no spaces); returns the
  * exit status and keeps stdout/stderr in out_text/err_text. */
 static int bench(const char *fmt, ...)
 {
-    const char *exe = getenv("BENCH_EXE");
-    cr_assert_not_null(exe, "BENCH_EXE is not set (run through meson test)");
-    char args[2048], cmd[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    const int st = tu_vbench("", out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s >'%s/stdout' 2>'%s/stderr' </dev/null", exe, args, dir, dir);
-    int st = system(cmd);
-    char path[512];
-    snprintf(path, sizeof path, "%s/stdout", dir);
-    slurp(path, out_text, sizeof out_text);
-    snprintf(path, sizeof path, "%s/stderr", dir);
-    slurp(path, err_text, sizeof err_text);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return st;
 }
 
 static void expect_usage_error(const char *words, const char *fmt, const char *arg)

@@ -13,6 +13,7 @@
 
 #include "datasets.h"
 #include "results.h"
+#include "test_run.h"
 #include "test_util.h"
 
 typedef struct inputs {
@@ -483,20 +484,11 @@ Test(datasets, parameters_are_checked_and_formatted)
 /* Run `bench ARGS` with stdout and stderr into out; returns the exit status. */
 static int run_bench(char *out, size_t len, const char *fmt, ...)
 {
-    const char *exe = getenv("BENCH_EXE");
-    cr_assert_not_null(exe, "BENCH_EXE is not set (run through meson test)");
-    char args[2048], cmd[4096];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    const int st = tu_vbench("", out, len, NULL, 0, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "'%s' %s 2>&1 </dev/null", exe, args);
-    FILE *f = popen(cmd, "r");
-    cr_assert_not_null(f);
-    size_t n = fread(out, 1, len - 1, f);
-    out[n] = '\0';
-    int st = pclose(f);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return st;
 }
 
 #define SMALL "--kinds full --heads 2 --head-dim 32 --reps 1 --warmup 0 --min-time 0 --threads 1 --quiet"

@@ -10,12 +10,7 @@
 
 #include "test_util.h"
 
-typedef struct shape_case {
-    int64_t B, H, Hkv, T, S, D;
-    bool causal;
-} shape_case;
-
-static const shape_case shapes[] = {
+static const tu_shape_case shapes[] = {
     {1, 1, 1, 1, 1, 1, false},     /* smallest */
     {1, 2, 1, 1, 7, 8, true},      /* T=1 decode-like, MQA */
     {2, 4, 2, 13, 13, 16, true},   /* odd T, GQA, batch */
@@ -26,13 +21,6 @@ static const shape_case shapes[] = {
     {2, 2, 2, 129, 129, 64, false},
 };
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
-
-static attn_shape make_shape(const shape_case *c, int threads)
-{
-    attn_shape s = attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
-    s.threads = threads;
-    return s;
-}
 
 /* Small values an integer parameter also takes (when inside its range and not already an end
  * or the default): they make windows, strides, blocks and draws awkward at the test shapes. */
@@ -136,7 +124,7 @@ Test(kinds, match_their_definition_at_awkward_shapes)
         int nv = variants(ops, ps, names);
         for (int c = 0; c < NSHAPES; c++)
             for (int pv = 0; pv < nv; pv++) {
-                attn_shape s = make_shape(&shapes[c], 2);
+                attn_shape s = tu_make_shape(&shapes[c], 2);
                 char label[256];
                 shape_label(&s, names[pv], label, sizeof label);
                 check_against_definition(ops, &s, &ps[pv], label, 1.0, 1e-5);
@@ -153,7 +141,7 @@ Test(kinds, large_logits_stay_finite_and_accurate)
         const attn_ops *ops = attn_kind_at(kn);
         attn_params p = attn_params_defaults(ops);
         for (int c = 0; c < NSHAPES; c++) {
-            attn_shape s = make_shape(&shapes[c], 2);
+            attn_shape s = tu_make_shape(&shapes[c], 2);
             char label[256];
             shape_label(&s, "large logits", label, sizeof label);
             check_against_definition(ops, &s, &p, label, 30.0, 1e-3);
@@ -166,14 +154,14 @@ Test(kinds, large_logits_stay_finite_and_accurate)
  * masked and visible keys share blocks. */
 Test(kinds, masked_keys_have_zero_influence)
 {
-    const shape_case cases[] = {{1, 2, 1, 9, 12, 8, true}, {1, 2, 2, 12, 9, 8, true},
+    const tu_shape_case cases[] = {{1, 2, 1, 9, 12, 8, true}, {1, 2, 2, 12, 9, 8, true},
                                 {1, 2, 1, 100, 90, 8, true}, /* diagonal blocks in row groups */
                                 {1, 2, 1, 3, 2, 4, true}}; /* T > S: row 0 sees nothing */
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         if (!ops->allows) continue;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            attn_shape s = make_shape(&cases[c], 2);
+            attn_shape s = tu_make_shape(&cases[c], 2);
             attn_params p = attn_params_defaults(ops);
             attn_params_resolve(ops, &s, &p);
             char msg[ATTN_MSG_LEN];
@@ -221,7 +209,7 @@ Test(kinds, flops_count_the_allowed_scores)
         int nv = variants(ops, ps, names);
         for (int c = 0; c < NSHAPES; c++)
             for (int pv = 0; pv < nv; pv++) {
-                attn_shape s = make_shape(&shapes[c], 1);
+                attn_shape s = tu_make_shape(&shapes[c], 1);
                 attn_params p = ps[pv];
                 attn_params_resolve(ops, &s, &p);
                 char msg[ATTN_MSG_LEN];
@@ -241,11 +229,11 @@ Test(kinds, flops_count_the_allowed_scores)
 /* The result does not depend on the thread count (each output row is computed by one thread). */
 Test(kinds, threads_do_not_change_the_result)
 {
-    const shape_case c = {2, 4, 2, 100, 150, 32, true};
+    const tu_shape_case c = {2, 4, 2, 100, 150, 32, true};
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         attn_params p = attn_params_defaults(ops);
-        attn_shape s1 = make_shape(&c, 1), s2 = make_shape(&c, 2);
+        attn_shape s1 = tu_make_shape(&c, 1), s2 = tu_make_shape(&c, 2);
         attn_params_resolve(ops, &s1, &p);
         const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
         float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);

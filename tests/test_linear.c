@@ -14,12 +14,7 @@
 enum { MAPS = 4 };
 static const char *const map_names[MAPS] = {"elu", "relu", "favor", "trig"};
 
-typedef struct shape_case {
-    int64_t B, H, Hkv, T, S, D;
-    bool causal;
-} shape_case;
-
-static const shape_case shapes[] = {
+static const tu_shape_case shapes[] = {
     {1, 1, 1, 1, 1, 1, false},     /* smallest */
     {1, 2, 1, 1, 7, 8, true},      /* one query (decode-like), MQA */
     {2, 4, 2, 13, 13, 16, true},   /* odd T, GQA, batch */
@@ -38,13 +33,6 @@ static const attn_ops *linear(void)
     const attn_ops *ops = attn_kind_find("linear");
     cr_assert_not_null(ops, "kind 'linear' is not registered");
     return ops;
-}
-
-static attn_shape make_shape(const shape_case *c, int threads)
-{
-    attn_shape s = attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
-    s.threads = threads;
-    return s;
 }
 
 static attn_params with(const char *settings)
@@ -100,7 +88,7 @@ Test(linear, every_map_matches_its_reference)
             for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++) {
                 char settings[96], lab[256];
                 snprintf(settings, sizeof settings, "map=%s %s", map_names[m], extra[x]);
-                attn_shape s = make_shape(&shapes[c], 2);
+                attn_shape s = tu_make_shape(&shapes[c], 2);
                 attn_params p = with(settings);
                 label(&s, settings, lab, sizeof lab);
                 double err = error_vs_reference(&s, &p, 1.0, NULL);
@@ -122,7 +110,7 @@ Test(linear, large_logits_stay_finite_and_accurate)
                     char settings[96], lab[256];
                     snprintf(settings, sizeof settings, "map=%s chunk=%d", map_names[m],
                              chunk ? 7 : 64);
-                    attn_shape s = make_shape(&shapes[c], 2);
+                    attn_shape s = tu_make_shape(&shapes[c], 2);
                     attn_params p = with(settings);
                     label(&s, settings, lab, sizeof lab);
                     float mx;
@@ -137,9 +125,9 @@ Test(linear, large_logits_stay_finite_and_accurate)
  * way (a floored row's error is at most float rounding / 1e-3: tolerance 1e-3). */
 Test(linear, trig_denominator_floor)
 {
-    const shape_case cases[] = {{1, 4, 2, 40, 40, 16, true}, {1, 4, 4, 40, 60, 16, false}};
+    const tu_shape_case cases[] = {{1, 4, 2, 40, 40, 16, true}, {1, 4, 4, 40, 60, 16, false}};
     for (size_t c = 0; c < 2; c++) {
-        attn_shape s = make_shape(&cases[c], 2);
+        attn_shape s = tu_make_shape(&cases[c], 2);
         attn_params p = with("map=trig features=1 chunk=8");
         float mx;
         double err = error_vs_reference(&s, &p, 1.0, &mx);
@@ -291,12 +279,12 @@ Test(linear, favor_error_shrinks_with_features)
 Test(linear, future_keys_have_no_influence)
 {
     const attn_ops *ops = linear();
-    const shape_case c = {1, 2, 1, 40, 40, 8, true};
+    const tu_shape_case c = {1, 2, 1, 40, 40, 8, true};
     for (int m = 0; m < MAPS; m++) {
         char settings[64];
         snprintf(settings, sizeof settings, "map=%s chunk=16", map_names[m]);
         attn_params p = with(settings);
-        attn_shape s = make_shape(&c, 2);
+        attn_shape s = tu_make_shape(&c, 2);
         const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
         float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
         float *noise = tu_random(kvn, 30, 4), *k2 = bench_alloc((size_t)kvn * 4);
@@ -331,16 +319,16 @@ Test(linear, future_keys_have_no_influence)
 Test(linear, features_depend_on_the_seed_only)
 {
     const attn_ops *ops = linear();
-    const shape_case c = {2, 4, 2, 50, 70, 16, true};
+    const tu_shape_case c = {2, 4, 2, 50, 70, 16, true};
     for (int m = 2; m < MAPS; m++)
         for (int causal = 0; causal < 2; causal++) {
             char settings[64], other[64];
             snprintf(settings, sizeof settings, "map=%s seed=5", map_names[m]);
             snprintf(other, sizeof other, "map=%s seed=6", map_names[m]);
             attn_params p = with(settings), p2 = with(other);
-            shape_case cc = c;
+            tu_shape_case cc = c;
             cc.causal = causal;
-            attn_shape s1 = make_shape(&cc, 1), s2 = make_shape(&cc, 2);
+            attn_shape s1 = tu_make_shape(&cc, 1), s2 = tu_make_shape(&cc, 2);
             const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
             float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
             float *o1 = bench_alloc((size_t)qn * 4), *o2 = bench_alloc((size_t)qn * 4);

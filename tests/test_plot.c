@@ -18,6 +18,7 @@
 #include "plot_fixture.h"
 #include "results.h"
 #include "series.h"
+#include "test_run.h"
 
 static char dir[256], file[300];
 static char out_text[1 << 16], err_text[1 << 16];
@@ -45,33 +46,15 @@ static void remove_dir(void)
 
 TestSuite(plot, .init = write_fixture, .fini = remove_dir, .timeout = 120);
 
-static void slurp(const char *path, char *buf, size_t len)
-{
-    FILE *f = fopen(path, "r");
-    size_t n = f ? fread(buf, 1, len - 1, f) : 0;
-    buf[n] = '\0';
-    if (f) fclose(f);
-}
-
 /* Run `ENV bench ARGS` through sh (env: assignments such as PATH=..., or ""); exit status, with
  * stdout and stderr in out_text and err_text. Paths here have no spaces or quotes. */
 static int bench_env(const char *env, const char *fmt, ...)
 {
-    const char *exe = getenv("BENCH_EXE");
-    cr_assert_not_null(exe, "BENCH_EXE is not set (run through meson test)");
-    char args[2048], cmd[4096], path[512];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(args, sizeof args, fmt, ap);
+    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
     va_end(ap);
-    snprintf(cmd, sizeof cmd, "%s '%s' %s >'%s/stdout' 2>'%s/stderr' </dev/null", env, exe, args,
-             dir, dir);
-    const int st = system(cmd);
-    snprintf(path, sizeof path, "%s/stdout", dir);
-    slurp(path, out_text, sizeof out_text);
-    snprintf(path, sizeof path, "%s/stderr", dir);
-    slurp(path, err_text, sizeof err_text);
-    return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
+    return st;
 }
 
 static bool have_gnuplot(void)

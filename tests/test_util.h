@@ -1,4 +1,4 @@
-/* test_util.h — helpers the test files share: seeded random tensors, exact-size workspaces,
+/* test_util.h — helpers the test files share: test shapes, seeded random tensors, exact-size workspaces,
  * running a kind's forward, relative L2 error. Header-only (static) so each test links alone. */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
@@ -10,6 +10,19 @@
 #include "attention.h"
 #include "memory.h"
 #include "rng.h"
+
+/* A test shape: sizes and the causal flag (threads are given when it becomes an attn_shape). */
+typedef struct tu_shape_case {
+    int64_t B, H, Hkv, T, S, D;
+    bool causal;
+} tu_shape_case;
+
+static inline attn_shape tu_make_shape(const tu_shape_case *c, int threads)
+{
+    attn_shape s = attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
+    s.threads = threads;
+    return s;
+}
 
 static inline float *tu_random(int64_t n, double sigma, uint64_t seed)
 {
