@@ -335,6 +335,20 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
     return st;
 }
 
+/* The points of subset ss measured at n (into idx: *m of them), grouped into series by `by`
+ * (x from ss->x); ATTN_EFAIL with the message when memory runs out. */
+static attn_status group_at_n(const bench_run_data *rd, const subset *ss, int64_t n,
+                              bench_group_by by, int64_t *idx, int64_t *m, bench_series **set,
+                              int64_t *nset, char *msg, size_t msg_len)
+{
+    *m = 0;
+    for (int64_t i = 0; i < ss->n; i++)
+        if (rd->pts[ss->idx[i]].kv_len == n) idx[(*m)++] = ss->idx[i];
+    if (bench_series_group(rd, idx, *m, by, ss->x, set, nset) != ATTN_OK)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    return ATTN_OK;
+}
+
 /* Error vs time at the largest n where a kind was measured at 2 or more parameter values: one
  * point per parameter value (labelled with the swept values), one line per kind and setting. */
 static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[][64], int nnames,
@@ -357,10 +371,7 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
     }
     int64_t *idx = malloc((size_t)ss->n * sizeof *idx), m = 0;
     if (!idx) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
-    for (int64_t i = 0; i < ss->n; i++)
-        if (rd->pts[ss->idx[i]].kv_len == best_n) idx[m++] = ss->idx[i];
-    st = bench_series_group(rd, idx, m, by, ss->x, &set, &nset);
-    if (st) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    st = group_at_n(rd, ss, best_n, by, idx, &m, &set, &nset, msg, msg_len);
     figure f;
     char title[160], c[32];
     snprintf(title, sizeof title, "Error vs cost at n = %s: one point per parameter value",
@@ -450,10 +461,7 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
         free(idx);
         return ATTN_OK;
     }
-    for (int64_t i = 0; i < ss->n; i++)
-        if (rd->pts[ss->idx[i]].kv_len == best_n) idx[m++] = ss->idx[i];
-    st = bench_series_group(rd, idx, m, by, ss->x, &set, &nset);
-    if (st) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    st = group_at_n(rd, ss, best_n, by, idx, &m, &set, &nset, msg, msg_len);
     figure f;
     char title[160], c[32];
     snprintf(title, sizeof title, kv ? "Time vs KV heads (MHA to GQA to MQA) at n = %s"
