@@ -209,3 +209,17 @@ attn_status bench_parse_i64_list(const char *text, const char *what, int64_t min
     *n = count;
     return ATTN_OK;
 }
+
+attn_status bench_parse_file_args(int argc, char **argv, const bench_opt *opts, int nopts,
+                                  const char *command, const char **path,
+                                  const char *const *run_text, int64_t *run_id, char *msg,
+                                  size_t msg_len)
+{
+    const char *pos[1] = {NULL};
+    int npos = 0;
+    *run_id = 0;
+    attn_status st = bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1, &npos, command, msg, msg_len);
+    if (!st && *run_text) st = bench_parse_i64(*run_text, "--run", 1, INT64_MAX, run_id, msg, msg_len);
+    *path = pos[0];
+    return st;
+}

@@ -44,4 +44,12 @@ attn_status bench_split_list(const char *text, const char *what, char ***items, 
                              size_t msg_len);
 void bench_free_strings(char **items, int n);
 
+/* Parse `bench COMMAND FILE.h5 [options]` (options from opts; one positional, the file, into
+ * *path, NULL if absent); then the text the --run option left in *run_text into *run_id (0 when
+ * absent). ATTN_EINVAL with a message on bad usage. */
+attn_status bench_parse_file_args(int argc, char **argv, const bench_opt *opts, int nopts,
+                                  const char *command, const char **path,
+                                  const char *const *run_text, int64_t *run_id, char *msg,
+                                  size_t msg_len);
+
 #endif

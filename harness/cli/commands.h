@@ -1,6 +1,9 @@
 /*
  * commands.h — the bench subcommands. Each returns the process exit status:
  * 0 success, 2 bad usage or input (one line on stderr, nothing written), 1 failure while running.
+ *
+ * Room cli/ (the top: main, options, the commands, progress and tables): may include every room
+ * below it (report/, store/, measure/), attention/ and datasets/; nothing includes cli/.
  */
 #ifndef BENCH_COMMANDS_H
 #define BENCH_COMMANDS_H

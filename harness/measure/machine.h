@@ -2,7 +2,7 @@
 #ifndef BENCH_MACHINE_H
 #define BENCH_MACHINE_H
 
-#include "results.h"
+#include "record.h"
 
 /* Fill the machine/build fields of a run (host, CPU, build, OpenBLAS, HDF5, commit, time). */
 void bench_machine_facts(bench_run *run);

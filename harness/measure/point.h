@@ -7,7 +7,7 @@
 
 #include "attention.h"
 #include "datasets.h"
-#include "results.h"
+#include "record.h"
 #include "stats.h"
 
 typedef struct bench_point_spec {

@@ -7,6 +7,9 @@
  * shape (an 'auto' value such as stride = ceil(sqrt(n))) reads "auto", so such a sweep stays one
  * series. Labels name only what differs between the series drawn together; what they all share
  * goes into the figure's subtitle.
+ *
+ * Room report/ (series, fits, figures, gnuplot; above store/, below cli/): includes its own
+ * headers, store/'s and measure/'s, attention/ and datasets/, never cli/.
  */
 #ifndef BENCH_SERIES_H
 #define BENCH_SERIES_H
@@ -14,7 +17,6 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#include "args.h"
 #include "results.h"
 
 /* One run's measured points. */
@@ -38,13 +40,6 @@ void bench_run_data_free(bench_run_data *rd);
  * "auto" wherever it holds the value its default resolves to. find looks kinds up
  * (attn_kind_find; kinds it does not know keep their text). bench_run_load calls it. */
 void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const char *name));
-/* Parse `bench COMMAND FILE.h5 [options]` (options from opts; one positional, the file, into
- * *path, NULL if absent); then the text the --run option left in *run_text into *run_id (0 when
- * absent). ATTN_EINVAL with a message on bad usage. */
-attn_status bench_parse_file_args(int argc, char **argv, const bench_opt *opts, int nopts,
-                                  const char *command, const char **path,
-                                  const char *const *run_text, int64_t *run_id, char *msg,
-                                  size_t msg_len);
 
 /* The settings that make a series (bit mask). */
 enum {
