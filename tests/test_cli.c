@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 
+#include "h5_read.h"
 #include "results.h"
 #include "test_run.h"
 #include "test_util.h"
@@ -194,8 +195,7 @@ Test(cli, sweep_writes_then_appends_and_bad_input_leaves_the_file_untouched)
         cr_expect_gt(pts[p].peak_rss_bytes, 0);
         double *s;
         int64_t ns;
-        char msg[ATTN_MSG_LEN];
-        cr_expect_eq(bench_store_read_samples(file, pts[p].point_id, &s, &ns, msg, sizeof msg), ATTN_OK);
+        cr_expect(tu_read_samples(file, pts[p].point_id, &s, &ns));
         cr_expect_eq(ns, 1);
         cr_expect_eq(s[0], pts[p].time_median_s);
         free(s);
@@ -296,7 +296,7 @@ Test(cli, run_input_output_matches_float64)
                            causal, in, outp), 0, "stderr: %s", err_text);
         cr_expect(strstr(out_text, "full") != NULL, "stdout: %s", out_text);
         float *o;
-        cr_assert_eq(bench_tensor_read(outp, "o", od, &o, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert(tu_read_tensor(outp, "o", od, &o), "cannot read 'o' of %s", outp);
         cr_assert(od[0] == B && od[1] == H && od[2] == T && od[3] == D);
         double *ref = exact_attention(q, k, v, B, H, Hkv, T, S, D, causal);
         double err = tu_rel_l2(o, ref, (int64_t)B * H * T * D);

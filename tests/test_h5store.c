@@ -1,8 +1,9 @@
 /*
  * test_h5store.c — the HDF5 results store and tensor files: runs/points/samples round trip,
  * appending on reopen, refusing foreign or unwritable files without touching them, strings that
- * fill their field, tensor write/read and its errors, and (when h5py and pandas are installed)
- * that Python reads /points as the header promises.
+ * fill their field, tensors written by tensor_io.c and read back by the file dataset
+ * (datasets/file.c) with their errors, and (when h5py and pandas are installed) that Python reads
+ * /points as the header promises.
  */
 #include <criterion/criterion.h>
 
@@ -13,6 +14,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "datasets.h"
+#include "h5_read.h"
 #include "results.h"
 
 /* ---- temporary directory per test ---- */
@@ -241,8 +244,7 @@ Test(h5store, round_trip_two_runs)
     for (int64_t p = 0; p < 4; p++) {
         double *s = NULL;
         int64_t ns = 0;
-        cr_assert_eq(bench_store_read_samples(path, p, &s, &ns, msg, sizeof msg), ATTN_OK, "%s",
-                     msg);
+        cr_assert(tu_read_samples(path, p, &s, &ns));
         double expect[3];
         samples_for(p, expect, 3);
         cr_assert_eq(ns, 3);
@@ -252,8 +254,8 @@ Test(h5store, round_trip_two_runs)
     }
     double *s = NULL;
     int64_t ns = 0;
-    cr_assert_eq(bench_store_read_samples(path, 4, &s, &ns, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert(strstr(msg, "no point 4"), "%s", msg);
+    cr_assert(tu_read_samples(path, 4, &s, &ns));
+    cr_assert_eq(ns, 0, "no point 4, no samples");
     cr_assert_null(s);
 }
 
@@ -329,7 +331,7 @@ Test(h5store, full_length_strings_round_trip)
     cr_assert_str_eq(pts[0].kind, pt.kind);
     free(pts);
     double *s = NULL;
-    cr_assert_eq(bench_store_read_samples(path, 0, &s, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert(tu_read_samples(path, 0, &s, &n));
     cr_assert_eq(n, 0);
     free(s);
 }
@@ -454,6 +456,28 @@ static int64_t open_ids(void)
     return (int64_t)n;
 }
 
+/* The file dataset (datasets/file.c) on path: its shape with the newest T queries (0: all)
+ * into *s (when not NULL), and its q, k, v for shape s. */
+static attn_status file_shape(const char *path, int64_t T, attn_shape *s, char *msg)
+{
+    const ds_ops *ds = ds_find("file");
+    ds_params p = ds_params_defaults(ds);
+    p.path = path;
+    attn_shape scratch = attn_shape_init(1, 1, 1, 1, 1, 1, false);
+    if (!s) s = &scratch;
+    s->T = T;
+    return ds->shape(&p, s, msg, ATTN_MSG_LEN);
+}
+
+static attn_status file_fill(const char *path, const attn_shape *s, float *q, float *k, float *v,
+                             char *msg)
+{
+    const ds_ops *ds = ds_find("file");
+    ds_params p = ds_params_defaults(ds);
+    p.path = path;
+    return ds->fill(s, &p, 0, q, k, v, msg, ATTN_MSG_LEN);
+}
+
 Test(h5store, closes_every_hdf5_handle)
 {
     char msg[ATTN_MSG_LEN];
@@ -475,26 +499,30 @@ Test(h5store, closes_every_hdf5_handle)
                  ATTN_EINVAL);
     bench_run *runs = NULL;
     bench_point *pts = NULL;
-    double *s = NULL;
+    bench_fit_row *fits = NULL;
     int64_t n;
     cr_assert_eq(bench_store_read_runs(path, &runs, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(bench_store_read_points(path, &pts, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
-    cr_assert_eq(bench_store_read_samples(path, 1, &s, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
-    free(s);
-    cr_assert_eq(bench_store_read_samples(path, 99, &s, &n, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert_eq(bench_store_read_fits(path, &fits, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_read_runs(foreign, &runs, &n, msg, sizeof msg), ATTN_EINVAL);
     free(runs);
     free(pts);
+    free(fits);
 
+    /* tensors written by tensor_io.c, read (and refused) by the file dataset */
     int64_t dims[4] = { 1, 1, 2, 2 };
-    float x[4] = { 1, 2, 3, 4 }, *y = NULL;
+    float x[4] = { 1, 2, 3, 4 }, y[3][4];
     const char *tpath = tmp("ids_t.h5");
     cr_assert_eq(bench_tensor_write(tpath, "q", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(bench_tensor_write(tpath, "q", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
-    cr_assert_eq(bench_tensor_read(tpath, "q", dims, &y, msg, sizeof msg), ATTN_OK, "%s", msg);
-    free(y);
-    cr_assert_eq(bench_tensor_read(tpath, "k", dims, &y, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert_eq(bench_tensor_read(foreign, "x", dims, &y, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert_eq(bench_tensor_read(text, "x", dims, &y, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert_eq(file_shape(tpath, 0, NULL, msg), ATTN_EINVAL, "no k, v");
+    cr_assert_eq(bench_tensor_write(tpath, "k", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_tensor_write(tpath, "v", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
+    attn_shape sh;
+    cr_assert_eq(file_shape(tpath, 0, &sh, msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(file_fill(tpath, &sh, y[0], y[1], y[2], msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(file_shape(foreign, 0, NULL, msg), ATTN_EINVAL);
+    cr_assert_eq(file_shape(text, 0, NULL, msg), ATTN_EINVAL);
 
     cr_assert_eq(before, 0);
     cr_assert_eq(open_ids(), before, "HDF5 identifiers leaked: %lld open before, %lld after",
@@ -547,7 +575,7 @@ Test(h5store, tensor_round_trip_and_replace)
 
     int64_t got[4];
     float *y = NULL;
-    cr_assert_eq(bench_tensor_read(path, "q", got, &y, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert(tu_read_tensor(path, "q", got, &y));
     for (int i = 0; i < 4; i++)
         cr_assert_eq(got[i], dims[i]);
     for (int64_t i = 0; i < n; i++)
@@ -558,11 +586,11 @@ Test(h5store, tensor_round_trip_and_replace)
     int64_t dims2[4] = { 1, 1, 1, 3 };
     float z[3] = { 1.0f, -2.0f, 3.5f };
     cr_assert_eq(bench_tensor_write(path, "q", dims2, z, msg, sizeof msg), ATTN_OK, "%s", msg);
-    cr_assert_eq(bench_tensor_read(path, "q", got, &y, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert(tu_read_tensor(path, "q", got, &y));
     cr_assert_eq(got[3], 3);
     cr_assert_eq(y[1], -2.0f);
     free(y);
-    cr_assert_eq(bench_tensor_read(path, "k", got, &y, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert(tu_read_tensor(path, "k", got, &y));
     cr_assert_eq(got[2], 5);
     cr_assert_eq(y[n - 1], x[n - 1]);
     free(y);
@@ -585,67 +613,77 @@ static void write_raw(const char *path, const char *name, int rank, const hsize_
     H5Fclose(f);
 }
 
-Test(h5store, tensor_read_converts_float64)
+/* Write q, k, v of shapes [1,2,3,4], [1,1,5,4], [1,1,5,4] as float32 into path, except the
+ * one named `odd`, written as rank, dims, ftype, mtype, data instead (NULL: none). */
+static void write_qkv(const char *path, const char *odd, int rank, const hsize_t *dims, hid_t ftype,
+                      hid_t mtype, const void *data)
 {
-    const char *path = tmp("f64.h5");
-    hsize_t dims[4] = { 1, 2, 1, 2 };
-    double v[4] = { 0.1, -1e30, 2.5, 1e-3 };
-    write_raw(path, "v", 4, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
-    char msg[ATTN_MSG_LEN];
-    int64_t got[4];
-    float *y = NULL;
-    cr_assert_eq(bench_tensor_read(path, "v", got, &y, msg, sizeof msg), ATTN_OK, "%s", msg);
-    cr_assert_eq(got[1], 2);
-    for (int i = 0; i < 4; i++)
-        cr_assert_eq(y[i], (float)v[i]);
-    free(y);
+    static const float zeros[24] = { 0 };
+    const hsize_t qd[4] = { 1, 2, 3, 4 }, kd[4] = { 1, 1, 5, 4 };
+    const char *names[3] = { "q", "k", "v" };
+    for (int n = 0; n < 3; n++) {
+        if (odd && strcmp(odd, names[n]) == 0)
+            write_raw(path, names[n], rank, dims, ftype, mtype, data);
+        else
+            write_raw(path, names[n], 4, n ? kd : qd, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, zeros);
+    }
 }
 
-Test(h5store, tensor_read_errors)
+Test(h5store, file_dataset_converts_float64)
 {
-    const char *path = tmp("bad.h5");
-    hsize_t d3[3] = { 2, 3, 4 };
-    float data[24] = { 0 };
-    write_raw(path, "k", 3, d3, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
-    hsize_t d4[4] = { 1, 2, 3, 4 };
-    int idata[24] = { 0 };
-    write_raw(path, "ints", 4, d4, H5T_STD_I32LE, H5T_NATIVE_INT, idata);
-    hsize_t z4[4] = { 1, 0, 3, 4 };
-    write_raw(path, "empty", 4, z4, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
-
+    const char *path = tmp("f64.h5");
+    hsize_t dims[4] = { 1, 1, 5, 4 };
+    double v[20];
+    for (int i = 0; i < 20; i++) v[i] = i % 2 ? 0.1 * i : -1e30 / (i + 1);
+    write_qkv(path, "v", 4, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
     char msg[ATTN_MSG_LEN];
-    int64_t dims[4];
-    float *y = (float *)1;
-    cr_assert_eq(bench_tensor_read(path, "k", dims, &y, msg, sizeof msg), ATTN_EINVAL);
+    attn_shape s;
+    cr_assert_eq(file_shape(path, 0, &s, msg), ATTN_OK, "%s", msg);
+    cr_assert(s.B == 1 && s.H == 2 && s.Hkv == 1 && s.T == 3 && s.S == 5 && s.D == 4);
+    float q[24], k[20], y[20];
+    cr_assert_eq(file_fill(path, &s, q, k, y, msg), ATTN_OK, "%s", msg);
+    for (int i = 0; i < 20; i++)
+        cr_assert_eq(y[i], (float)v[i]);
+}
+
+Test(h5store, file_dataset_errors)
+{
+    char msg[ATTN_MSG_LEN];
+    const float data[24] = { 0 };
+    const int idata[24] = { 0 };
+    const hsize_t d3[3] = { 1, 5, 4 }, d4[4] = { 1, 1, 5, 4 }, z4[4] = { 1, 0, 5, 4 };
+    const char *rank3 = tmp("rank3.h5"), *ints = tmp("ints.h5"), *empty = tmp("empty.h5");
+    const char *noq = tmp("noq.h5");
+    write_qkv(rank3, "k", 3, d3, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
+    write_qkv(ints, "v", 4, d4, H5T_STD_I32LE, H5T_NATIVE_INT, idata);
+    write_qkv(empty, "k", 4, z4, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
+    write_raw(noq, "k", 4, d4, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
+    cr_assert_eq(file_shape(rank3, 0, NULL, msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "dataset 'k' has rank 3, expected 4"), "%s", msg);
-    cr_assert_null(y);
-    cr_assert_eq(bench_tensor_read(path, "q", dims, &y, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert_eq(file_shape(ints, 0, NULL, msg), ATTN_EINVAL);
+    cr_assert(strstr(msg, "dataset 'v' is not floating point"), "%s", msg);
+    cr_assert_eq(file_shape(empty, 0, NULL, msg), ATTN_EINVAL);
+    cr_assert(strstr(msg, "sizes must be in [1, 2^31)"), "%s", msg);
+    cr_assert_eq(file_shape(noq, 0, NULL, msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "no dataset 'q'"), "%s", msg);
-    cr_assert_eq(bench_tensor_read(path, "grp/q", dims, &y, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert(strstr(msg, "no dataset 'grp/q'"), "%s", msg);
-    cr_assert_eq(bench_tensor_read(path, "ints", dims, &y, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert(strstr(msg, "not floating point"), "%s", msg);
-    cr_assert_eq(bench_tensor_read(path, "empty", dims, &y, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert(strstr(msg, ">= 1"), "%s", msg);
-    cr_assert_eq(bench_tensor_read(tmp("nope.h5"), "q", dims, &y, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert_eq(file_shape(tmp("nope.h5"), 0, NULL, msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "nope.h5"), "%s", msg);
-    cr_assert_null(y);
 
     const char *txt = tmp("t.txt");
     FILE *f = fopen(txt, "w");
     cr_assert_not_null(f);
     fputs("not hdf5\n", f);
     fclose(f);
-    cr_assert_eq(bench_tensor_read(txt, "q", dims, &y, msg, sizeof msg), ATTN_EINVAL);
-    cr_assert(strstr(msg, "not an HDF5 file"), "%s", msg);
-    int64_t one[4] = { 1, 1, 1, 1 };
-    float x = 1.0f;
+    cr_assert_eq(file_shape(txt, 0, NULL, msg), ATTN_EINVAL);
+    cr_assert(strstr(msg, "cannot read") && strstr(msg, "as an HDF5 file"), "%s", msg);
+    int64_t one[4] = { 1, 1, 1, 1 }, dims[4];
+    float x = 1.0f, *y = NULL;
     cr_assert_eq(bench_tensor_write(txt, "q", one, &x, msg, sizeof msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "not an HDF5 file"), "%s", msg);
-    cr_assert_eq(bench_tensor_write(path, "grp/q", one, &x, msg, sizeof msg), ATTN_OK, "%s", msg);
-    cr_assert_eq(bench_tensor_write(path, "grp", one, &x, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert_eq(bench_tensor_write(rank3, "grp/q", one, &x, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_tensor_write(rank3, "grp", one, &x, msg, sizeof msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "'grp' exists and is not a dataset"), "%s", msg);
-    cr_assert_eq(bench_tensor_read(path, "grp/q", dims, &y, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert(tu_read_tensor(rank3, "grp/q", dims, &y));
     cr_assert_eq(y[0], 1.0f);
     free(y);
     cr_assert_eq(bench_tensor_write("/nonexistent-dir-attnbench/t.h5", "q", one, &x, msg,

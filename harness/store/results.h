@@ -74,14 +74,11 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
                                   int64_t nsamples, char *msg, size_t msg_len);
 void bench_store_close(bench_store *st);
 
-/* Read back (tests, plots): every row of /runs or /points; free() the arrays. */
+/* Read back (plots, fits, tests): every row of /runs or /points; free() the arrays. */
 attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n, char *msg,
                                   size_t msg_len);
 attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
                                     size_t msg_len);
-/* Samples of one point, in repetition order. */
-attn_status bench_store_read_samples(const char *path, int64_t point_id, double **samples_s,
-                                     int64_t *n, char *msg, size_t msg_len);
 /* Replace the /fits rows of run_id by rows[0..n) (creating /fits if absent; other runs' rows are
  * kept). rows[i].run_id is set to run_id. */
 attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
@@ -90,12 +87,9 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
 attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
                                   size_t msg_len);
 
-/* ---- tensors in HDF5 (tensor_io.c): `bench run --input/--output` ---- */
+/* ---- tensors in HDF5 (tensor_io.c): `bench run --output` (--input is read by the file
+ * dataset, datasets/file.c) ---- */
 
-/* Read a rank-4 float32 dataset `name` (converting other float types); dims from the file.
- * Missing file, missing dataset, wrong rank or type, zero sizes: ATTN_EINVAL with a message. */
-attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4], float **data,
-                              char *msg, size_t msg_len);
 /* May bench_tensor_write add to path? Absent, or an HDF5 file: yes; anything else is refused
  * (and left untouched). Lets a caller refuse before a long computation. */
 attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len);

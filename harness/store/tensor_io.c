@@ -1,9 +1,8 @@
 /*
- * tensor_io.c — rank-4 float32 tensors in HDF5 files (`bench run --input/--output`): read a
- * floating-point dataset (converted to float32, dims from the file) and write (create or
- * replace) a float32 dataset. Library code: a status and a message, never printing.
+ * tensor_io.c — rank-4 float32 tensors into HDF5 files (`bench run --output`): write (create or
+ * replace) a float32 dataset. The read side is the file dataset (datasets/file.c). Library code:
+ * a status and a message, never printing.
  */
-#include "memory.h"
 #include "results.h"
 
 #include <errno.h>
@@ -37,104 +36,6 @@ static uint64_t tensor_bytes(const char *path, const char *name, const int64_t d
         elems *= (uint64_t)dims[i];
     }
     return elems * sizeof(float);
-}
-
-attn_status bench_tensor_read(const char *path, const char *name, int64_t dims[4], float **data,
-                              char *msg, size_t msg_len)
-{
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    *data = NULL;
-    if (access(path, F_OK) != 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
-    htri_t h5 = is_hdf5(path);
-    if (h5 <= 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is not an HDF5 file%s", path,
-                    h5 < 0 ? " (or cannot be read)" : "");
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
-
-    attn_status st = ATTN_OK;
-    hid_t dset = -1, space = -1, ftype = -1;
-    float *buf = NULL;
-    /* H5Lexists fails (< 0) when an intermediate group is missing: treat as absent. */
-    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s has no dataset '%s'", path, name);
-        goto done;
-    }
-    dset = H5Dopen2(file, name, H5P_DEFAULT);
-    if (dset < 0) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a dataset", path, name);
-        goto done;
-    }
-    ftype = H5Dget_type(dset);
-    space = H5Dget_space(dset);
-    if (ftype < 0 || space < 0) {
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot read the type and shape of dataset '%s'",
-                  path, name);
-        goto done;
-    }
-    if (H5Tget_class(ftype) != H5T_FLOAT) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s: dataset '%s' is not floating point; expected float32 (or float64)", path,
-                  name);
-        goto done;
-    }
-    int rank = H5Sget_simple_extent_ndims(space);
-    if (H5Sget_simple_extent_type(space) != H5S_SIMPLE || rank != 4) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' has rank %d, expected 4", path,
-                  name, rank < 0 ? 0 : rank);
-        goto done;
-    }
-    hsize_t hd[4];
-    H5Sget_simple_extent_dims(space, hd, NULL);
-    for (int i = 0; i < 4; i++) {
-        if (hd[i] < 1 || hd[i] > (hsize_t)INT64_MAX) {
-            st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                      "%s: dataset '%s' has shape [%llu,%llu,%llu,%llu]; every size must be >= 1",
-                      path, name, (unsigned long long)hd[0], (unsigned long long)hd[1],
-                      (unsigned long long)hd[2], (unsigned long long)hd[3]);
-            goto done;
-        }
-        dims[i] = (int64_t)hd[i];
-    }
-    uint64_t bytes = tensor_bytes(path, name, dims, msg, msg_len);
-    if (bytes == 0) {
-        st = ATTN_EINVAL;
-        goto done;
-    }
-    uint64_t phys = bench_physical_memory_bytes();
-    if (phys && bytes > phys) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s: dataset '%s' [%lld,%lld,%lld,%lld] needs %.3g GB as float32, more than "
-                  "this machine's %.3g GB of memory", path, name, (long long)dims[0],
-                  (long long)dims[1], (long long)dims[2], (long long)dims[3], (double)bytes / 1e9,
-                  (double)phys / 1e9);
-        goto done;
-    }
-    buf = malloc((size_t)bytes);
-    if (!buf) {
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for dataset '%s' (%.3g GB)", path,
-                  name, (double)bytes / 1e9);
-        goto done;
-    }
-    if (H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf) < 0) {
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: reading dataset '%s' failed (damaged file?)",
-                  path, name);
-        free(buf);
-        buf = NULL;
-        goto done;
-    }
-    *data = buf;
-done:
-    if (space >= 0)
-        H5Sclose(space);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (dset >= 0)
-        H5Dclose(dset);
-    H5Fclose(file);
-    return st;
 }
 
 attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len)
