@@ -28,6 +28,8 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
                              char *msg, size_t msg_len);
 /* "usage: ...\n\n<description>\n\noptions:\n  --name METAVAR  help" on stdout. */
 void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts);
+/* Entries of an array whose size the compiler knows (an option table). */
+#define BENCH_COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 
 /* An integer in [min, max]; accepts K and M suffixes (×1024, ×1048576). */
 attn_status bench_parse_i64(const char *text, const char *what, int64_t min, int64_t max,

@@ -7,24 +7,6 @@
 #include "commands.h"
 #include "machine.h"
 
-void bench_measure_opt_table(bench_measure_opts *m, bench_opt out[BENCH_MEASURE_NOPTS])
-{
-    const bench_opt t[BENCH_MEASURE_NOPTS] = {
-        {"--threads", "N", "OpenMP threads for the forward (default: all CPUs); BLAS runs 1 inside",
-         &m->threads},
-        {"--reps", "N", "timed repetitions, at least (default 5)", &m->reps},
-        {"--warmup", "N", "untimed runs first, at least (default 1; 0: none)", &m->warmup},
-        {"--warmup-time", "SEC", "and warm up for at least this long (default 0.05)",
-         &m->warmup_time},
-        {"--min-time", "SEC", "time repetitions for at least this long in all (default 0.2)",
-         &m->min_time},
-        {"--seed", "N", "seed of the generated inputs (default 1)", &m->seed},
-        {"--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",
-         &m->accuracy_rows},
-    };
-    memcpy(out, t, sizeof t);
-}
-
 attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
                                 size_t msg_len)
 {

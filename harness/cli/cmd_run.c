@@ -8,7 +8,25 @@
 #include "commands.h"
 #include "machine.h"
 #include "point.h"
+#include "spec.h"
 #include "table.h"
+
+/* The options of bench run as text (NULL: not given). */
+typedef struct run_opts {
+    const char *help, *n, *mode, *q_len, *kv_len, *heads, *kv_heads, *head_dim, *batch, *causal;
+    const char *dataset, *input, *output, *results;
+    bench_measure_opts measure;
+} run_opts;
+
+static const char run_description[] =
+    "Measures one attention kind at one shape and prints one result row: median time,\n"
+    "GFLOP/s, exact workspace, peak RSS, and the error against exact float64 attention.\n"
+    "NAME=VALUE sets a parameter of the kind (bench list) or of the dataset (bench\n"
+    "datasets). With --input the shape comes from the file (--q-len keeps its newest\n"
+    "queries), so you can check a kind on your own tensors:\n"
+    "  bench run full --causal 1 --input qkv.h5 --output o.h5\n"
+    "Decode: one step of incremental decoding, the time is per step:\n"
+    "  bench run gqa --mode decode --n 32768 --heads 32 --kv-heads 8 --head-dim 128";
 
 /* NAME=VALUE after the kind: a parameter of the kind or of the dataset (not both). */
 static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg, size_t msg_len)
@@ -33,150 +51,108 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
     return ds_param_set(spec->dataset, &spec->dataset_params, name, eq + 1, msg, msg_len);
 }
 
-int bench_cmd_run(int argc, char **argv)
+/* The kind (positional 0), the dataset (--dataset, or --input) and the NAME=VALUE parameters
+ * (positionals 1..) into spec. */
+static attn_status choose(const run_opts *o, const char **pos, int npos, bench_point_spec *spec,
+                          char *msg, size_t msg_len)
 {
-    const char *help = NULL, *n_s = NULL, *t_s = NULL, *s_s = NULL, *h_s = NULL, *hkv_s = NULL;
-    const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *input = NULL;
-    const char *output = NULL, *results = NULL, *mode_s = NULL;
-    bench_measure_opts mo = {0};
-    bench_opt opts[16 + BENCH_MEASURE_NOPTS] = {
-        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024); decode: kv_len", &n_s},
-        {"--mode", "MODE", "prefill (all n queries) or decode (--q-len newest queries against a "
-                           "KV cache of n keys; default prefill)", &mode_s},
-        {"--q-len", "T", "queries per head (overrides --n; decode default 1)", &t_s},
-        {"--kv-len", "S", "keys per head (overrides --n): cross attention when != q_len", &s_s},
-        {"--heads", "H", "query heads (default 8)", &h_s},
-        {"--kv-heads", "G", "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
-                            "own grouping)", &hkv_s},
-        {"--head-dim", "D", "head dimension (default 64)", &d_s},
-        {"--batch", "B", "batch size (default 1)", &b_s},
-        {"--causal", "0|1", "causal mask, last query aligned with last key (default 0; decode 1)",
-         &causal_s},
-        {"--dataset", "NAME", "input generator, or file=FILE.h5 (default gaussian; see bench "
-                              "datasets)", &dataset_s},
-        {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
-                               "as --dataset file=FILE.h5", &input},
-        {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &output},
-        {"--out", "RESULTS.h5", "also append this point as a run to a results file", &results},
-        {"--help", NULL, "this help", &help},
-    };
-    int nopts = 14;
-    bench_measure_opt_table(&mo, opts + nopts);
-    nopts += BENCH_MEASURE_NOPTS;
-    const char *pos[1 + ATTN_MAX_PARAMS];
-    int npos = 0;
-    char msg[ATTN_MSG_LEN];
-    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1 + ATTN_MAX_PARAMS, &npos, "run", msg,
-                         sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
-    if (help) {
-        bench_print_help(
-            "bench run KIND [NAME=VALUE ...] [options]",
-            "Measures one attention kind at one shape and prints one result row: median time,\n"
-            "GFLOP/s, exact workspace, peak RSS, and the error against exact float64 attention.\n"
-            "NAME=VALUE sets a parameter of the kind (bench list) or of the dataset (bench\n"
-            "datasets). With --input the shape comes from the file (--q-len keeps its newest\n"
-            "queries), so you can check a kind on your own tensors:\n"
-            "  bench run full --causal 1 --input qkv.h5 --output o.h5\n"
-            "Decode: one step of incremental decoding, the time is per step:\n"
-            "  bench run gqa --mode decode --n 32768 --heads 32 --kv-heads 8 --head-dim 128",
-            opts, nopts);
-        return 0;
-    }
-    if (npos < 1) return bench_fail(ATTN_EINVAL, "run needs a KIND (see bench list)");
+    if (npos < 1) return attn_fail(ATTN_EINVAL, msg, msg_len, "run needs a KIND (see bench list)");
     const attn_ops *ops = attn_kind_find(pos[0]);
-    if (!ops) {
-        snprintf(msg, sizeof msg, "unknown kind '%s' (see bench list)", pos[0]);
-        return bench_fail(ATTN_EINVAL, msg);
-    }
-    bench_point_spec spec = {.ops = ops, .params = attn_params_defaults(ops)};
-    if (input && dataset_s)
-        return bench_fail(ATTN_EINVAL, "--input FILE is --dataset file=FILE: give one of them");
-    if (input) {
-        spec.dataset = ds_find("file");
-        spec.dataset_params = ds_params_defaults(spec.dataset);
-        spec.dataset_params.path = input;
-    } else if (ds_parse(dataset_s ? dataset_s : "gaussian", &spec.dataset, &spec.dataset_params,
-                        msg, sizeof msg)) {
-        return bench_fail(ATTN_EINVAL, msg);
+    if (!ops)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "unknown kind '%s' (see bench list)", pos[0]);
+    *spec = (bench_point_spec){.ops = ops, .params = attn_params_defaults(ops)};
+    if (o->input && o->dataset)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--input FILE is --dataset file=FILE: give one of them");
+    if (o->input) {
+        spec->dataset = ds_find("file");
+        spec->dataset_params = ds_params_defaults(spec->dataset);
+        spec->dataset_params.path = o->input;
+    } else if (ds_parse(o->dataset ? o->dataset : "gaussian", &spec->dataset,
+                        &spec->dataset_params, msg, msg_len)) {
+        return ATTN_EINVAL;
     }
     for (int a = 1; a < npos; a++)
-        if (set_param(&spec, pos[a], msg, sizeof msg)) return bench_fail(ATTN_EINVAL, msg);
+        if (set_param(spec, pos[a], msg, msg_len)) return ATTN_EINVAL;
+    return ATTN_OK;
+}
 
-    bench_measure_cfg mc;
+/* The mode, measurement and shape options into mc and req (defaults: n 1024, 8 heads of dim 64,
+ * batch 1, prefill; decode: q_len 1, causal). fixed: the dataset gives the shape, so the options
+ * that would set it are refused. */
+static attn_status parse_shape(const run_opts *o, bool fixed, bench_measure_cfg *mc,
+                               bench_shape_req *req, char *msg, size_t msg_len)
+{
     int64_t n = 1024, T = -1, S = -1, H = 8, Hkv = 0, D = 64, B = 1, causal = 0;
     bool decode = false;
-    if (mode_s && bench_parse_mode(mode_s, &decode, msg, sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
+    if (o->mode && bench_parse_mode(o->mode, &decode, msg, msg_len)) return ATTN_EINVAL;
     if (decode) T = 1, causal = 1;
-    if (bench_measure_parse(&mo, &mc, msg, sizeof msg) ||
-        (n_s && bench_parse_i64(n_s, "--n", 1, INT64_MAX / 2, &n, msg, sizeof msg)) ||
-        (t_s && bench_parse_i64(t_s, "--q-len", 1, INT64_MAX / 2, &T, msg, sizeof msg)) ||
-        (s_s && bench_parse_i64(s_s, "--kv-len", 1, INT64_MAX / 2, &S, msg, sizeof msg)) ||
-        (h_s && bench_parse_i64(h_s, "--heads", 1, 1 << 20, &H, msg, sizeof msg)) ||
-        (hkv_s && bench_parse_i64(hkv_s, "--kv-heads", 1, 1 << 20, &Hkv, msg, sizeof msg)) ||
-        (d_s && bench_parse_i64(d_s, "--head-dim", 1, 1 << 20, &D, msg, sizeof msg)) ||
-        (b_s && bench_parse_i64(b_s, "--batch", 1, 1 << 20, &B, msg, sizeof msg)) ||
-        (causal_s && bench_parse_i64(causal_s, "--causal", 0, 1, &causal, msg, sizeof msg)))
-        return bench_fail(ATTN_EINVAL, msg);
-    const bool fixed = spec.dataset->shape != NULL; /* the file gives the shape */
-    if (fixed && (n_s || s_s || h_s || hkv_s || d_s || b_s)) {
-        snprintf(msg, sizeof msg, "%s gives the shape and the data: drop --n, --kv-len, --heads, "
-                 "--kv-heads, --head-dim, --batch (--q-len keeps its newest queries)",
-                 input ? "--input" : "--dataset file=PATH");
-        return bench_fail(ATTN_EINVAL, msg);
-    }
-    if (output && (bench_check_writable(output, "--output", msg, sizeof msg) ||
-                   bench_tensor_check_target(output, msg, sizeof msg)))
-        return bench_fail(ATTN_EINVAL, msg);
-    if (results && bench_check_writable(results, "--out", msg, sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
+    if (bench_measure_parse(&o->measure, mc, msg, msg_len) ||
+        (o->n && bench_parse_i64(o->n, "--n", 1, INT64_MAX / 2, &n, msg, msg_len)) ||
+        (o->q_len && bench_parse_i64(o->q_len, "--q-len", 1, INT64_MAX / 2, &T, msg, msg_len)) ||
+        (o->kv_len && bench_parse_i64(o->kv_len, "--kv-len", 1, INT64_MAX / 2, &S, msg, msg_len)) ||
+        (o->heads && bench_parse_i64(o->heads, "--heads", 1, 1 << 20, &H, msg, msg_len)) ||
+        (o->kv_heads &&
+         bench_parse_i64(o->kv_heads, "--kv-heads", 1, 1 << 20, &Hkv, msg, msg_len)) ||
+        (o->head_dim && bench_parse_i64(o->head_dim, "--head-dim", 1, 1 << 20, &D, msg, msg_len)) ||
+        (o->batch && bench_parse_i64(o->batch, "--batch", 1, 1 << 20, &B, msg, msg_len)) ||
+        (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)))
+        return ATTN_EINVAL;
+    if (fixed && (o->n || o->kv_len || o->heads || o->kv_heads || o->head_dim || o->batch))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s gives the shape and the data: drop --n, "
+                         "--kv-len, --heads, --kv-heads, --head-dim, --batch (--q-len keeps its "
+                         "newest queries)", o->input ? "--input" : "--dataset file=PATH");
+    *req = (bench_shape_req){.n = n, .q_len = T, .kv_len = S, .batch = B, .heads = H,
+                             .kv_heads = Hkv, .head_dim = D, .causal = causal != 0,
+                             .decode = decode};
+    return ATTN_OK;
+}
 
-    spec.shape = attn_shape_init(B, H, attn_kind_kv_heads(ops, H, Hkv), T > 0 ? T : n,
-                                 S > 0 ? S : n, D, causal);
-    if (fixed) {
-        spec.shape.T = T > 0 ? T : 0; /* 0: every query of the file */
-        if (spec.dataset->shape(&spec.dataset_params, &spec.shape, msg, sizeof msg))
-            return bench_fail(ATTN_EINVAL, msg);
-        if (attn_kind_kv_heads(ops, spec.shape.H, spec.shape.Hkv) != spec.shape.Hkv) {
-            snprintf(msg, sizeof msg, "%s has %lld KV heads; kind %s runs with %lld",
-                     spec.dataset_params.path, (long long)spec.shape.Hkv, ops->name,
-                     (long long)attn_kind_kv_heads(ops, spec.shape.H, spec.shape.Hkv));
-            return bench_fail(ATTN_EINVAL, msg);
-        }
-    }
-    spec.shape.decode = decode;
-    spec.shape.threads = mc.threads;
-    attn_params_resolve(ops, &spec.shape, &spec.params);
-    spec.seed = mc.seed;
-    spec.timing = mc.timing;
-    spec.accuracy_rows = mc.accuracy_rows;
-    if (bench_point_check(&spec, msg, sizeof msg)) return bench_fail(ATTN_EINVAL, msg);
-    bench_store *store = NULL;
-    if (results && bench_store_open(results, &store, msg, sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
+/* Refuse an --output or --out that cannot be written, before anything is measured. */
+static attn_status check_targets(const run_opts *o, char *msg, size_t msg_len)
+{
+    if (o->output && (bench_check_writable(o->output, "--output", msg, msg_len) ||
+                      bench_tensor_check_target(o->output, msg, msg_len)))
+        return ATTN_EINVAL;
+    if (o->results && bench_check_writable(o->results, "--out", msg, msg_len)) return ATTN_EINVAL;
+    return ATTN_OK;
+}
 
+/* Append pt as a run of its own to store, then close it; the run's sgemm into *sgemm. Returns 0,
+ * or the exit status of a failure (reported). */
+static int store_point(bench_store *store, int argc, char **argv, const bench_measure_cfg *mc,
+                       bench_point *pt, const double *samples, int64_t nsamples, double *sgemm)
+{
+    bench_run run = bench_new_run(argc, argv, mc);
+    *sgemm = run.sgemm_gflops;
+    char msg[ATTN_MSG_LEN];
+    int exit_code = 0;
+    if (bench_store_begin_run(store, &run, msg, sizeof msg) ||
+        bench_store_add_point(store, pt, samples, nsamples, msg, sizeof msg))
+        exit_code = bench_fail(ATTN_EFAIL, msg);
+    bench_store_close(store);
+    return exit_code;
+}
+
+/* Measure the point; write its output (--output) and its row (store: --out); print the row. */
+static int measure(int argc, char **argv, const run_opts *o, const bench_point_spec *spec,
+                   const bench_measure_cfg *mc, bench_store *store)
+{
+    char msg[ATTN_MSG_LEN];
     bench_point pt;
     double *samples = NULL;
     int64_t nsamples = 0;
     float *out = NULL;
-    attn_status st = bench_point_run(&spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
-                                     output ? &out : NULL, msg, sizeof msg);
+    attn_status st = bench_point_run(spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
+                                     o->output ? &out : NULL, msg, sizeof msg);
     int exit_code = 0;
     double sgemm = NAN; /* measured only when the point goes into a results file */
-    if (st == ATTN_OK && output) {
-        int64_t od[4] = {spec.shape.B, spec.shape.H, spec.shape.T, spec.shape.D};
-        st = bench_tensor_write(output, "o", od, out, msg, sizeof msg);
+    if (st == ATTN_OK && o->output) {
+        const attn_shape *s = &spec->shape;
+        const int64_t od[4] = {s->B, s->H, s->T, s->D};
+        st = bench_tensor_write(o->output, "o", od, out, msg, sizeof msg);
     }
-    if (store) {
-        bench_run run = bench_new_run(argc, argv, &mc);
-        sgemm = run.sgemm_gflops;
-        char smsg[ATTN_MSG_LEN];
-        if (bench_store_begin_run(store, &run, smsg, sizeof smsg) ||
-            bench_store_add_point(store, &pt, samples, nsamples, smsg, sizeof smsg))
-            exit_code = bench_fail(ATTN_EFAIL, smsg);
-        bench_store_close(store);
-    }
+    if (store) exit_code = store_point(store, argc, argv, mc, &pt, samples, nsamples, &sgemm);
     if (st != ATTN_OK) exit_code = bench_fail(st, msg);
     else {
         const bool retrieval = bench_table_has_retrieval(&pt, 1);
@@ -187,4 +163,56 @@ int bench_cmd_run(int argc, char **argv)
     free(samples);
     free(out);
     return exit_code;
+}
+
+int bench_cmd_run(int argc, char **argv)
+{
+    run_opts o = {0};
+    const bench_opt opts[] = {
+        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024); decode: kv_len", &o.n},
+        {"--mode", "MODE", "prefill (all n queries) or decode (--q-len newest queries against a "
+                           "KV cache of n keys; default prefill)", &o.mode},
+        {"--q-len", "T", "queries per head (overrides --n; decode default 1)", &o.q_len},
+        {"--kv-len", "S", "keys per head (overrides --n): cross attention when != q_len",
+         &o.kv_len},
+        {"--heads", "H", "query heads (default 8)", &o.heads},
+        {"--kv-heads", "G", "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
+                            "own grouping)", &o.kv_heads},
+        {"--head-dim", "D", "head dimension (default 64)", &o.head_dim},
+        {"--batch", "B", "batch size (default 1)", &o.batch},
+        {"--causal", "0|1", "causal mask, last query aligned with last key (default 0; decode 1)",
+         &o.causal},
+        {"--dataset", "NAME", "input generator, or file=FILE.h5 (default gaussian; see bench "
+                              "datasets)", &o.dataset},
+        {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
+                               "as --dataset file=FILE.h5", &o.input},
+        {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &o.output},
+        {"--out", "RESULTS.h5", "also append this point as a run to a results file", &o.results},
+        {"--help", NULL, "this help", &o.help},
+        BENCH_MEASURE_OPTS(&o.measure),
+    };
+    const char *pos[1 + ATTN_MAX_PARAMS];
+    int npos = 0;
+    char msg[ATTN_MSG_LEN];
+    if (bench_parse_opts(argc, argv, 2, opts, BENCH_COUNT(opts), pos, 1 + ATTN_MAX_PARAMS, &npos,
+                         "run", msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (o.help) {
+        bench_print_help("bench run KIND [NAME=VALUE ...] [options]", run_description, opts,
+                         BENCH_COUNT(opts));
+        return 0;
+    }
+    bench_point_spec spec;
+    bench_measure_cfg mc;
+    bench_shape_req req;
+    if (choose(&o, pos, npos, &spec, msg, sizeof msg) ||
+        parse_shape(&o, spec.dataset->shape != NULL, &mc, &req, msg, sizeof msg) ||
+        check_targets(&o, msg, sizeof msg) ||
+        bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
+        bench_point_check(&spec, msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    bench_store *store = NULL;
+    if (o.results && bench_store_open(o.results, &store, msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    return measure(argc, argv, &o, &spec, &mc, store);
 }

@@ -15,6 +15,7 @@
 #include "machine.h"
 #include "point.h"
 #include "progress.h"
+#include "spec.h"
 #include "table.h"
 
 enum { MAX_SETS = 8, MAX_POINTS = 100000 };
@@ -103,16 +104,22 @@ static attn_status parse_datasets(grid *g, char *msg, size_t msg_len)
     return ATTN_OK;
 }
 
-/* Advance the mixed-radix counter idx over the --set axes with has[s]; false after the last
- * combination. */
-static bool next_combination(const grid *g, int *idx, const bool *has)
+/* Advance the odometer idx[0..n) over sizes size[0..n) (idx[0] turns fastest); false after the
+ * last combination (idx is then back at all zeros). */
+static bool odometer_next(int *idx, const int *size, int n)
 {
-    for (int s = 0; s < g->nsets; s++) {
-        if (!has[s]) continue;
-        if (++idx[s] < g->sets[s].n) return true;
-        idx[s] = 0;
+    for (int a = 0; a < n; a++) {
+        if (++idx[a] < size[a]) return true;
+        idx[a] = 0;
     }
     return false;
+}
+
+/* The sizes of the --set axes for a kind or dataset that has parameter s when has[s]: an axis
+ * it has not counts 1 (one value: the default). */
+static void set_sizes(const grid *g, const bool *has, int *size)
+{
+    for (int s = 0; s < g->nsets; s++) size[s] = has[s] ? g->sets[s].n : 1;
 }
 
 /* Each --dataset item times the combinations of the --set values of its parameters. */
@@ -123,8 +130,9 @@ static attn_status expand_datasets(grid *g, char *msg, size_t msg_len)
     for (int d = 0; d < g->ndatasets; d++) {
         const ds_variant base = g->datasets[d];
         bool has[MAX_SETS];
-        int idx[MAX_SETS] = {0};
+        int size[MAX_SETS], idx[MAX_SETS] = {0};
         for (int s = 0; s < g->nsets; s++) has[s] = ds_param_index(base.ops, g->sets[s].name) >= 0;
+        set_sizes(g, has, size);
         do {
             if (n == cap) {
                 ds_variant *grown = realloc(out, (size_t)(cap = 2 * cap + 8) * sizeof *out);
@@ -142,7 +150,7 @@ static attn_status expand_datasets(grid *g, char *msg, size_t msg_len)
                     return ATTN_EINVAL;
                 }
             n++;
-        } while (next_combination(g, idx, has));
+        } while (odometer_next(idx, size, g->nsets));
     }
     free(g->datasets);
     g->datasets = out;
@@ -186,101 +194,126 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
     return ATTN_OK;
 }
 
-/* The shape a dataset fixes (file), with its newest T queries (0: all); the kind must run with
- * the data's KV heads. */
-static attn_status file_shape(const attn_ops *ops, const ds_variant *dv, attn_shape *s, int64_t T,
-                              char *msg, size_t msg_len)
+/* The grid axes of one kind's parameter combination, in odometer order: n turns fastest. */
+enum { AX_N, AX_HEAD_DIM, AX_KV_HEADS, AX_HEADS, AX_BATCH, AX_Q_LEN, AX_CAUSAL, AX_DATASET, AX_MODE,
+       NAXES };
+
+/* The points found so far. */
+typedef struct spec_list {
+    bench_point_spec *v;
+    int64_t n, cap;
+} spec_list;
+
+/* Is grid position i of kind ops a point, and not a repeat of an earlier one? */
+static bool is_point(const grid *g, const attn_ops *ops, const int *i)
 {
-    s->T = T;
-    if (dv->ops->shape(&dv->params, s, msg, msg_len)) return ATTN_EINVAL;
-    const int64_t Hkv = attn_kind_kv_heads(ops, s->H, s->Hkv);
-    if (Hkv != s->Hkv)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "--dataset %s=%s has %lld KV heads but kind %s "
-                         "runs with %lld: leave it out (--kinds)", dv->ops->name, dv->params.path,
-                         (long long)s->Hkv, ops->name, (long long)Hkv);
+    const bool decode = g->mode.v[i[AX_MODE]] != 0;
+    /* a dataset that fixes the shape (file) has one point per kind, mode, causal */
+    if (g->datasets[i[AX_DATASET]].ops->shape &&
+        (i[AX_BATCH] || i[AX_HEADS] || i[AX_KV_HEADS] || i[AX_HEAD_DIM] || i[AX_N]))
+        return false;
+    /* decode is causal (the queries are the newest positions) and the only mode with a q_len
+     * axis: other combinations would repeat points */
+    if ((decode && i[AX_CAUSAL] > 0) || (!decode && i[AX_Q_LEN] > 0)) return false;
+    /* kinds that fix their KV heads (mqa) see one value only */
+    const int64_t H = g->heads.v[i[AX_HEADS]];
+    const int64_t Hkv = attn_kind_kv_heads(ops, H, g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0);
+    for (int gj = 0; gj < i[AX_KV_HEADS]; gj++)
+        if (attn_kind_kv_heads(ops, H, g->kv_heads.v[gj]) == Hkv) return false;
+    return true;
+}
+
+/* Append the point of kind ops with parameters p at grid position i, built and checked. */
+static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const attn_ops *ops,
+                             const attn_params *p, const int *i, spec_list *out, char *msg,
+                             size_t msg_len)
+{
+    if (out->n == MAX_POINTS)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "the grid has more than %d points: narrow it",
+                         MAX_POINTS);
+    if (out->n == out->cap) {
+        const int64_t cap = out->cap ? 2 * out->cap : 256;
+        bench_point_spec *grown = realloc(out->v, (size_t)cap * sizeof *grown);
+        if (!grown)
+            return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld points",
+                             (long long)cap);
+        out->v = grown, out->cap = cap;
+    }
+    const ds_variant *dv = &g->datasets[i[AX_DATASET]];
+    const bool decode = g->mode.v[i[AX_MODE]] != 0;
+    const int64_t n = g->n.v[i[AX_N]];
+    bench_point_spec *sp = &out->v[out->n++];
+    *sp = (bench_point_spec){.ops = ops, .params = *p, .dataset = dv->ops,
+                             .dataset_params = dv->params};
+    const bench_shape_req req = {
+        .n = n, .q_len = decode ? g->q_len.v[i[AX_Q_LEN]] : 0, .batch = g->batch.v[i[AX_BATCH]],
+        .heads = g->heads.v[i[AX_HEADS]], .head_dim = g->head_dim.v[i[AX_HEAD_DIM]],
+        .kv_heads = g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0,
+        .causal = decode || g->causal.v[i[AX_CAUSAL]] != 0, .decode = decode};
+    char where[4200];
+    snprintf(where, sizeof where, "--dataset %s=%s", dv->ops->name,
+             dv->params.path ? dv->params.path : "");
+    if (bench_spec_build(sp, &req, mc, where, ": leave it out (--kinds)", msg, msg_len))
+        return ATTN_EINVAL;
+    char why[ATTN_MSG_LEN];
+    if (bench_point_check(sp, why, sizeof why))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s n=%lld heads=%lld kv_heads=%lld: %s",
+                         ops->name, dv->ops->name, (long long)sp->shape.S, (long long)sp->shape.H,
+                         (long long)sp->shape.Hkv, why);
     return ATTN_OK;
 }
 
-/* Every point of the grid, in a fixed order; each one checked. */
-static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_point_spec **out,
+/* The points of kind ops with parameters p: every grid position, the mode turning slowest and n
+ * fastest. */
+static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc,
+                                   const attn_ops *ops, const attn_params *p, spec_list *out,
+                                   char *msg, size_t msg_len)
+{
+    int size[NAXES] = {[AX_N] = g->n.n, [AX_HEAD_DIM] = g->head_dim.n,
+                       [AX_KV_HEADS] = g->kv_heads.n ? g->kv_heads.n : 1,
+                       [AX_HEADS] = g->heads.n, [AX_BATCH] = g->batch.n,
+                       [AX_Q_LEN] = g->q_len.n, [AX_CAUSAL] = g->causal.n,
+                       [AX_DATASET] = g->nvariants, [AX_MODE] = g->mode.n};
+    int i[NAXES] = {0};
+    for (int a = 0; a < NAXES; a++)
+        if (size[a] == 0) return ATTN_OK;
+    do {
+        if (!is_point(g, ops, i)) continue;
+        const attn_status st = add_point(g, mc, ops, p, i, out, msg, msg_len);
+        if (st) return st;
+    } while (odometer_next(i, size, NAXES));
+    return ATTN_OK;
+}
+
+/* Every point of the grid, in a fixed order (kinds, their --set combinations, then the grid
+ * axes); each one checked. */
+static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_point_spec **specs,
                              int64_t *count, char *msg, size_t msg_len)
 {
-    int64_t cap = 256, n = 0;
-    bench_point_spec *specs = malloc((size_t)cap * sizeof *specs);
-    if (!specs) return ATTN_EFAIL;
-    for (int ki = 0; ki < g->nkinds; ki++) {
-        const attn_ops *ops = attn_kind_find(g->kind_names[ki]);
-        int idx[MAX_SETS] = {0}; /* mixed-radix counter over the sets this kind has */
+    spec_list out = {0};
+    attn_status st = ATTN_OK;
+    for (int k = 0; !st && k < g->nkinds; k++) {
+        const attn_ops *ops = attn_kind_find(g->kind_names[k]);
         bool has[MAX_SETS];
+        int size[MAX_SETS], idx[MAX_SETS] = {0};
         for (int s = 0; s < g->nsets; s++) has[s] = attn_param_index(ops, g->sets[s].name) >= 0;
-        for (;;) {
+        set_sizes(g, has, size);
+        do {
             attn_params p = attn_params_defaults(ops);
-            for (int s = 0; s < g->nsets; s++)
+            for (int s = 0; !st && s < g->nsets; s++)
                 if (has[s] && attn_param_set(ops, &p, g->sets[s].name, g->sets[s].values[idx[s]],
                                              msg, msg_len))
-                    goto invalid;
-            for (int mi = 0; mi < g->mode.n; mi++)
-            for (int di = 0; di < g->nvariants; di++)
-            for (int ci = 0; ci < g->causal.n; ci++)
-            for (int ti = 0; ti < g->q_len.n; ti++)
-            for (int bi = 0; bi < g->batch.n; bi++)
-            for (int hi = 0; hi < g->heads.n; hi++)
-            for (int gi = 0; gi < (g->kv_heads.n ? g->kv_heads.n : 1); gi++)
-            for (int dd = 0; dd < g->head_dim.n; dd++)
-            for (int ni = 0; ni < g->n.n; ni++) {
-                const bool decode = g->mode.v[mi] != 0;
-                const ds_variant *dv = &g->datasets[di];
-                /* a dataset that fixes the shape (file) has one point per kind, mode, causal */
-                if (dv->ops->shape && (bi || hi || gi || dd || ni)) continue;
-                /* decode is causal (the queries are the newest positions) and the only mode with
-                 * a q_len axis: other combinations would repeat points */
-                if ((decode && ci > 0) || (!decode && ti > 0)) continue;
-                const int64_t H = g->heads.v[hi];
-                const int64_t Hkv = attn_kind_kv_heads(ops, H, g->kv_heads.n ? g->kv_heads.v[gi] : 0);
-                bool repeat = false; /* kinds that fix their KV heads (mqa) see one value only */
-                for (int gj = 0; gj < gi; gj++)
-                    repeat |= attn_kind_kv_heads(ops, H, g->kv_heads.v[gj]) == Hkv;
-                if (repeat) continue;
-                if (n == MAX_POINTS) {
-                    snprintf(msg, msg_len, "the grid has more than %d points: narrow it",
-                             MAX_POINTS);
-                    goto invalid;
-                }
-                if (n == cap) {
-                    bench_point_spec *grown = realloc(specs, (size_t)(cap *= 2) * sizeof *specs);
-                    if (!grown) goto invalid;
-                    specs = grown;
-                }
-                bench_point_spec *sp = &specs[n++];
-                *sp = (bench_point_spec){
-                    .ops = ops, .params = p, .dataset = dv->ops, .dataset_params = dv->params,
-                    .seed = mc->seed, .timing = mc->timing, .accuracy_rows = mc->accuracy_rows};
-                sp->shape = attn_shape_init(g->batch.v[bi], H, Hkv,
-                                            decode ? g->q_len.v[ti] : g->n.v[ni], g->n.v[ni],
-                                            g->head_dim.v[dd], decode || g->causal.v[ci] != 0);
-                if (dv->ops->shape && file_shape(ops, dv, &sp->shape, decode ? g->q_len.v[ti] : 0,
-                                                 msg, msg_len))
-                    goto invalid;
-                sp->shape.decode = decode;
-                sp->shape.threads = mc->threads;
-                attn_params_resolve(ops, &sp->shape, &sp->params);
-                char why[ATTN_MSG_LEN];
-                if (bench_point_check(sp, why, sizeof why)) {
-                    snprintf(msg, msg_len, "%s %s n=%lld heads=%lld kv_heads=%lld: %s", ops->name,
-                             dv->ops->name, (long long)sp->shape.S, (long long)sp->shape.H,
-                             (long long)sp->shape.Hkv, why);
-                    goto invalid;
-                }
-            }
-            if (!next_combination(g, idx, has)) break;
-        }
+                    st = ATTN_EINVAL;
+            if (!st) st = add_kind_points(g, mc, ops, &p, &out, msg, msg_len);
+        } while (!st && odometer_next(idx, size, g->nsets));
     }
-    *out = specs;
-    *count = n;
+    if (st) {
+        free(out.v);
+        return st;
+    }
+    *specs = out.v;
+    *count = out.n;
     return ATTN_OK;
-invalid:
-    free(specs);
-    return ATTN_EINVAL;
 }
 
 /* results/<UTC timestamp>.h5 under $ATTNBENCH_HOME (set by ./bench) or the current directory. */
@@ -324,184 +357,249 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
              sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
 }
 
-int bench_cmd_sweep(int argc, char **argv)
+/* The options of bench sweep as text (NULL: not given). */
+typedef struct sweep_opts {
+    const char *help, *kinds, *n, *mode, *q_len, *heads, *kv_heads, *head_dim, *batch, *causal;
+    const char *dataset, *out, *quiet, *plots;
+    const char *set[MAX_SETS];
+    int nset;
+    bench_measure_opts measure;
+} sweep_opts;
+
+static const char sweep_description[] =
+    "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x\n"
+    "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
+    "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
+    "causal, 8 heads of dim 64, datasets " DEFAULT_DATASETS " (about 3 minutes on 2\n"
+    "cores), then its figures are drawn into plots/.\n"
+    "A file dataset (--dataset file=qkv.h5) fixes the shape: --n, --heads, --kv-heads,\n"
+    "--head-dim and --batch do not apply to its points (decode: its --q-len newest queries).\n"
+    "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5";
+
+/* --kinds (default: every kind), each one known. */
+static attn_status parse_kinds(const sweep_opts *o, grid *g, char *msg, size_t msg_len)
 {
-    const char *help = NULL, *kinds_s = NULL, *n_s = NULL, *heads_s = NULL, *kvh_s = NULL;
-    const char *d_s = NULL, *b_s = NULL, *causal_s = NULL, *dataset_s = NULL, *out_s = NULL;
-    const char *quiet = NULL, *set_s[MAX_SETS], *mode_s = NULL, *qlen_s = NULL;
-    int nset = 0;
-    const char *plots_s = NULL;
-    bench_measure_opts mo = {0};
-    bench_opt opts[18 + BENCH_MEASURE_NOPTS] = {
-        {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &kinds_s},
-        {"--n", "LIST", "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default "
-                        DEFAULT_N ")", &n_s},
-        {"--mode", "LIST", "prefill, decode or prefill,decode (default prefill); decode: --q-len "
-                           "newest queries against a KV cache of n keys, causal", &mode_s},
-        {"--q-len", "LIST", "decode only: new queries per step (default 1)", &qlen_s},
-        {"--heads", "LIST", "query heads (default 8)", &heads_s},
-        {"--kv-heads", "LIST", "key/value heads, each dividing every --heads (default: = heads)",
-         &kvh_s},
-        {"--head-dim", "LIST", "head dimensions (default 64)", &d_s},
-        {"--batch", "LIST", "batch sizes (default 1)", &b_s},
-        {"--causal", "LIST", "0, 1 or 0,1 (default " DEFAULT_CAUSAL ")", &causal_s},
-        {"--dataset", "LIST", "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
-                              "bench datasets)", &dataset_s},
-        {"--set", "NAME=V1,V2", "sweep a parameter of the kinds or of the datasets (repeatable); "
-                                "those without it ignore it", set_s, &nset, MAX_SETS},
-        {"--out", "FILE.h5", "results file; appended to if it exists (default "
-                             "results/<UTC time>.h5)", &out_s},
-        {"--quiet", NULL, "no progress line and no summary table", &quiet},
-        {"--help", NULL, "this help", &help},
-        {"--plots", "DIR", "then draw the run's figures into DIR (as bench plot does; with no "
-                           "options at all, into plots/)", &plots_s},
-    };
-    int nopts = 15;
-    bench_measure_opt_table(&mo, opts + nopts);
-    nopts += BENCH_MEASURE_NOPTS;
-    const char *pos[1];
-    int npos;
-    char msg[ATTN_MSG_LEN];
-    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 0, &npos, "sweep", msg, sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
-    if (help) {
-        bench_print_help(
-            "bench sweep [options]",
-            "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x\n"
-            "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
-            "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
-            "causal, 8 heads of dim 64, datasets " DEFAULT_DATASETS " (about 3 minutes on 2\n"
-            "cores), then its figures are drawn into plots/.\n"
-            "A file dataset (--dataset file=qkv.h5) fixes the shape: --n, --heads, --kv-heads,\n"
-            "--head-dim and --batch do not apply to its points (decode: its --q-len newest queries).\n"
-            "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5",
-            opts, nopts);
-        return 0;
-    }
+    char all[1024] = "";
+    for (int k = 0, w = 0; k < attn_kind_count() && w < (int)sizeof all; k++)
+        w += snprintf(all + w, sizeof all - (size_t)w, "%s%s", k ? "," : "", attn_kind_at(k)->name);
+    if (bench_split_list(o->kinds ? o->kinds : all, "--kinds", &g->kind_names, &g->nkinds, msg,
+                         msg_len))
+        return ATTN_EINVAL;
+    for (int k = 0; k < g->nkinds; k++)
+        if (!attn_kind_find(g->kind_names[k]))
+            return attn_fail(ATTN_EINVAL, msg, msg_len, "--kinds: unknown kind '%s' (see bench list)",
+                             g->kind_names[k]);
+    return ATTN_OK;
+}
 
-    bench_measure_cfg mc;
-    grid g = {0};
-    bench_point_spec *specs = NULL;
-    int64_t npoints = 0;
-    attn_status st = bench_measure_parse(&mo, &mc, msg, sizeof msg);
-    if (!st) {
-        char all[1024] = "";
-        for (int k = 0, w = 0; k < attn_kind_count() && w < (int)sizeof all; k++)
-            w += snprintf(all + w, sizeof all - (size_t)w, "%s%s", k ? "," : "", attn_kind_at(k)->name);
-        st = bench_split_list(kinds_s ? kinds_s : all, "--kinds", &g.kind_names, &g.nkinds, msg,
-                              sizeof msg);
-    }
-    for (int k = 0; !st && k < g.nkinds; k++)
-        if (!attn_kind_find(g.kind_names[k])) {
-            snprintf(msg, sizeof msg, "--kinds: unknown kind '%s' (see bench list)", g.kind_names[k]);
-            st = ATTN_EINVAL;
-        }
+/* The grid of the options: kinds, datasets, the shape axes, --set values, dataset variants. */
+static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t msg_len)
+{
+    attn_status st = parse_kinds(o, g, msg, msg_len);
     if (!st)
-        st = bench_split_list(dataset_s ? dataset_s : DEFAULT_DATASETS, "--dataset",
-                              &g.dataset_names, &g.ndatasets, msg, sizeof msg);
-    if (!st) st = parse_datasets(&g, msg, sizeof msg);
-    if (!st) st = parse_axis(&g.n, "--n", n_s ? n_s : DEFAULT_N, 1, INT64_MAX / 2, msg, sizeof msg);
-    if (!st) st = parse_modes(&g.mode, mode_s ? mode_s : "prefill", msg, sizeof msg);
-    if (!st) st = parse_axis(&g.q_len, "--q-len", qlen_s ? qlen_s : "1", 1, INT64_MAX / 2, msg, sizeof msg);
-    if (!st) st = parse_axis(&g.heads, "--heads", heads_s ? heads_s : "8", 1, 1 << 20, msg, sizeof msg);
-    if (!st && kvh_s) st = parse_axis(&g.kv_heads, "--kv-heads", kvh_s, 1, 1 << 20, msg, sizeof msg);
-    if (!st) st = parse_axis(&g.head_dim, "--head-dim", d_s ? d_s : "64", 1, 1 << 20, msg, sizeof msg);
-    if (!st) st = parse_axis(&g.batch, "--batch", b_s ? b_s : "1", 1, 1 << 20, msg, sizeof msg);
+        st = bench_split_list(o->dataset ? o->dataset : DEFAULT_DATASETS, "--dataset",
+                              &g->dataset_names, &g->ndatasets, msg, msg_len);
+    if (!st) st = parse_datasets(g, msg, msg_len);
+    if (!st) st = parse_axis(&g->n, "--n", o->n ? o->n : DEFAULT_N, 1, INT64_MAX / 2, msg, msg_len);
+    if (!st) st = parse_modes(&g->mode, o->mode ? o->mode : "prefill", msg, msg_len);
     if (!st)
-        st = parse_axis(&g.causal, "--causal", causal_s ? causal_s : DEFAULT_CAUSAL, 0, 1, msg,
-                        sizeof msg);
-    for (int s = 0; !st && s < nset; s++) st = parse_set(&g, set_s[s], msg, sizeof msg);
-    if (!st) st = expand_datasets(&g, msg, sizeof msg);
-    if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
-    bench_point *points = NULL;
-    if (!st && !(points = calloc((size_t)npoints, sizeof *points)))
-        st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "out of memory for %lld points", (long long)npoints);
-    char out_path[4096];
-    if (!st && out_s) snprintf(out_path, sizeof out_path, "%s", out_s);
-    if (!st && !out_s) st = default_out(out_path, sizeof out_path, msg, sizeof msg);
-    bench_store *store = NULL;
-    if (!st) st = bench_check_writable(out_path, "--out", msg, sizeof msg);
-    if (!st) st = bench_store_open(out_path, &store, msg, sizeof msg);
-    if (st) {
-        grid_free(&g);
-        free(points);
-        free(specs);
-        return bench_fail(st, msg);
-    }
+        st = parse_axis(&g->q_len, "--q-len", o->q_len ? o->q_len : "1", 1, INT64_MAX / 2, msg,
+                        msg_len);
+    if (!st)
+        st = parse_axis(&g->heads, "--heads", o->heads ? o->heads : "8", 1, 1 << 20, msg, msg_len);
+    if (!st && o->kv_heads)
+        st = parse_axis(&g->kv_heads, "--kv-heads", o->kv_heads, 1, 1 << 20, msg, msg_len);
+    if (!st)
+        st = parse_axis(&g->head_dim, "--head-dim", o->head_dim ? o->head_dim : "64", 1, 1 << 20,
+                        msg, msg_len);
+    if (!st)
+        st = parse_axis(&g->batch, "--batch", o->batch ? o->batch : "1", 1, 1 << 20, msg, msg_len);
+    if (!st)
+        st = parse_axis(&g->causal, "--causal", o->causal ? o->causal : DEFAULT_CAUSAL, 0, 1, msg,
+                        msg_len);
+    for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
+    if (!st) st = expand_datasets(g, msg, msg_len);
+    return st;
+}
 
-    /* the run: machine facts and the sgemm yardstick, then every point */
-    if (!quiet) fprintf(stderr, "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and memory read bandwidth...\n", mc.threads);
-    bench_run run = bench_new_run(argc, argv, &mc);
-    if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
-        bench_store_close(store);
-        grid_free(&g);
-        free(points);
-        free(specs);
-        return bench_fail(ATTN_EFAIL, msg);
-    }
+/* The results file (--out, or results/<time>.h5) into path, checked and opened. */
+static attn_status open_results(const sweep_opts *o, char *path, size_t len, bench_store **store,
+                                char *msg, size_t msg_len)
+{
+    attn_status st = ATTN_OK;
+    if (o->out) snprintf(path, len, "%s", o->out);
+    else st = default_out(path, len, msg, msg_len);
+    if (!st) st = bench_check_writable(path, "--out", msg, msg_len);
+    if (!st) st = bench_store_open(path, store, msg, msg_len);
+    return st;
+}
 
+/* What happened to a sweep's points. */
+typedef struct sweep_tally {
+    int failed, noisy;   /* points that failed; that warned of noisy timings */
+    bool store_failed;   /* a point could not be stored (msg says why): the sweep stopped */
+} sweep_tally;
+
+/* Seconds points [from, count) should take at the rate seen so far; NaN before any. */
+static double eta_s(const bench_point_spec *specs, int64_t from, int64_t count, double timed_flops,
+                    double timed_s)
+{
+    if (!(timed_s > 0)) return NAN;
+    double eta = 0;
+    for (int64_t r = from; r < count; r++) eta += predict_s(&specs[r], timed_flops / timed_s);
+    return eta;
+}
+
+/* Measure every point into points[] and store it (run run_id), with progress unless quiet. */
+static sweep_tally measure_points(const bench_point_spec *specs, bench_point *points,
+                                  int64_t npoints, int64_t run_id, bench_store *store, bool quiet,
+                                  char *msg, size_t msg_len)
+{
+    sweep_tally t = {0};
     bench_progress pr = bench_progress_start(npoints);
-    int failed = 0, noisy = 0, store_failed = 0;
     double timed_flops = 0, timed_s = 0; /* the rate seen so far, for the ETA */
-    for (int64_t p = 0; p < npoints && !store_failed; p++) {
+    for (int64_t p = 0; p < npoints && !t.store_failed; p++) {
         char label[256];
         describe(&specs[p], label, sizeof label);
-        double eta = NAN;
-        if (timed_s > 0) {
-            eta = 0;
-            for (int64_t r = p; r < npoints; r++) eta += predict_s(&specs[r], timed_flops / timed_s);
-        }
-        if (!quiet) bench_progress_point(&pr, p + 1, label, eta);
+        if (!quiet)
+            bench_progress_point(&pr, p + 1, label, eta_s(specs, p, npoints, timed_flops, timed_s));
         double *samples = NULL;
         int64_t nsamples = 0;
         char why[ATTN_MSG_LEN];
         if (bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples, &nsamples, NULL,
                             why, sizeof why) != ATTN_OK) {
-            failed++;
+            t.failed++;
             if (!quiet) bench_progress_end(&pr);
             fprintf(stderr, "bench: %s: %s\n", label, why);
         }
         for (int64_t r = 0; r < nsamples; r++) timed_s += samples[r];
         if (nsamples) timed_flops += points[p].flops * (double)nsamples;
-        points[p].run_id = run.run_id;
-        if (bench_store_add_point(store, &points[p], samples, nsamples, msg, sizeof msg)) store_failed = 1;
+        points[p].run_id = run_id;
+        if (bench_store_add_point(store, &points[p], samples, nsamples, msg, msg_len))
+            t.store_failed = true;
         free(samples);
         if (!quiet && points[p].time_cv > 0.10) bench_progress_end(&pr);
-        if (!quiet) noisy += bench_warn_noisy(&points[p], false);
+        if (!quiet) t.noisy += bench_warn_noisy(&points[p], false);
     }
     if (!quiet) bench_progress_end(&pr);
-    bench_store_close(store);
-    grid_free(&g); /* the points' file paths pointed into it */
-    if (store_failed) {
-        free(points);
-        free(specs);
-        return bench_fail(ATTN_EFAIL, msg);
-    }
+    return t;
+}
+
+/* The closing lines: the summary table (unless quiet), where the results went, noise. */
+static void print_summary(const bench_run *run, const bench_point *points, int64_t npoints,
+                          const char *out_path, int threads, bool quiet, const sweep_tally *t)
+{
     if (!quiet) {
-        printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run.run_id,
-               run.sgemm_gflops, mc.threads, run.cpu_model);
+        printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run->run_id,
+               run->sgemm_gflops, threads, run->cpu_model);
         const bool retrieval = bench_table_has_retrieval(points, npoints);
         bench_table_header(stdout, retrieval);
         for (int64_t p = 0; p < npoints; p++)
-            bench_table_row(stdout, &points[p], run.sgemm_gflops, retrieval);
+            bench_table_row(stdout, &points[p], run->sgemm_gflops, retrieval);
     }
-    printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run.run_id,
-           (long long)npoints, failed ? ", some failed: see status/message" : "");
-    if (noisy)
+    printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run->run_id,
+           (long long)npoints, t->failed ? ", some failed: see status/message" : "");
+    if (t->noisy)
         fprintf(stderr, "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
-                "steady them, " BENCH_NOISE_FIX ".\n", noisy);
+                "steady them, " BENCH_NOISE_FIX ".\n", t->noisy);
+}
+
+/* The run's figures into --plots DIR (or plots/); 0, or 1 when they cannot be drawn. */
+static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
+{
+    char plot_dir[4096], msg[ATTN_MSG_LEN];
+    if (plots) snprintf(plot_dir, sizeof plot_dir, "%s", plots);
+    else bench_default_plot_dir(plot_dir, sizeof plot_dir);
+    if (bench_plot_results(out_path, run_id, plot_dir, "png", NULL, msg, sizeof msg)) {
+        fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
+                out_path);
+        return 1;
+    }
+    return 0;
+}
+
+/* The run (machine facts, the yardsticks), every point into store (closed here), the summary,
+ * then the figures: asked for with --plots, and always after the no-options sweep. The exit
+ * status. */
+static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure_cfg *mc,
+                 const bench_point_spec *specs, bench_point *points, int64_t npoints,
+                 bench_store *store, const char *out_path)
+{
+    char msg[ATTN_MSG_LEN];
+    const bool quiet = o->quiet != NULL;
+    if (!quiet)
+        fprintf(stderr, "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
+                "memory read bandwidth...\n", mc->threads);
+    bench_run run = bench_new_run(argc, argv, mc);
+    if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
+        bench_store_close(store);
+        return bench_fail(ATTN_EFAIL, msg);
+    }
+    const sweep_tally t = measure_points(specs, points, npoints, run.run_id, store, quiet, msg,
+                                         sizeof msg);
+    bench_store_close(store);
+    if (t.store_failed) return bench_fail(ATTN_EFAIL, msg);
+    print_summary(&run, points, npoints, out_path, mc->threads, quiet, &t);
+    if ((o->plots || argc == 2) && draw_plots(o->plots, out_path, run.run_id)) return 1;
+    return t.failed ? 1 : 0;
+}
+
+int bench_cmd_sweep(int argc, char **argv)
+{
+    sweep_opts o = {0};
+    const bench_opt opts[] = {
+        {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &o.kinds},
+        {"--n", "LIST", "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default "
+                        DEFAULT_N ")", &o.n},
+        {"--mode", "LIST", "prefill, decode or prefill,decode (default prefill); decode: --q-len "
+                           "newest queries against a KV cache of n keys, causal", &o.mode},
+        {"--q-len", "LIST", "decode only: new queries per step (default 1)", &o.q_len},
+        {"--heads", "LIST", "query heads (default 8)", &o.heads},
+        {"--kv-heads", "LIST", "key/value heads, each dividing every --heads (default: = heads)",
+         &o.kv_heads},
+        {"--head-dim", "LIST", "head dimensions (default 64)", &o.head_dim},
+        {"--batch", "LIST", "batch sizes (default 1)", &o.batch},
+        {"--causal", "LIST", "0, 1 or 0,1 (default " DEFAULT_CAUSAL ")", &o.causal},
+        {"--dataset", "LIST", "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
+                              "bench datasets)", &o.dataset},
+        {"--set", "NAME=V1,V2", "sweep a parameter of the kinds or of the datasets (repeatable); "
+                                "those without it ignore it", o.set, &o.nset, BENCH_COUNT(o.set)},
+        {"--out", "FILE.h5", "results file; appended to if it exists (default "
+                             "results/<UTC time>.h5)", &o.out},
+        {"--quiet", NULL, "no progress line and no summary table", &o.quiet},
+        {"--help", NULL, "this help", &o.help},
+        {"--plots", "DIR", "then draw the run's figures into DIR (as bench plot does; with no "
+                           "options at all, into plots/)", &o.plots},
+        BENCH_MEASURE_OPTS(&o.measure),
+    };
+    const char *pos[1];
+    int npos;
+    char msg[ATTN_MSG_LEN];
+    if (bench_parse_opts(argc, argv, 2, opts, BENCH_COUNT(opts), pos, 0, &npos, "sweep", msg,
+                         sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if (o.help) {
+        bench_print_help("bench sweep [options]", sweep_description, opts, BENCH_COUNT(opts));
+        return 0;
+    }
+    bench_measure_cfg mc;
+    grid g = {0};
+    bench_point_spec *specs = NULL;
+    bench_point *points = NULL;
+    int64_t npoints = 0;
+    char out_path[4096];
+    bench_store *store = NULL;
+    attn_status st = bench_measure_parse(&o.measure, &mc, msg, sizeof msg);
+    if (!st) st = parse_grid(&o, &g, msg, sizeof msg);
+    if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
+    if (!st && !(points = calloc((size_t)npoints, sizeof *points)))
+        st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "out of memory for %lld points",
+                       (long long)npoints);
+    if (!st) st = open_results(&o, out_path, sizeof out_path, &store, msg, sizeof msg);
+    const int exit_code = st ? bench_fail(st, msg)
+                             : sweep(argc, argv, &o, &mc, specs, points, npoints, store, out_path);
+    grid_free(&g); /* after the points: their file paths point into it */
     free(points);
     free(specs);
-    /* the run's figures: asked for with --plots, and always after the no-options sweep */
-    if (plots_s || argc == 2) {
-        char plot_dir[4096];
-        if (plots_s) snprintf(plot_dir, sizeof plot_dir, "%s", plots_s);
-        else bench_default_plot_dir(plot_dir, sizeof plot_dir);
-        if (bench_plot_results(out_path, run.run_id, plot_dir, "png", NULL, msg, sizeof msg)) {
-            fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
-                    out_path);
-            return 1;
-        }
-    }
-    return failed ? 1 : 0;
+    return exit_code;
 }
