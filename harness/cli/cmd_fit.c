@@ -201,6 +201,127 @@ static void print_table(const bench_run_data *rd, const bench_series *set, int64
     }
 }
 
+/* A fit of one run: its series, those fitted, and their rows. */
+typedef struct fit_work {
+    int64_t *all;            /* every point of the run: 0..rd->n-1 */
+    double *n_of;            /* per point: its n */
+    double *buf;             /* scratch of fit_series: 5 arrays of rd->n */
+    bench_fit_row *rows;     /* the fit rows, M_COUNT per series at most */
+    int64_t *row_series;     /* per row: its series in fit_set */
+    bench_series *set;       /* the run's series over n */
+    bench_series *fit_set;   /* those measured at 2+ n (not owned: set's) */
+    int64_t nset, fitted, nrows;
+} fit_work;
+
+static void fit_work_free(fit_work *w)
+{
+    free(w->fit_set);
+    bench_series_free(w->set, w->nset);
+    free(w->all);
+    free(w->n_of);
+    free(w->buf);
+    free(w->rows);
+    free(w->row_series);
+}
+
+/* Group the run into series over n; ATTN_EFAIL when out of memory. */
+static attn_status group_series(const bench_run_data *rd, fit_work *w)
+{
+    *w = (fit_work){0};
+    w->all = malloc((size_t)rd->n * sizeof *w->all);
+    w->n_of = malloc((size_t)rd->n * sizeof *w->n_of);
+    w->buf = malloc(5 * (size_t)rd->n * sizeof *w->buf);
+    w->rows = malloc((size_t)rd->n * M_COUNT * sizeof *w->rows);
+    w->row_series = malloc((size_t)rd->n * M_COUNT * sizeof *w->row_series);
+    if (!w->all || !w->n_of || !w->buf || !w->rows || !w->row_series) return ATTN_EFAIL;
+    for (int64_t p = 0; p < rd->n; p++) w->all[p] = p, w->n_of[p] = (double)rd->pts[p].kv_len;
+    if (bench_series_group(rd, w->all, rd->n, over_n, w->n_of, &w->set, &w->nset))
+        return ATTN_EFAIL;
+    return (w->fit_set = calloc((size_t)w->nset, sizeof *w->fit_set)) ? ATTN_OK : ATTN_EFAIL;
+}
+
+/* The series measured at 2+ n into w->fit_set, in their own set so labels compare only them;
+ * those of the run's first dataset first, then of its second... (a kind's rows per dataset
+ * together). */
+static void select_series(const bench_run_data *rd, fit_work *w)
+{
+    const bench_group_by by_dataset = {BENCH_K_DATASET, NULL};
+    const bench_series *set = w->set;
+    for (int64_t d = 0; d < w->nset; d++) {
+        bool seen = false; /* set[d] opens a dataset (series come in order of first point) */
+        for (int64_t e = 0; e < d && !seen; e++)
+            seen = bench_same_settings(rd, set[e].idx[0], set[d].idx[0], by_dataset);
+        for (int64_t k = d; !seen && k < w->nset; k++)
+            if (bench_same_settings(rd, set[k].idx[0], set[d].idx[0], by_dataset) &&
+                distinct_n(rd, &set[k]) >= 2)
+                w->fit_set[w->fitted++] = set[k];
+    }
+}
+
+/* The fit rows of every selected series. */
+static void fit_all(const bench_run_data *rd, fit_work *w)
+{
+    for (int64_t k = 0; k < w->fitted; k++) {
+        const int got = fit_series(rd, w->fit_set, w->fitted, k, w->rows + w->nrows, w->buf);
+        for (int g = 0; g < got; g++) w->row_series[w->nrows + g] = k;
+        w->nrows += got;
+    }
+}
+
+/* The header line, the table and what its columns mean. */
+static void print_report(const bench_run_data *rd, const fit_work *w)
+{
+    char common[256];
+    bench_common_settings(rd, w->all, rd->n, BENCH_K_ALL & ~BENCH_K_N, common, sizeof common);
+    printf("run %lld of %s: %s; %lld series fitted over n", (long long)rd->run.run_id, rd->path,
+           common, (long long)w->fitted);
+    if (w->nset > w->fitted)
+        printf(" (%lld with a single n left out)", (long long)(w->nset - w->fitted));
+    if (rd->failed) printf("; %lld failed points left out", (long long)rd->failed);
+    printf("\n\n");
+    print_table(rd, w->fit_set, w->fitted, w->row_series, w->rows, w->nrows);
+    printf("\nexponent: slope of ln(metric) on ln(n) by least squares; 95%% CI from Student's t "
+           "(n-2 dof); R2 of that fit.\n"
+           "time: median seconds per forward; rss_added: peak RSS - RSS at the point's start "
+           "(what it allocated);\npeak_rss: peak RSS (base unknown); workspace: declared "
+           "scratch bytes (listed when it varies).\n"
+           "theory: the same slope of the kind's flop count (time) or of its q, k, v, out, "
+           "workspace and state\nbytes (memory) over the same points. vs full: where the "
+           "metric falls below full's, interpolated in log-log.\n");
+}
+
+/* Fit run run_id of file, print the table, store it unless no_store. */
+static attn_status fit_run(const char *file, int64_t run_id, bool no_store, char *msg,
+                           size_t msg_len)
+{
+    bench_run_data rd;
+    attn_status st = bench_run_load(file, run_id, &rd, msg, msg_len);
+    if (st) return st;
+    fit_work w;
+    st = group_series(&rd, &w);
+    if (st) snprintf(msg, msg_len, "out of memory fitting %lld points", (long long)rd.n);
+    if (!st) {
+        select_series(&rd, &w);
+        fit_all(&rd, &w);
+    }
+    if (!st && w.nrows == 0)
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "run %lld of %s has no series measured at 2 or more n: nothing to fit "
+                       "(sweep --n with several values, e.g. --n 1K:16K:x2)",
+                       (long long)rd.run.run_id, rd.path);
+    if (!st) print_report(&rd, &w);
+    if (!st && !no_store) {
+        st = bench_store_write_fits(rd.path, rd.run.run_id, w.rows, w.nrows, msg, msg_len);
+        if (st == ATTN_OK)
+            printf("stored: %lld rows in /fits of %s (run %lld)\n", (long long)w.nrows, rd.path,
+                   (long long)rd.run.run_id);
+        else st = ATTN_EFAIL; /* the table is printed: a failure while running */
+    }
+    fit_work_free(&w);
+    bench_run_data_free(&rd);
+    return st;
+}
+
 int bench_cmd_fit(int argc, char **argv)
 {
     const char *help = NULL, *run_s = NULL, *no_store = NULL;
@@ -212,8 +333,8 @@ int bench_cmd_fit(int argc, char **argv)
     const char *file = NULL;
     char msg[ATTN_MSG_LEN];
     int64_t run_id = 0;
-    if (bench_parse_file_args(argc, argv, opts, sizeof opts / sizeof opts[0], "fit", &file,
-                              &run_s, &run_id, msg, sizeof msg))
+    if (bench_parse_file_args(argc, argv, opts, BENCH_COUNT(opts), "fit", &file, &run_s, &run_id,
+                              msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
@@ -225,76 +346,10 @@ int bench_cmd_fit(int argc, char **argv)
             "counts imply over the same points; and the n from which each kind is faster (and\n"
             "leaner) than full at the same settings, interpolated in log-log between measured n.\n"
             "The table is also stored in the file as /fits (replacing the run's previous fit).",
-            opts, sizeof opts / sizeof opts[0]);
+            opts, BENCH_COUNT(opts));
         return 0;
     }
     if (!file) return bench_fail(ATTN_EINVAL, "bench fit needs a results file: bench fit FILE.h5");
-
-    bench_run_data rd;
-    attn_status st = bench_run_load(file, run_id, &rd, msg, sizeof msg);
-    if (st) return bench_fail(st, msg);
-    int64_t *all = malloc((size_t)rd.n * sizeof *all), nset = 0, nrows = 0, fitted = 0;
-    double *n_of = malloc((size_t)rd.n * sizeof *n_of);
-    double *buf = malloc(5 * (size_t)rd.n * sizeof *buf);
-    bench_fit_row *rows = malloc((size_t)rd.n * M_COUNT * sizeof *rows);
-    int64_t *row_series = malloc((size_t)rd.n * M_COUNT * sizeof *row_series);
-    bench_series *set = NULL, *fit_set = NULL;
-    if (!all || !n_of || !buf || !rows || !row_series) st = ATTN_EFAIL;
-    for (int64_t p = 0; !st && p < rd.n; p++) all[p] = p, n_of[p] = (double)rd.pts[p].kv_len;
-    if (!st) st = bench_series_group(&rd, all, rd.n, over_n, n_of, &set, &nset);
-    if (st) snprintf(msg, sizeof msg, "out of memory fitting %lld points", (long long)rd.n);
-    /* the series measured at 2+ n, in their own set so labels compare only them; those of the
-     * run's first dataset first, then of its second... (a kind's rows per dataset together) */
-    if (!st && (fit_set = calloc((size_t)nset, sizeof *fit_set)) == NULL) st = ATTN_EFAIL;
-    const bench_group_by by_dataset = {BENCH_K_DATASET, NULL};
-    for (int64_t d = 0; !st && d < nset; d++) {
-        bool seen = false; /* set[d] opens a dataset (series come in order of first point) */
-        for (int64_t e = 0; e < d && !seen; e++) seen = bench_same_settings(&rd, set[e].idx[0], set[d].idx[0], by_dataset);
-        for (int64_t k = d; !seen && k < nset; k++)
-            if (bench_same_settings(&rd, set[k].idx[0], set[d].idx[0], by_dataset) && distinct_n(&rd, &set[k]) >= 2)
-                fit_set[fitted++] = set[k];
-    }
-    for (int64_t k = 0; !st && k < fitted; k++) {
-        const int got = fit_series(&rd, fit_set, fitted, k, rows + nrows, buf);
-        for (int g = 0; g < got; g++) row_series[nrows + g] = k;
-        nrows += got;
-    }
-    if (!st && nrows == 0)
-        st = attn_fail(ATTN_EINVAL, msg, sizeof msg,
-                       "run %lld of %s has no series measured at 2 or more n: nothing to fit (sweep "
-                       "--n with several values, e.g. --n 1K:16K:x2)", (long long)rd.run.run_id, rd.path);
-    if (!st) {
-        char common[256];
-        bench_common_settings(&rd, all, rd.n, BENCH_K_ALL & ~BENCH_K_N, common, sizeof common);
-        printf("run %lld of %s: %s; %lld series fitted over n", (long long)rd.run.run_id, rd.path,
-               common, (long long)fitted);
-        if (nset > fitted) printf(" (%lld with a single n left out)", (long long)(nset - fitted));
-        if (rd.failed) printf("; %lld failed points left out", (long long)rd.failed);
-        printf("\n\n");
-        print_table(&rd, fit_set, fitted, row_series, rows, nrows);
-        printf("\nexponent: slope of ln(metric) on ln(n) by least squares; 95%% CI from Student's t "
-               "(n-2 dof); R2 of that fit.\n"
-               "time: median seconds per forward; rss_added: peak RSS - RSS at the point's start "
-               "(what it allocated);\npeak_rss: peak RSS (base unknown); workspace: declared "
-               "scratch bytes (listed when it varies).\n"
-               "theory: the same slope of the kind's flop count (time) or of its q, k, v, out, "
-               "workspace and state\nbytes (memory) over the same points. vs full: where the "
-               "metric falls below full's, interpolated in log-log.\n");
-        if (!no_store) {
-            st = bench_store_write_fits(rd.path, rd.run.run_id, rows, nrows, msg, sizeof msg);
-            if (st == ATTN_OK)
-                printf("stored: %lld rows in /fits of %s (run %lld)\n", (long long)nrows, rd.path,
-                       (long long)rd.run.run_id);
-            else st = ATTN_EFAIL; /* the table is printed: a failure while running */
-        }
-    }
-    free(fit_set);
-    bench_series_free(set, nset);
-    free(all);
-    free(n_of);
-    free(buf);
-    free(rows);
-    free(row_series);
-    bench_run_data_free(&rd);
+    const attn_status st = fit_run(file, run_id, no_store != NULL, msg, sizeof msg);
     return st ? bench_fail(st, msg) : 0;
 }

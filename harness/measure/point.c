@@ -95,11 +95,101 @@ static attn_status mark_failed(bench_point *pt, attn_status st, const char *msg)
     return st;
 }
 
+/* The buffers of a point: its inputs when it makes them, the output, workspace, decode state. */
+typedef struct buffers {
+    float *own_q, *own_k, *own_v, *out;
+    void *ws, *state;
+} buffers;
+
+static void free_buffers(buffers *b)
+{
+    free(b->own_q);
+    free(b->own_k);
+    free(b->own_v);
+    free(b->out);
+    free(b->ws);
+    free(b->state);
+}
+
+/* Allocate b (the inputs too when make_inputs); false with a message when one fails. */
+static bool alloc_buffers(const bench_point_spec *spec, const bench_point *pt, bool make_inputs,
+                          buffers *b, char *msg, size_t msg_len)
+{
+    const size_t qn = (size_t)attn_q_elems(&spec->shape), kvn = (size_t)attn_kv_elems(&spec->shape);
+    const bool use_state = bench_point_uses_state(spec);
+    *b = (buffers){0};
+    b->out = bench_alloc(qn * sizeof(float));
+    b->ws = bench_alloc((size_t)pt->workspace_bytes);
+    b->state = use_state ? bench_alloc((size_t)pt->state_bytes) : NULL;
+    if (make_inputs) {
+        b->own_q = bench_alloc(qn * sizeof(float));
+        b->own_k = bench_alloc(kvn * sizeof(float));
+        b->own_v = bench_alloc(kvn * sizeof(float));
+    }
+    if (b->out && b->ws && (!use_state || b->state) &&
+        (!make_inputs || (b->own_q && b->own_k && b->own_v)))
+        return true;
+    char need[32];
+    bench_format_bytes(bench_point_bytes(spec), need, sizeof need);
+    snprintf(msg, msg_len, "cannot allocate %s for inputs, output and workspace", need);
+    return false;
+}
+
+/* Time the forward on q, k, v (decode: prepare the state untimed, then time decode) into pt's
+ * time columns; every repetition into *samples_s. */
+static attn_status time_point(const bench_point_spec *spec, const float *q, const float *k,
+                              const float *v, buffers *b, bench_point *pt, double **samples_s,
+                              int64_t *nsamples, char *msg, size_t msg_len)
+{
+    if (b->state &&
+        spec->ops->prepare(&spec->shape, &spec->params, k, v, b->state, b->ws) != ATTN_OK)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: preparing the decode state failed",
+                         spec->ops->name);
+    forward_call call = {spec, q, k, v, b->out, b->ws, b->state};
+    const attn_status st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
+    if (st != ATTN_OK)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)",
+                         spec->ops->name, (int)st);
+    pt->peak_rss_bytes = bench_peak_rss_bytes();
+    bench_stats t = bench_stats_of(*samples_s, *nsamples);
+    pt->reps = (int32_t)t.n;
+    pt->time_median_s = t.median, pt->time_min_s = t.min, pt->time_max_s = t.max;
+    pt->time_p95_s = t.p95, pt->time_mean_s = t.mean, pt->time_stddev_s = t.stddev;
+    pt->time_cv = t.cv;
+    pt->gflops_per_s = pt->flops / t.median / 1e9;
+    pt->gbytes_per_s = pt->bytes / t.median / 1e9;
+    return ATTN_OK;
+}
+
+/* The output's accuracy columns of pt; the retrieval ones too when the dataset made the inputs
+ * (generated: planted queries known). */
+static attn_status measure_point_accuracy(const bench_point_spec *spec, const float *q,
+                                          const float *k, const float *v, const float *out,
+                                          bool generated, bench_point *pt, char *msg,
+                                          size_t msg_len)
+{
+    const attn_shape *s = &spec->shape;
+    bench_accuracy acc;
+    if (bench_measure_accuracy(spec->ops, s, &spec->params, q, k, v, out, spec->accuracy_rows,
+                               spec->seed, &acc, msg, msg_len) != ATTN_OK)
+        return ATTN_EFAIL;
+    pt->accuracy_rows = (int32_t)acc.rows;
+    pt->rel_err = acc.rel_err, pt->max_abs_err = acc.max_abs_err;
+    pt->self_rel_err = acc.self_rel_err;
+    pt->cosine = acc.cosine;
+    int64_t planted = 0;
+    if (generated && bench_measure_retrieval(spec->dataset, &spec->dataset_params, s, spec->seed,
+                                             v, out, &planted, &pt->retrieval, msg,
+                                             msg_len) != ATTN_OK)
+        return ATTN_EFAIL;
+    pt->retrieval_queries = (int32_t)planted;
+    return ATTN_OK;
+}
+
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
                             const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
                             float **out_keep, char *msg, size_t msg_len)
 {
-    const attn_shape *s = &spec->shape;
     *samples_s = NULL;
     *nsamples = 0;
     if (out_keep) *out_keep = NULL;
@@ -109,78 +199,22 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();
-    const size_t qn = (size_t)attn_q_elems(s), kvn = (size_t)attn_kv_elems(s);
-    const size_t ws_bytes = (size_t)pt->workspace_bytes;
-    float *own_q = NULL, *own_k = NULL, *own_v = NULL;
-    float *out = bench_alloc(qn * sizeof(float));
-    void *ws = bench_alloc(ws_bytes);
-    const bool use_state = bench_point_uses_state(spec);
-    void *state = use_state ? bench_alloc((size_t)pt->state_bytes) : NULL;
+    const bool generate = q == NULL;
+    buffers b;
     attn_status st = ATTN_OK;
-    if (q == NULL) {
-        own_q = bench_alloc(qn * sizeof(float));
-        own_k = bench_alloc(kvn * sizeof(float));
-        own_v = bench_alloc(kvn * sizeof(float));
-        q = own_q, k = own_k, v = own_v;
-    }
-    if (!out || !ws || !q || !k || !v || (use_state && !state)) {
-        char need[32];
-        bench_format_bytes(bench_point_bytes(spec), need, sizeof need);
-        snprintf(msg, msg_len, "cannot allocate %s for inputs, output and workspace", need);
+    if (!alloc_buffers(spec, pt, generate, &b, msg, msg_len)) {
         st = mark_failed(pt, ATTN_EFAIL, msg);
-        goto done;
+    } else if (generate) {
+        q = b.own_q, k = b.own_k, v = b.own_v;
+        if (spec->dataset->fill(&spec->shape, &spec->dataset_params, spec->seed, b.own_q, b.own_k,
+                                b.own_v, msg, msg_len) != ATTN_OK)
+            st = mark_failed(pt, ATTN_EINVAL, msg);
     }
-    if (own_q && spec->dataset->fill(s, &spec->dataset_params, spec->seed, own_q, own_k, own_v, msg,
-                                     msg_len) != ATTN_OK) {
-        st = mark_failed(pt, ATTN_EINVAL, msg);
-        goto done;
-    }
-
-    if (use_state && spec->ops->prepare(s, &spec->params, k, v, state, ws) != ATTN_OK) {
-        snprintf(msg, msg_len, "%s: preparing the decode state failed", spec->ops->name);
+    if (!st && time_point(spec, q, k, v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EFAIL, msg);
-        goto done;
-    }
-    forward_call call = {spec, q, k, v, out, ws, state};
-    st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
-    if (st != ATTN_OK) {
-        snprintf(msg, msg_len, "%s forward failed (status %d)", spec->ops->name, (int)st);
+    if (!st && measure_point_accuracy(spec, q, k, v, b.out, generate, pt, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
-        goto done;
-    }
-    pt->peak_rss_bytes = bench_peak_rss_bytes();
-    bench_stats t = bench_stats_of(*samples_s, *nsamples);
-    pt->reps = (int32_t)t.n;
-    pt->time_median_s = t.median, pt->time_min_s = t.min, pt->time_max_s = t.max;
-    pt->time_p95_s = t.p95, pt->time_mean_s = t.mean, pt->time_stddev_s = t.stddev;
-    pt->time_cv = t.cv;
-    pt->gflops_per_s = pt->flops / t.median / 1e9;
-    pt->gbytes_per_s = pt->bytes / t.median / 1e9;
-
-    bench_accuracy acc;
-    if (bench_measure_accuracy(spec->ops, s, &spec->params, q, k, v, out, spec->accuracy_rows,
-                               spec->seed, &acc, msg, msg_len) != ATTN_OK) {
-        st = mark_failed(pt, ATTN_EFAIL, msg);
-        goto done;
-    }
-    pt->accuracy_rows = (int32_t)acc.rows;
-    pt->rel_err = acc.rel_err, pt->max_abs_err = acc.max_abs_err;
-    pt->self_rel_err = acc.self_rel_err;
-    pt->cosine = acc.cosine;
-    int64_t planted = 0;
-    if (own_q && bench_measure_retrieval(spec->dataset, &spec->dataset_params, s, spec->seed, v,
-                                         out, &planted, &pt->retrieval, msg, msg_len) != ATTN_OK) {
-        st = mark_failed(pt, ATTN_EFAIL, msg);
-        goto done;
-    }
-    pt->retrieval_queries = (int32_t)planted;
-    if (out_keep) *out_keep = out, out = NULL;
-done:
-    free(own_q);
-    free(own_k);
-    free(own_v);
-    free(out);
-    free(ws);
-    free(state);
+    if (!st && out_keep) *out_keep = b.out, b.out = NULL;
+    free_buffers(&b);
     return st;
 }

@@ -338,121 +338,164 @@ static int max_label(const figure *f)
     return w;
 }
 
-attn_status bench_fig_draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
+/* Where a figure's parts go: page size, panel positions (fractions of the page) and the legend. */
+typedef struct layout {
+    int width, height, rows;   /* pixels; legend rows */
+    double left, right, gap, pw; /* panel 0's left edge, the legend's, between panels, a panel */
+    bool fits;                 /* the legend has the fits' entry */
+    bool mixed;                /* causal and non-causal series: open markers, dashes for causal */
+} layout;
+
+/* The legend lists panel 0's series, its reference line and the fits' entry, every one of them:
+ * to the right of the panels, as wide as its longest entry, in one column while the page can grow
+ * to MAX_H to hold it, else in two (gnuplot fits the rows in the panel's height and would put
+ * further columns off the page). The page widens rather than squeeze the panels below 500 pixels
+ * each. */
+static layout plan_layout(const figure *f)
 {
-    assign_colors(cx->rd, f);
-    /* the legend lists panel 0's series, its reference line and the fits' entry, every one of
-     * them: to the right of the panels, as wide as its longest entry, in one column while the
-     * page can grow to MAX_H to hold it, else in two (gnuplot fits the rows in the panel's
-     * height and would put further columns off the page). The page widens rather than squeeze
-     * the panels below 500 pixels each. */
-    bool fits = false;
-    for (int s = 0; s < f->p[0].ns; s++) fits |= f->p[0].s[s].fit;
-    const int entries = f->p[0].ns + !isnan(f->p[0].hline) + fits;
-    bool causal = false, noncausal = false; /* open markers and dashes for causal, if both */
+    layout L = {0};
+    for (int s = 0; s < f->p[0].ns; s++) L.fits |= f->p[0].s[s].fit;
+    const int entries = f->p[0].ns + !isnan(f->p[0].hline) + L.fits;
+    bool causal = false, noncausal = false;
     for (int p = 0; p < f->np; p++)
-        for (int s = 0; s < f->p[p].ns; s++) causal |= f->p[p].s[s].causal, noncausal |= !f->p[p].s[s].causal;
-    const bool mixed = causal && noncausal;
+        for (int s = 0; s < f->p[p].ns; s++)
+            causal |= f->p[p].s[s].causal, noncausal |= !f->p[p].s[s].causal;
+    L.mixed = causal && noncausal;
     const int fit_rows = (int)((MAX_H - 165) / ROW_PX) - 1;
-    const int cols = entries > fit_rows ? 2 : 1, rows = (entries + cols - 1) / cols;
-    const int height = (int)fmax(PAGE_H, 165 + (rows + 1) * ROW_PX);
+    const int cols = entries > fit_rows ? 2 : 1;
+    L.rows = (entries + cols - 1) / cols;
+    L.height = (int)fmax(PAGE_H, 165 + (L.rows + 1) * ROW_PX);
     const double key_px = cols * fmax(130, max_label(f) * 7.4 + 75), left_px = 84, gap_px = 72;
     const double need = left_px + f->np * 500 + (f->np - 1) * gap_px + key_px;
     const int base = f->np > 1 ? PANEL2_W : PAGE_W;
-    const int width = (int)fmax(need, base);
-    const double kw = key_px / width;
-    const double left = left_px / width, right = 1 - kw, gap = gap_px / width;
-    const double pw = (right - left - gap * (f->np - 1)) / f->np;
-    script b = {0};
-    char q[1200], q2[1200];
-    put(&b, "set encoding utf8\nset multiplot\nset samples 400\n");
+    L.width = (int)fmax(need, base);
+    L.left = left_px / L.width, L.right = 1 - key_px / L.width, L.gap = gap_px / L.width;
+    L.pw = (L.right - L.left - L.gap * (f->np - 1)) / f->np;
+    return L;
+}
+
+/* The page: title, subtitle and note (pixels from the top), grid, borders, tics and legend. */
+static void put_page(script *b, const figure *f, const layout *L)
+{
+    char q[1200];
+    const double title_y = 1 - 22.0 / L->height, sub_y = 1 - 47.0 / L->height;
+    const double note_y = 1 - 62.0 / L->height, key_y = 1 - 85.0 / L->height;
+    put(b, "set encoding utf8\nset multiplot\nset samples 400\n");
     bench_gnuplot_quote(f->title, true, q, sizeof q);
-    /* vertical layout in pixels from the top: title, subtitle, panels, x labels */
-    const double title_y = 1 - 22.0 / height, sub_y = 1 - 47.0 / height, top = 1 - 100.0 / height;
-    const double note_y = 1 - 62.0 / height;
-    const double bottom = 65.0 / height, key_y = 1 - 85.0 / height;
-    put(&b, "set label 1 %s at screen 0.5,%.4f center font ',13'\n", q, title_y);
+    put(b, "set label 1 %s at screen 0.5,%.4f center font ',13'\n", q, title_y);
     bench_gnuplot_quote(f->subtitle, true, q, sizeof q);
-    put(&b, "set label 2 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q, sub_y);
+    put(b, "set label 2 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q,
+        sub_y);
     if (f->note[0]) {
         bench_gnuplot_quote(f->note, true, q, sizeof q);
-        put(&b, "set label 3 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q, note_y);
+        put(b, "set label 3 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q,
+            note_y);
     }
-    put(&b, "set grid xtics ytics mxtics mytics lc rgb '#e4e4e4' lw 1, lc rgb '#f2f2f2' lw 1\n"
-            "set border lc rgb '#555555'\nset tics nomirror out scale 0.6\n"
-            "set key at screen %.4f,%.4f left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
-            "maxrows %d noautotitle\n", right + 0.012, key_y, rows);
-    for (int pi = 0; pi < f->np && !b.failed; pi++) {
-        const panel *p = &f->p[pi];
-        const double l = left + pi * (pw + gap);
-        put(&b, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
-                "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", l, l + pw, top, bottom);
-        bench_gnuplot_quote(p->title, true, q, sizeof q);
-        put(&b, "set title %s font ',10' offset 0,-0.3\n", f->np > 1 ? q : "''");
-        bench_gnuplot_quote(p->xlabel, true, q, sizeof q);
-        bench_gnuplot_quote(p->ylabel, true, q2, sizeof q2);
-        put(&b, "set xlabel %s\nset ylabel %s\n", q, q2);
-        put(&b, "%s logscale x\n%s logscale y\n", p->logx ? "set" : "unset", p->logy ? "set" : "unset");
-        put(&b, "set format x '%%g'\nset format y '%%g'\nset xtics autofreq\nset ytics autofreq\n");
-        if (p->ntics) n_tics(&b, p);
-        char xr[80], yr[80];
-        double x0, x1, y0, y1;
-        axis_range(p, true, xr, sizeof xr, &x0, &x1);
-        axis_range(p, false, yr, sizeof yr, &y0, &y1);
-        put(&b, "set xrange %s\nset yrange %s\n", xr, yr);
-        /* gnuplot's own decades: as powers of ten when far from 1 */
-        if (p->logy && (y0 < 1e-3 || y1 >= 1e5)) put(&b, "set format y '10^{%%L}'\n");
-        if (p->logy) log_tics(&b, "y", y0, y1);
-        if (p->logx && !p->ntics) log_tics(&b, "x", x0, x1);
-        if (pi > 0) put(&b, "unset label 1\nunset label 2\nunset label 3\nunset key\n");
-        put(&b, "plot ");
-        int items = 0;
-        for (int s = 0; s < p->ns; s++) {
-            const pseries *ps = &p->s[s];
-            char data[4400];
-            if (!write_data(&cx->gp, ps, data, sizeof data)) {
-                free(b.s);
-                return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write a data file in %s",
-                                 cx->gp.dir);
-            }
-            const char *color = palette[ps->color % NCOLORS];
-            /* each kind its colour and marker (the next marker for each further series of it);
-             * open markers for causal */
-            static const int filled[] = {7, 5, 9, 13, 11, 15}, open[] = {6, 4, 8, 12, 10, 14};
-            const bool dashed = ps->causal && mixed;
-            const int pt = (dashed ? open : filled)[(ps->color + ps->variant) % 6];
-            char title[LABEL_LEN * 2 + 80];
-            bench_gnuplot_quote(ps->label, true, title, sizeof title - 70);
-            title[strlen(title) - 1] = '\0'; /* reopen the quote for the suffix */
-            snprintf(title + strlen(title), sizeof title - strlen(title), "%s'", ps->suffix);
-            put(&b, "%s%s using 1:2 with %s lc rgb '%s' pt %d ps 1.1 lw 1.6 dt %d title %s", items++ ? ", \\\n  " : "",
-                data, p->lines ? "linespoints" : "points", color, pt, dashed ? 2 : 1,
-                pi == 0 ? title : "''");
-            if (ps->tag)
-                put(&b, ", \\\n  %s using 1:2:3 with labels offset char 0.6,0.6 left font ',8' "
-                        "textcolor rgb '%s' notitle", data, color);
-            if (ps->fit)
-                put(&b, ", \\\n  (x >= %.17g && x <= %.17g) ? %.17g * x**%.17g : 1/0 with lines "
-                        "lc rgb '%s' lw 1.3 dt %d notitle", ps->x0, ps->x1, ps->c, ps->k, color,
-                    dashed ? 2 : 1);
-        }
-        if (!isnan(p->hline)) {
-            bench_gnuplot_quote(p->hline_label, true, q, sizeof q);
-            put(&b, "%s%.17g with lines lc rgb '#333333' lw 1.5 dt 3 title %s", items++ ? ", \\\n  " : "",
-                p->hline, pi == 0 ? q : "''");
-        }
-        if (fits && pi == 0)
-            put(&b, ", \\\n  1/0 with lines lc rgb '#333333' lw 1.3 title '%s'", FITS_ENTRY);
-        put(&b, "\n");
+    put(b, "set grid xtics ytics mxtics mytics lc rgb '#e4e4e4' lw 1, lc rgb '#f2f2f2' lw 1\n"
+           "set border lc rgb '#555555'\nset tics nomirror out scale 0.6\n"
+           "set key at screen %.4f,%.4f left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
+           "maxrows %d noautotitle\n", L->right + 0.012, key_y, L->rows);
+}
+
+/* Panel pi's place, titles, scales, tics and ranges. */
+static void put_axes(script *b, const figure *f, int pi, const layout *L)
+{
+    const panel *p = &f->p[pi];
+    const double l = L->left + pi * (L->pw + L->gap);
+    const double top = 1 - 100.0 / L->height, bottom = 65.0 / L->height;
+    char q[1200], q2[1200];
+    put(b, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+           "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", l, l + L->pw, top, bottom);
+    bench_gnuplot_quote(p->title, true, q, sizeof q);
+    put(b, "set title %s font ',10' offset 0,-0.3\n", f->np > 1 ? q : "''");
+    bench_gnuplot_quote(p->xlabel, true, q, sizeof q);
+    bench_gnuplot_quote(p->ylabel, true, q2, sizeof q2);
+    put(b, "set xlabel %s\nset ylabel %s\n", q, q2);
+    put(b, "%s logscale x\n%s logscale y\n", p->logx ? "set" : "unset", p->logy ? "set" : "unset");
+    put(b, "set format x '%%g'\nset format y '%%g'\nset xtics autofreq\nset ytics autofreq\n");
+    if (p->ntics) n_tics(b, p);
+    char xr[80], yr[80];
+    double x0, x1, y0, y1;
+    axis_range(p, true, xr, sizeof xr, &x0, &x1);
+    axis_range(p, false, yr, sizeof yr, &y0, &y1);
+    put(b, "set xrange %s\nset yrange %s\n", xr, yr);
+    /* gnuplot's own decades: as powers of ten when far from 1 */
+    if (p->logy && (y0 < 1e-3 || y1 >= 1e5)) put(b, "set format y '10^{%%L}'\n");
+    if (p->logy) log_tics(b, "y", y0, y1);
+    if (p->logx && !p->ntics) log_tics(b, "x", x0, x1);
+    if (pi > 0) put(b, "unset label 1\nunset label 2\nunset label 3\nunset key\n");
+}
+
+/* The plot items of series ps of panel p (number pi), its data in file `data`: points (and
+ * lines), tags, the fitted power law. Each kind its colour and marker (the next marker for each
+ * further series of it); open markers for causal. */
+static void put_series(script *b, const panel *p, int pi, const pseries *ps, const char *data,
+                       const layout *L, int item)
+{
+    const char *color = palette[ps->color % NCOLORS];
+    static const int filled[] = {7, 5, 9, 13, 11, 15}, open[] = {6, 4, 8, 12, 10, 14};
+    const bool dashed = ps->causal && L->mixed;
+    const int pt = (dashed ? open : filled)[(ps->color + ps->variant) % 6];
+    char title[LABEL_LEN * 2 + 80];
+    bench_gnuplot_quote(ps->label, true, title, sizeof title - 70);
+    title[strlen(title) - 1] = '\0'; /* reopen the quote for the suffix */
+    snprintf(title + strlen(title), sizeof title - strlen(title), "%s'", ps->suffix);
+    put(b, "%s%s using 1:2 with %s lc rgb '%s' pt %d ps 1.1 lw 1.6 dt %d title %s",
+        item ? ", \\\n  " : "", data, p->lines ? "linespoints" : "points", color, pt,
+        dashed ? 2 : 1, pi == 0 ? title : "''");
+    if (ps->tag)
+        put(b, ", \\\n  %s using 1:2:3 with labels offset char 0.6,0.6 left font ',8' "
+               "textcolor rgb '%s' notitle", data, color);
+    if (ps->fit)
+        put(b, ", \\\n  (x >= %.17g && x <= %.17g) ? %.17g * x**%.17g : 1/0 with lines "
+               "lc rgb '%s' lw 1.3 dt %d notitle", ps->x0, ps->x1, ps->c, ps->k, color,
+            dashed ? 2 : 1);
+}
+
+/* Panel pi's plot command: its series (data files written now), reference line, fits' entry. */
+static attn_status put_plot(plot_ctx *cx, script *b, const figure *f, int pi, const layout *L,
+                            char *msg, size_t msg_len)
+{
+    const panel *p = &f->p[pi];
+    put(b, "plot ");
+    int items = 0;
+    for (int s = 0; s < p->ns; s++) {
+        char data[4400];
+        if (!write_data(&cx->gp, &p->s[s], data, sizeof data))
+            return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write a data file in %s",
+                             cx->gp.dir);
+        put_series(b, p, pi, &p->s[s], data, L, items++);
+    }
+    if (!isnan(p->hline)) {
+        char q[1200];
+        bench_gnuplot_quote(p->hline_label, true, q, sizeof q);
+        put(b, "%s%.17g with lines lc rgb '#333333' lw 1.5 dt 3 title %s",
+            items++ ? ", \\\n  " : "", p->hline, pi == 0 ? q : "''");
+    }
+    if (L->fits && pi == 0)
+        put(b, ", \\\n  1/0 with lines lc rgb '#333333' lw 1.3 title '%s'", FITS_ENTRY);
+    put(b, "\n");
+    return ATTN_OK;
+}
+
+attn_status bench_fig_draw(plot_ctx *cx, figure *f, char *msg, size_t msg_len)
+{
+    assign_colors(cx->rd, f);
+    const layout L = plan_layout(f);
+    script b = {0};
+    put_page(&b, f, &L);
+    attn_status st = ATTN_OK;
+    for (int pi = 0; pi < f->np && !b.failed && !st; pi++) {
+        put_axes(&b, f, pi, &L);
+        st = put_plot(cx, &b, f, pi, &L, msg, msg_len);
     }
     put(&b, "unset multiplot\n");
-    if (b.failed) {
-        free(b.s);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory building a gnuplot script");
-    }
+    if (!st && b.failed)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory building a gnuplot script");
     char dest[4400];
     snprintf(dest, sizeof dest, "%s/%s.%s", cx->dir, f->name, cx->format);
-    attn_status st = bench_gnuplot_render(&cx->gp, b.s, cx->format, width, height, dest, msg, msg_len);
+    if (!st)
+        st = bench_gnuplot_render(&cx->gp, b.s, cx->format, L.width, L.height, dest, msg, msg_len);
     free(b.s);
     if (st == ATTN_OK) {
         if (cx->out) fprintf(cx->out, "wrote %s\n", dest);
