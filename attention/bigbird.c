@@ -119,7 +119,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -145,12 +145,11 @@ const attn_ops attn_kind_bigbird = {
                   "|qb - kb| < w, or kb is one of r random blocks of (head, qb): one per equal\n"
                   "stratum of the other blocks (causal: kb <= qb), hashed from the seed; and\n"
                   "j <= p when causal.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("bigbird", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "block=4,window_blocks=2,global_blocks=1,random_blocks=2,seed=3",
+              .large = "block=7,random_blocks=5",
+              .as_full = "block=4,window_blocks=16,global_blocks=0,random_blocks=0"},
 };

@@ -15,7 +15,6 @@
  *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
  */
-#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -245,7 +244,7 @@ static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const floa
         return src + (ks->j0 + x0) * D;
     }
     /* every step-th key: by the leading dimension (an int for BLAS) */
-    if (!gather && !ks->idx && ks->run == 1 && ks->step * D <= INT_MAX) {
+    if (!gather && !ks->idx && ks->run == 1 && attn_blas_int_ok(ks->step * D)) {
         *ld = ks->step * D;
         return src + (ks->j0 + x0 * ks->step) * D;
     }

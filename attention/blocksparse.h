@@ -110,25 +110,38 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
                             const float *q, const float *k, const float *v, float *out,
                             void *workspace);
 
-/* Defines the static workspace_bytes, flops, bytes and forward slots of a kind from its pattern. */
-#define ATTN_BS_SLOTS(pattern)                                                                  \
-    static size_t workspace_bytes(const attn_shape *s, const attn_params *p)                   \
+/* A sparse kind's file reads
+ *   static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
+ *   ATTN_BS_DEFINE(pattern)
+ *   const attn_ops attn_kind_NAME = {
+ *       .name = ..., .summary = ..., .definition = ..., .params = ATTN_PARAM_TABLE("NAME", params),
+ *       .check = attn_bs_accept (or its own), ATTN_BS_SLOTS, .allows = allows,
+ *       .tests = {.small = ..., .large = ..., .as_full = ...},
+ *   };
+ * ATTN_BS_DEFINE(pattern) defines the static slot functions of the pattern (bs_workspace_bytes,
+ * bs_flops, bs_bytes, bs_forward); ATTN_BS_SLOTS names them in the ops struct, with the engine. */
+#define ATTN_BS_DEFINE(pattern)                                                                 \
+    static size_t bs_workspace_bytes(const attn_shape *s, const attn_params *p)                \
     {                                                                                           \
         return attn_bs_workspace_bytes(&(pattern), s, p);                                      \
     }                                                                                           \
-    static double flops(const attn_shape *s, const attn_params *p)                             \
+    static double bs_flops(const attn_shape *s, const attn_params *p)                          \
     {                                                                                           \
         return attn_bs_flops(&(pattern), s, p);                                                \
     }                                                                                           \
-    static double bytes(const attn_shape *s, const attn_params *p)                             \
+    static double bs_bytes(const attn_shape *s, const attn_params *p)                          \
     {                                                                                           \
         return attn_bs_bytes(&(pattern), s, p);                                                \
     }                                                                                           \
-    static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,      \
-                               const float *k, const float *v, float *out, void *workspace)   \
+    static attn_status bs_forward(const attn_shape *s, const attn_params *p, const float *q,   \
+                                  const float *k, const float *v, float *out, void *workspace) \
     {                                                                                           \
         return attn_bs_forward(&(pattern), s, p, q, k, v, out, workspace);                     \
     }
+
+#define ATTN_BS_SLOTS                                                                           \
+    .workspace_bytes = bs_workspace_bytes, .flops = bs_flops, .bytes = bs_bytes,                \
+    .forward = bs_forward, .engine = ATTN_ENGINE_BLOCK_SPARSE
 
 /* ---- helpers the patterns share ---- */
 

@@ -80,7 +80,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static void resolve(const attn_shape *s, attn_params *p)
 {
@@ -103,13 +103,12 @@ const attn_ops attn_kind_fixed = {
                   "p = i + S - T sees key j iff floor(j/l) == floor(p/l) (own block) or\n"
                   "j mod l >= l - c' (summary keys), and j <= p when causal: the union of the two\n"
                   "components of Child et al. (2019) in every head. Softmax, scale 1/sqrt(D).",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("fixed", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
     .resolve = resolve,
+    .tests = {.small = "stride=6,summary=2",
+              .large = "stride=10,summary=5;stride=0,summary=3;stride=4,summary=2",
+              .as_full = "stride=8,summary=8"},
 };

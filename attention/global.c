@@ -67,7 +67,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -85,12 +85,11 @@ const attn_ops attn_kind_global = {
                   "j < g, or 0 <= p < g (global query: every key), or |p - j| < w (window);\n"
                   "causal: also j <= p. Softmax over those keys, scale 1/sqrt(D).\n"
                   "w = 0: global tokens only; g = 0: the window kind.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("global", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "globals=3,window=4",
+              .large = "globals=300,window=50",
+              .as_full = "globals=64,window=0"},
 };

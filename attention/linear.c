@@ -569,8 +569,7 @@ const attn_ops attn_kind_linear = {
         "features drawn from `seed`. trig's denominator is floored at 1e-3 |phi(q)| sum |phi(k)|;\n"
         "a row with denominator 0 is 0. Non-causal: phi(K)^T [V 1] per KV head by sgemm;\n"
         "causal: chunked scan; decode: recurrent state of the first S-T keys.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("linear", params),
     .check = check,
     .workspace_bytes = workspace_bytes,
     .flops = flops,

@@ -192,7 +192,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -215,12 +215,11 @@ const attn_ops attn_kind_random = {
                   "min(S, (qb+1) b)), shared by the block's queries, causal ones see drawn j <= p.\n"
                   "draw=token: who = p, N = S (causal: p + 1). Per head; each key once.\n"
                   "Softmax over those keys, scale 1/sqrt(D).",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("random", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "random=4,seed=7;draw=token,random=4,seed=7",
+              .large = "random=300;random=20,seed=9;draw=token,random=300;draw=token,random=20",
+              .as_full = "random=64"},
 };

@@ -22,6 +22,7 @@
  *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
+#include "kernels.h"
 
 enum { P_STRIDE };
 enum { BLOCK = 256, CLASS_ROWS = 256, GATHER_MAX = 4096 };
@@ -93,12 +94,12 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
 {
     const int64_t l = layout_stride(s, p);
-    if ((double)l * (double)s->D >= 2147483648.0) {
+    if (!attn_blas_int_ok(l * s->D)) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "strided: stride %lld x head_dim %lld must stay below 2^31 (it is a BLAS "
                          "leading dimension): use a smaller stride",
@@ -127,13 +128,12 @@ const attn_ops attn_kind_strided = {
                   "|p - j| < l (local; causal: p - l < j <= p) or (p - j) mod l == 0 (strided),\n"
                   "and j <= p when causal: the union of the two components of Child et al.\n"
                   "(2019) in every head. Softmax over those keys, scale 1/sqrt(D).",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("strided", params),
     .check = check,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
     .resolve = resolve,
+    .tests = {.small = "stride=0",
+              .large = "stride=2;stride=0",
+              .as_full = "stride=1"},
 };

@@ -36,7 +36,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -51,12 +51,11 @@ const attn_ops attn_kind_window = {
     .definition = "query i at position p = i + S - T sees key j iff |p - j| < w (itself and w-1\n"
                   "keys on each side); causal: also j <= p (itself and the w-1 before it).\n"
                   "Softmax over those keys, scale 1/sqrt(D). w >= max(T, S) equals full.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("window", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "window=5",
+              .large = "window=300;window=40",
+              .as_full = "window=64"},
 };

@@ -49,7 +49,6 @@ const ds_ops ds_clustered = {
         "a centroid a uniformly: (c_a + spread * e) / sqrt(1 + spread^2), e ~ N(0, I_D);\n"
         "v ~ N(0,1). Same-cluster scores ~ sqrt(D)/(1+spread^2), others ~ N(0,1): each query\n"
         "attends to the ~S/C keys of its cluster.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("clustered", params),
     .fill = fill,
 };

@@ -33,7 +33,6 @@ const ds_ops ds_gaussian = {
     .definition = "q, k ~ N(0, 1/temperature) i.i.d., v ~ N(0, 1) i.i.d.\n"
                   "A score q.k/sqrt(D) has mean 0 and std 1/temperature: at 1 (default) attention\n"
                   "is broad, nearly uniform at large S; below 1 it is peaked.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("gaussian", params),
     .fill = fill,
 };

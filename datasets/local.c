@@ -38,7 +38,6 @@ const ds_ops ds_local = {
         "k[j] = x at key position j; q[i] = x at query position i+S-T (every query head of the\n"
         "group); v ~ N(0,1) i.i.d. corr(x_t, x_t+d) = rho^|d|, so E[q.k]/sqrt(D) =\n"
         "sqrt(D)*rho^|distance|/temperature: the mass sits within ~1/(1-rho) positions.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("local", params),
     .fill = fill,
 };

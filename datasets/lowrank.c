@@ -53,7 +53,6 @@ const ds_ops ds_lowrank = {
         "Per KV head, a basis U (r x D, entries N(0, 1/r)). Every key and query row of the\n"
         "group: sqrt(1-noise^2) * z U + noise * e, z ~ N(0, I_r), e ~ N(0, I_D); v ~ N(0,1).\n"
         "At noise 0, q and k (and the scores) have rank min(r, D) exactly.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("lowrank", params),
     .fill = fill,
 };

@@ -107,8 +107,7 @@ const ds_ops ds_needle = {
         "k[j*] = q * (ln(keys seen) + margin) / (scale * |q|^2): planted score ln(keys seen) +\n"
         "margin, so exact attention puts ~1/(1+e^(0.5-margin)) on it; the marker is v[j*].\n"
         "Retrieval: the output is nearer (L2) to v[j*] than to every other value of its KV head.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("needle", params),
     .fill = fill,
     .plants = plants,
 };

@@ -35,7 +35,6 @@ const ds_ops ds_tied = {
         "positions, q = X at the query positions i+S-T (every query head of the group): with\n"
         "T = S and H = Hkv, q = k = v. The own key scores ~ sqrt(D)/temperature, others\n"
         "~ N(0, 1/temperature^2): attention peaks on the diagonal.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("tied", params),
     .fill = fill,
 };

@@ -19,7 +19,7 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
         return attn_fail(ATTN_EINVAL, msg, msg_len, "expected NAME=VALUE after the kind, got '%s'",
                          arg);
     snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
-    const bool in_kind = attn_param_index(spec->ops, name) >= 0;
+    const bool in_kind = attn_param_index(attn_kind_params(spec->ops), name) >= 0;
     const bool in_dataset = ds_param_index(spec->dataset, name) >= 0;
     if (in_kind && in_dataset)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is ambiguous: kind '%s' and dataset '%s' "
@@ -29,7 +29,7 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
         return attn_fail(ATTN_EINVAL, msg, msg_len, "kind '%s' has no parameter '%s', nor has "
                          "dataset '%s' (see bench list, bench datasets)", spec->ops->name, name,
                          spec->dataset->name);
-    if (in_kind) return attn_param_set(spec->ops, &spec->params, name, eq + 1, msg, msg_len);
+    if (in_kind) return attn_param_set(attn_kind_params(spec->ops), &spec->params, name, eq + 1, msg, msg_len);
     return ds_param_set(spec->dataset, &spec->dataset_params, name, eq + 1, msg, msg_len);
 }
 
@@ -89,7 +89,7 @@ int bench_cmd_run(int argc, char **argv)
         snprintf(msg, sizeof msg, "unknown kind '%s' (see bench list)", pos[0]);
         return bench_fail(ATTN_EINVAL, msg);
     }
-    bench_point_spec spec = {.ops = ops, .params = attn_params_defaults(ops)};
+    bench_point_spec spec = {.ops = ops, .params = attn_params_defaults(attn_kind_params(ops))};
     if (input && dataset_s)
         return bench_fail(ATTN_EINVAL, "--input FILE is --dataset file=FILE: give one of them");
     if (input) {

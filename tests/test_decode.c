@@ -36,7 +36,7 @@ static bool decode_matches_prefill(const attn_ops *ops, const decode_case *c, in
     attn_shape dec = attn_shape_init(c->B, c->H, Hkv, T, c->S, c->D, true);
     pre.threads = dec.threads = 2;
     dec.decode = true;
-    attn_params pp = attn_params_defaults(ops), pd = pp;
+    attn_params pp = attn_params_defaults(attn_kind_params(ops)), pd = pp;
     attn_params_resolve(ops, &pre, &pp);
     attn_params_resolve(ops, &dec, &pd);
     char msg[ATTN_MSG_LEN], label[160];
@@ -118,7 +118,7 @@ Test(decode, mqa_and_gqa_resolve_their_kv_heads)
     cr_expect_eq(attn_kind_kv_heads(full, 32, 4), 4);
     /* a shape with more KV heads (e.g. from --input) is refused by mqa, with the reason */
     attn_shape s = attn_shape_init(1, 8, 2, 4, 4, 8, false);
-    attn_params p = attn_params_defaults(mqa);
+    attn_params p = attn_params_defaults(attn_kind_params(mqa));
     char msg[ATTN_MSG_LEN];
     cr_expect_eq(attn_check(mqa, &s, &p, msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "kv_heads 2") != NULL, "message: %s", msg);
@@ -148,12 +148,12 @@ Test(decode, grouped_kernel_matches_float64_reference)
                     attn_shape s = attn_shape_init(1, H, Hkv, shapes[c][0], shapes[c][1], 16,
                                                    shapes[c][2] != 0);
                     s.threads = 2;
-                    attn_params p = attn_params_defaults(ops);
+                    attn_params p = attn_params_defaults(attn_kind_params(ops));
                     char msg[ATTN_MSG_LEN];
                     const char *names[] = {"block_q", "block_k", "split"};
                     for (int n = 0; n < 3; n++)
                         if (settings[st][n])
-                            cr_assert_eq(attn_param_set(ops, &p, names[n], settings[st][n], msg,
+                            cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, names[n], settings[st][n], msg,
                                                         sizeof msg), ATTN_OK, "%s", msg);
                     if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue; /* mqa, Hkv>1 */
                     const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
@@ -180,7 +180,7 @@ Test(decode, workspace_does_not_grow_with_the_cache)
     const char *kinds[] = {"full", "mqa", "gqa"};
     for (size_t kn = 0; kn < 3; kn++) {
         const attn_ops *ops = attn_kind_find(kinds[kn]);
-        attn_params p = attn_params_defaults(ops);
+        attn_params p = attn_params_defaults(attn_kind_params(ops));
         attn_shape s = attn_shape_init(1, 32, attn_kind_kv_heads(ops, 32, 0), 1, 32768, 128, true);
         s.threads = 2;
         s.decode = true;

@@ -27,14 +27,14 @@ static const char *const small_params[NKINDS] = {
 /* Parameters of a kind from "name=value,..." (NULL: defaults), resolved for s. */
 static attn_params params_of(const attn_ops *ops, const char *text, const attn_shape *s)
 {
-    attn_params p = attn_params_defaults(ops);
+    attn_params p = attn_params_defaults(attn_kind_params(ops));
     char buf[256], msg[ATTN_MSG_LEN];
     snprintf(buf, sizeof buf, "%s", text ? text : "");
     for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
         char *eq = strchr(tok, '=');
         cr_assert_not_null(eq, "bad parameter text %s", tok);
         *eq = '\0';
-        cr_assert_eq(attn_param_set(ops, &p, tok, eq + 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, tok, eq + 1, msg, sizeof msg), ATTN_OK, "%s", msg);
     }
     attn_params_resolve(ops, s, &p);
     return p;
@@ -78,7 +78,7 @@ Test(sparse, limits_equal_full_attention)
         cr_assert_not_null(ops, "%s is not registered", sparse_kinds[kn]);
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             attn_shape s = shape(2, cases[c][2], cases[c][0], cases[c][1], 16, cases[c][3]);
-            attn_params p = params_of(ops, as_full[kn], &s), pf = attn_params_defaults(full);
+            attn_params p = params_of(ops, as_full[kn], &s), pf = attn_params_defaults(attn_kind_params(full));
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < s.T; i++)
                     for (int64_t j = 0; j < s.S; j++)
@@ -264,8 +264,8 @@ Test(sparse, random_draws_per_block_and_per_token)
             cr_expect_leq(err, 1e-5, "%s T=%lld S=%lld causal=%d: rel L2 error %.3g", texts[t],
                           (long long)T, (long long)S, causal, err);
             double allowed = 0;
-            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(ops, "block")] : 1;
-            const int64_t r = (int64_t)p.v[attn_param_index(ops, "random")];
+            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(attn_kind_params(ops), "block")] : 1;
+            const int64_t r = (int64_t)p.v[attn_param_index(attn_kind_params(ops), "random")];
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < T; i++) {
                     const int64_t pos = i + S - T;
@@ -352,7 +352,7 @@ Test(sparse, auto_stride_resolves_to_ceil_sqrt_of_kv_len)
     const char *const kinds[] = {"strided", "fixed"};
     for (int kn = 0; kn < 2; kn++) {
         const attn_ops *ops = attn_kind_find(kinds[kn]);
-        const int idx = attn_param_index(ops, "stride");
+        const int idx = attn_param_index(attn_kind_params(ops), "stride");
         for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
             attn_shape s = shape(1, 1, 1, S[c], 8, true);
             attn_params p = params_of(ops, NULL, &s);
