@@ -1,10 +1,7 @@
 /*
- * global — Longformer-style global + sliding-window attention.
- *   The first g positions are global tokens. Query i at position p = i + S - T sees key j iff
- *     j < g                (every query sees the global keys), or
- *     0 <= p < g           (a global query sees every key), or
- *     |p - j| < w          (the local window of the `window` kind; w = 0: global only),
- *   and, when causal, j <= p.
+ * global — Longformer-style global + sliding-window attention: the first g positions are
+ * global tokens (they see and are seen by every position), the others also see a window of w.
+ * Definition: .definition below.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·(T·(g + w) + g·S)·D)   flops 4·D per allowed score, counted from the layout
  *   layout (block-sparse engine): blocks of 256 queries; global query rows: all keys; the other

@@ -1,8 +1,7 @@
 /*
  * linear — linearised attention with a feature map φ (attention/feature_maps.c: elu, relu,
- * favor, trig), computed as φ(Q)(φ(K)ᵀV) in time linear in n:
- *   out_i = φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j)
- *   over all keys j, or j <= i + S - T when causal (query i at position i + S - T).
+ * favor, trig), computed as φ(Q)(φ(K)ᵀV) in time linear in n. Definition: .definition below
+ * (its float64 form: linear_reference.c, the kind's own reference slot).
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv);  M features
  * The normaliser: den = φ(q_i)ᵀ Σ_j φ(k_j) is >= 0 for elu, relu and favor (favor: >= 1 in
  * its shifted form whenever the row sees every key summed, i.e. non-causal, see

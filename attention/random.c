@@ -1,18 +1,11 @@
 /*
  * random — each query attends to itself and r keys drawn at random (BigBird's random part at
  * the level of tokens), drawn per query block (draw=block, default) or per query (draw=token).
- *   Query i of head h sits at position p = i + S - T; stratified draws of r keys from the
- *   candidates [0, N): one key uniformly in each of r equal strata [floor(k·N/r),
- *   floor((k+1)·N/r)), k < r — r distinct keys spread over the whole range — by a hash of
- *   (seed, h, who, k); all N candidates when r >= N.
- *   draw=block: who = the query block qb = floor(p / b) (b = `block` positions, aligned on
- *     positions: prefill and decode agree), N = S, or N = min(S, (qb + 1)·b) when causal (the
- *     candidates of the block's last position, clipped to the keys; N <= 0: none). Every query
- *     of the block shares the draws; causal: a query sees only the drawn j <= p.
- *   draw=token: who = p, N = S, or N = p + 1 when causal (every draw respects the mask).
- *   Either way the query also sees itself (j = p, when 0 <= p); a key both drawn and the query
- *   itself counts once. Draws are per head and a pure function of (seed, h, who, N): the mask
- *   predicate, prefill and decode agree.
+ * Definition: .definition below. The draws are stratified (attn_bs_draw: one key uniformly in
+ * each of r equal strata of the candidates, hashed from (seed, h, who, k)) and per head, a pure
+ * function of (seed, h, who, N): the mask predicate, prefill and decode agree; query blocks are
+ * aligned on positions, so prefill and decode share them. A key both drawn and the query itself
+ * counts once.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine):

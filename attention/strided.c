@@ -1,12 +1,10 @@
 /*
  * strided — the strided pattern of the Sparse Transformer (Child et al. 2019), both factorised
- * components united within every head.
- *   Stride l (0: ceil(sqrt(S)), recorded resolved). Query i at position p = i + S - T sees key j
- *   iff j is local:   p - l < j <= p (causal), |p - j| < l (not causal), or
- *          strided:   (p - j) mod l == 0 (and j <= p when causal).
- *   The paper's local set {t, ..., i}, t = max(0, i - l), has one key more (i - l), which the
- *   strided set contains anyway: the union is the same (OpenAI's code uses l local keys, as here).
- *   Each allowed key counts once: the two components share only j = p, given to the local one.
+ * components (local l keys, every l-th key) united within every head. Definition: .definition
+ * below. The paper's local set {t, ..., i}, t = max(0, i - l), has one key more (i - l), which
+ * the strided set contains anyway: the union is the same (OpenAI's code uses l local keys, as
+ * here). Each allowed key counts once: the two components share only j = p, given to the local
+ * one.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·(l + S/l)·D), O(n^1.5) at l = sqrt(n); flops 4·D per allowed score (exact)
  *   layout (block-sparse engine, two phases):

@@ -1,8 +1,6 @@
 /*
- * window — sliding-window softmax attention (local attention of Longformer, Mistral).
- *   Query i sits at position p = i + S - T and sees key j iff |p - j| < w: itself and w - 1
- *   keys on each side (2w - 1 keys); causal: also j <= p, i.e. itself and the w - 1 before it
- *   (w keys, "look-back w"). w >= max(T, S) is full attention.
+ * window — sliding-window softmax attention (local attention of Longformer, Mistral): each
+ * query sees the keys within w positions of its own. Definition: .definition below.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·w·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine): blocks of 256 queries; the band keys every row of a block sees

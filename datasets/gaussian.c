@@ -1,9 +1,8 @@
 /*
- * gaussian — i.i.d. normal inputs, with a temperature τ:
- *   q, k ~ N(0, 1/τ) i.i.d.     v ~ N(0, 1) i.i.d.
- * A score q·k/sqrt(D) then has mean 0 and standard deviation 1/τ: at τ = 1 (the default)
- * attention is broad (nearly uniform at large S), the easy case for approximations; small τ
- * makes it peaked. q, k, v use streams 1, 2, 3 of the seed (τ = 1: the original N(0,1) inputs).
+ * gaussian — i.i.d. normal inputs with a temperature τ (definition: .definition below): at
+ * τ = 1 (the default) attention is broad, the easy case for approximations; small τ makes it
+ * peaked. q, k, v use streams 1, 2, 3 of the seed (τ = 1: the original N(0,1) inputs).
+ * Cost O(elements); threads: ds_fill_normal's chunks.
  */
 #include <math.h>
 
