@@ -72,6 +72,25 @@ attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t)
     return (attn_bs_rows){.i0 = i0, .n = attn_bs_max(0, i1 - i0), .step = 1};
 }
 
+/* Chunks of `size` rows in the largest residue class (ceil(T/step) rows). */
+static int64_t class_chunks(const attn_shape *s, int64_t step, int64_t size)
+{
+    return ((s->T + step - 1) / step + size - 1) / size;
+}
+
+int64_t attn_bs_class_tasks(const attn_shape *s, int64_t step, int64_t size)
+{
+    return attn_bs_min(step, s->T) * class_chunks(s, step, size);
+}
+
+attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size, int64_t t)
+{
+    const int64_t chunks = class_chunks(s, step, size), a = t / chunks, chunk = t % chunks;
+    const int64_t count = (s->T - a + step - 1) / step, first = chunk * size;
+    return (attn_bs_rows){.i0 = a + first * step, .n = attn_bs_clamp(count - first, 0, size),
+                          .step = step};
+}
+
 void attn_bs_plan_blocks(const attn_shape *s, int64_t block, attn_bs_plan *pl)
 {
     pl->nphases = 1;

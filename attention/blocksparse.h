@@ -167,6 +167,11 @@ attn_bs_keys attn_bs_range(int64_t j0, int64_t j1);
  * of task t (blocks in order of position; the first and last may be partial). */
 int64_t attn_bs_block_tasks(const attn_shape *s, int64_t size);
 attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t);
+/* Tasks of rows a step apart: the rows of one residue class i ≡ a (mod step), a < min(step, T)
+ * (so positions ≡ a + S - T), in chunks of `size` rows: their number, and the rows of task t
+ * (class t / chunks, chunk t % chunks; a chunk may have no rows). */
+int64_t attn_bs_class_tasks(const attn_shape *s, int64_t step, int64_t size);
+attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size, int64_t t);
 
 /* The sliding band of task rows [r0, r1) (rows one apart): row r at position p sees keys
  * max(from, p - w + 1) <= j < min(S, p + w), and j <= p when causal — one segment, per-row

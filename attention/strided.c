@@ -24,7 +24,7 @@
 
 enum { P_STRIDE };
 enum { BLOCK = 256, CLASS_ROWS = 256, GATHER_MAX = 4096 };
-enum { V_STRIDE, V_CHUNKS }; /* plan.v: stride used, tasks per residue class */
+enum { V_STRIDE }; /* plan.v: stride used */
 
 static const attn_param_def params[] = {
     [P_STRIDE] = {"stride", "l: local keys |p - j| < l plus every l-th key (0: ceil(sqrt(S)))", 0,
@@ -40,12 +40,10 @@ static int64_t layout_stride(const attn_shape *s, const attn_params *p)
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     const int64_t l = layout_stride(s, p);
-    const int64_t class_rows = (s->T + l - 1) / l; /* rows of the largest residue class */
     pl->nphases = 2;
     pl->tasks[0] = attn_bs_block_tasks(s, BLOCK);
     pl->v[V_STRIDE] = l;
-    pl->v[V_CHUNKS] = (class_rows + CLASS_ROWS - 1) / CLASS_ROWS;
-    pl->tasks[1] = attn_bs_min(l, s->T) * pl->v[V_CHUNKS];
+    pl->tasks[1] = attn_bs_class_tasks(s, l, CLASS_ROWS);
     pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
     pl->ints = 2 * pl->rows_max;
     pl->sub = attn_bs_band_sub(s, l);
@@ -59,11 +57,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 static attn_bs_rows rows(const attn_shape *s, const attn_bs_plan *pl, int phase, int64_t index)
 {
     if (phase == 0) return attn_bs_block_rows(s, BLOCK, index);
-    const int64_t l = pl->v[V_STRIDE], chunks = pl->v[V_CHUNKS];
-    const int64_t a = index / chunks, chunk = index % chunks;
-    const int64_t count = (s->T - a + l - 1) / l, first = chunk * CLASS_ROWS;
-    return (attn_bs_rows){.i0 = a + first * l, .n = attn_bs_clamp(count - first, 0, CLASS_ROWS),
-                          .step = l};
+    return attn_bs_class_rows(s, pl->v[V_STRIDE], CLASS_ROWS, index);
 }
 
 static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
