@@ -40,8 +40,9 @@ attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char
     if (idx < 0) {
         char names[160];
         names_list(t, names, sizeof names);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s '%s' has no parameter '%s' (its parameters: "
-                         "%s)", t->role ? t->role : "kind", owner, name, names);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s '%s' has no parameter '%s' (its parameters: %s)",
+                         t->role ? t->role : "kind", owner, name, names);
     }
     const attn_param_def *d = &t->defs[idx];
     const int nchoices = attn_param_choice_count(d);
@@ -102,7 +103,8 @@ int attn_params_format(const attn_param_table *t, const attn_params *p, char *bu
     if (len) buf[0] = '\0';
     for (int n = 0; n < t->count && (size_t)w < len; n++) {
         w += snprintf(buf + w, len - (size_t)w, "%s%s=", n ? "," : "", t->defs[n].name);
-        if ((size_t)w < len) w += attn_param_value_format(&t->defs[n], p->v[n], buf + w, len - (size_t)w);
+        if ((size_t)w < len)
+            w += attn_param_value_format(&t->defs[n], p->v[n], buf + w, len - (size_t)w);
     }
     return w;
 }

@@ -83,7 +83,8 @@ int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t le
     if (len) buf[0] = '\0';
     if (ops->takes_path) w = snprintf(buf, len, "path=%s%s", p->path ? p->path : "",
                                       ops->params.count ? "," : "");
-    if (w >= 0 && (size_t)w < len) w += attn_params_format(&ops->params, &a, buf + w, len - (size_t)w);
+    if (w >= 0 && (size_t)w < len)
+        w += attn_params_format(&ops->params, &a, buf + w, len - (size_t)w);
     return w;
 }
 

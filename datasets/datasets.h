@@ -38,7 +38,8 @@ typedef struct ds_ops {
     const char *name;             /* the CLI's --dataset value, [a-z0-9_]+ */
     const char *summary;          /* one line for `bench datasets` */
     const char *definition;       /* exact definition, several lines, for `bench datasets --verbose` */
-    attn_param_table params;      /* DS_PARAM_TABLE(name, defs), or {.owner = name, .role = "dataset"} */
+    attn_param_table params;      /* DS_PARAM_TABLE(name, defs); no parameters:
+                                     {.owner = name, .role = "dataset"} */
     bool takes_path;              /* selected as NAME=PATH (file); the path is ds_params.path */
 
     /* q, k, v for shape s: deterministic in (seed, s without threads, p). May allocate

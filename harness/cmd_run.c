@@ -29,7 +29,8 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
         return attn_fail(ATTN_EINVAL, msg, msg_len, "kind '%s' has no parameter '%s', nor has "
                          "dataset '%s' (see bench list, bench datasets)", spec->ops->name, name,
                          spec->dataset->name);
-    if (in_kind) return attn_param_set(attn_kind_params(spec->ops), &spec->params, name, eq + 1, msg, msg_len);
+    if (in_kind)
+        return attn_param_set(attn_kind_params(spec->ops), &spec->params, name, eq + 1, msg, msg_len);
     return ds_param_set(spec->dataset, &spec->dataset_params, name, eq + 1, msg, msg_len);
 }
 

@@ -212,11 +212,12 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
         const attn_ops *ops = attn_kind_find(g->kind_names[ki]);
         int idx[MAX_SETS] = {0}; /* mixed-radix counter over the sets this kind has */
         bool has[MAX_SETS];
-        for (int s = 0; s < g->nsets; s++) has[s] = attn_param_index(attn_kind_params(ops), g->sets[s].name) >= 0;
+        const attn_param_table *pt = attn_kind_params(ops);
+        for (int s = 0; s < g->nsets; s++) has[s] = attn_param_index(pt, g->sets[s].name) >= 0;
         for (;;) {
-            attn_params p = attn_params_defaults(attn_kind_params(ops));
+            attn_params p = attn_params_defaults(pt);
             for (int s = 0; s < g->nsets; s++)
-                if (has[s] && attn_param_set(attn_kind_params(ops), &p, g->sets[s].name, g->sets[s].values[idx[s]],
+                if (has[s] && attn_param_set(pt, &p, g->sets[s].name, g->sets[s].values[idx[s]],
                                              msg, msg_len))
                     goto invalid;
             for (int mi = 0; mi < g->mode.n; mi++)

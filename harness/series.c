@@ -30,7 +30,8 @@ static bool parse_params(const attn_ops *ops, const char *text, attn_params *p)
         char *eq = strchr(item, '=');
         if (!eq) return false;
         *eq = '\0';
-        if (attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK) return false;
+        if (attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK)
+            return false;
     }
     return true;
 }

@@ -155,7 +155,8 @@ Test(decode, grouped_kernel_matches_float64_reference)
                     const char *names[] = {"block_q", "block_k", "split"};
                     for (int n = 0; n < 3; n++)
                         if (settings[st][n])
-                            cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, names[n], settings[st][n], msg,
+                            cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, names[n],
+                                                        settings[st][n], msg,
                                                         sizeof msg), ATTN_OK, "%s", msg);
                     if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue; /* mqa, Hkv>1 */
                     const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);

@@ -257,10 +257,12 @@ Test(kinds, dense_workspace_is_independent_of_n)
         if (ops->engine != ATTN_ENGINE_DENSE) continue;
         dense++;
         attn_params p = attn_params_defaults(attn_kind_params(ops));
-        attn_shape s = attn_shape_init(1, 8, attn_kind_kv_heads(ops, 8, 0), 65536, 65536, 64, false);
+        const int64_t Hkv = attn_kind_kv_heads(ops, 8, 0);
+        attn_shape s = attn_shape_init(1, 8, Hkv, 65536, 65536, 64, false);
         s.threads = 2;
         size_t big = ops->workspace_bytes(&s, &p);
-        cr_expect_lt(big, (size_t)64 << 20, "%s: workspace at n=65536 is %zu bytes", ops->name, big);
+        cr_expect_lt(big, (size_t)64 << 20, "%s: workspace at n=65536 is %zu bytes", ops->name,
+                     big);
         s.T = s.S = 4096;
         cr_expect_eq(ops->workspace_bytes(&s, &p), big, "%s: workspace grows with n", ops->name);
     }
@@ -284,21 +286,21 @@ Test(kinds, shape_checks_refuse_bad_shapes)
 
 Test(kinds, params_refuse_bad_values)
 {
-    const attn_ops *ops = attn_kind_find("full");
-    attn_params p = attn_params_defaults(attn_kind_params(ops));
+    const attn_param_table *pt = attn_kind_params(attn_kind_find("full"));
+    attn_params p = attn_params_defaults(pt);
     char msg[ATTN_MSG_LEN];
-    cr_expect_eq(attn_param_set(attn_kind_params(ops), &p, "nope", "1", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "nope", "1", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "has no parameter 'nope'") && strstr(msg, "block_q"), "%s", msg);
-    cr_expect_eq(attn_param_set(attn_kind_params(ops), &p, "block_q", "abc", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "abc", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "not a number") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(attn_kind_params(ops), &p, "block_q", "1.5", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "1.5", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "integer") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(attn_kind_params(ops), &p, "block_q", "0", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "0", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "out of range") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(attn_kind_params(ops), &p, "block_q", "32", msg, sizeof msg), ATTN_OK);
-    cr_expect_eq(p.v[attn_param_index(attn_kind_params(ops), "block_q")], 32);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "32", msg, sizeof msg), ATTN_OK);
+    cr_expect_eq(p.v[attn_param_index(pt, "block_q")], 32);
     char buf[128];
-    attn_params_format(attn_kind_params(ops), &p, buf, sizeof buf);
+    attn_params_format(pt, &p, buf, sizeof buf);
     cr_expect(strstr(buf, "block_q=32,") == buf, "formatted: %s", buf);
 }
 
@@ -312,21 +314,22 @@ Test(kinds, params_with_choices)
     };
     attn_ops ops = *attn_kind_find("full");
     ops.params = (attn_param_table){.owner = "full", .defs = defs, .count = 2};
+    const attn_param_table *pt = attn_kind_params(&ops);
     char msg[ATTN_MSG_LEN], buf[128];
     cr_assert_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_OK, "%s", msg);
-    attn_params p = attn_params_defaults(attn_kind_params(&ops));
-    attn_params_format(attn_kind_params(&ops), &p, buf, sizeof buf);
+    attn_params p = attn_params_defaults(pt);
+    attn_params_format(pt, &p, buf, sizeof buf);
     cr_expect_str_eq(buf, "colour=green,size=4");
-    cr_expect_eq(attn_param_set(attn_kind_params(&ops), &p, "colour", "blue", msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "blue", msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_expect_eq(p.v[0], 2);
-    cr_expect_eq(attn_param_set(attn_kind_params(&ops), &p, "colour", "0", msg, sizeof msg), ATTN_OK, "%s", msg);
-    attn_params_format(attn_kind_params(&ops), &p, buf, sizeof buf);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "0", msg, sizeof msg), ATTN_OK, "%s", msg);
+    attn_params_format(pt, &p, buf, sizeof buf);
     cr_expect_str_eq(buf, "colour=red,size=4");
-    cr_expect_eq(attn_param_set(attn_kind_params(&ops), &p, "colour", "pink", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "pink", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "'pink' is not one of red, green, blue") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(attn_kind_params(&ops), &p, "colour", "3", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "3", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "out of range") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(attn_kind_params(&ops), &p, "size", "red", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "size", "red", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "not a number") != NULL, "%s", msg);
     defs[0].max = 3; /* a range that does not match the 3 choices */
     cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);

@@ -276,8 +276,9 @@ Test(sparse, random_draws_per_block_and_per_token)
             cr_expect_leq(err, 1e-5, "%s T=%lld S=%lld causal=%d: rel L2 error %.3g", texts[t],
                           (long long)T, (long long)S, causal, err);
             double allowed = 0;
-            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(attn_kind_params(ops), "block")] : 1;
-            const int64_t r = (int64_t)p.v[attn_param_index(attn_kind_params(ops), "random")];
+            const attn_param_table *pt = attn_kind_params(ops);
+            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(pt, "block")] : 1;
+            const int64_t r = (int64_t)p.v[attn_param_index(pt, "random")];
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < T; i++) {
                     const int64_t pos = i + S - T;

@@ -41,7 +41,8 @@ typedef struct attn_shape {
     double scale;   /* score scale; attn_shape_init sets 1/sqrt(D) */
     int threads;    /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
     bool decode;    /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
-                       whose S keys are a KV cache; kinds with a decode state use it (attention.h) */
+                       whose S keys are a KV cache; kinds with a decode state use it
+                       (attention.h) */
 } attn_shape;
 
 /* A shape with scale 1/sqrt(D), threads 1. */
