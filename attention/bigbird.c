@@ -1,17 +1,10 @@
 /*
  * bigbird — BigBird block-sparse attention (Zaheer et al. 2020, ITC): window + global + random
- * at the level of blocks of b positions.
- *   Query i at position p = i + S - T is in query block qb = floor(p / b); key j in block
- *   kb = floor(j / b); NB = ceil(S / b) key blocks. The query sees key j iff
- *     0 <= qb < g                   (a global query block sees every key), or
- *     kb < g                        (the g global blocks are seen by every query), or
- *     |qb - kb| < w                 (sliding window; w = 2: the paper's 3 blocks), or
- *     kb is one of qb's r random blocks,
- *   and j <= p when causal (element-wise). Random blocks are drawn per (head, query block) from
- *   the candidates: blocks [0, N) (N = NB, causal: min(qb + 1, NB)) that are neither global nor
- *   in the window, numbered in order; one uniform candidate in each of r equal strata of that
- *   numbering, by a hash of (seed, h, qb, k) — all candidates when r >= their number. Each key
- *   counts once (random blocks are never global or window blocks).
+ * at the level of blocks of b positions. Definition: .definition below. Random blocks are drawn
+ * per (head, query block) among the candidate blocks [0, N) (N = ceil(S/b), causal:
+ * min(qb + 1, N)) that are neither global nor in the window, numbered in order: one in each of
+ * r equal strata of that numbering (attn_bs_draw), all when r >= their number; so each key
+ * counts once.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·(2w - 1 + g + r)·b·D + B·H·g·b·S·D)   flops 4·D per allowed score (exact)
  *   layout (block-sparse engine): one task per query block; its key blocks (window, global,
@@ -119,7 +112,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -145,12 +138,11 @@ const attn_ops attn_kind_bigbird = {
                   "|qb - kb| < w, or kb is one of r random blocks of (head, qb): one per equal\n"
                   "stratum of the other blocks (causal: kb <= qb), hashed from the seed; and\n"
                   "j <= p when causal.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("bigbird", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "block=4,window_blocks=2,global_blocks=1,random_blocks=2,seed=3",
+              .large = "block=7,random_blocks=5",
+              .as_full = "block=4,window_blocks=16,global_blocks=0,random_blocks=0"},
 };

@@ -15,7 +15,6 @@
  *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
  */
-#include <limits.h>
 #include <math.h>
 #include <omp.h>
 #include <stdlib.h>
@@ -71,6 +70,25 @@ attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t)
     const int64_t i0 = attn_bs_max(0, block * size - shift);
     const int64_t i1 = attn_bs_min(s->T, (block + 1) * size - shift);
     return (attn_bs_rows){.i0 = i0, .n = attn_bs_max(0, i1 - i0), .step = 1};
+}
+
+/* Chunks of `size` rows in the largest residue class (ceil(T/step) rows). */
+static int64_t class_chunks(const attn_shape *s, int64_t step, int64_t size)
+{
+    return ((s->T + step - 1) / step + size - 1) / size;
+}
+
+int64_t attn_bs_class_tasks(const attn_shape *s, int64_t step, int64_t size)
+{
+    return attn_bs_min(step, s->T) * class_chunks(s, step, size);
+}
+
+attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size, int64_t t)
+{
+    const int64_t chunks = class_chunks(s, step, size), a = t / chunks, chunk = t % chunks;
+    const int64_t count = (s->T - a + step - 1) / step, first = chunk * size;
+    return (attn_bs_rows){.i0 = a + first * step, .n = attn_bs_clamp(count - first, 0, size),
+                          .step = step};
 }
 
 void attn_bs_plan_blocks(const attn_shape *s, int64_t block, attn_bs_plan *pl)
@@ -245,7 +263,7 @@ static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const floa
         return src + (ks->j0 + x0) * D;
     }
     /* every step-th key: by the leading dimension (an int for BLAS) */
-    if (!gather && !ks->idx && ks->run == 1 && ks->step * D <= INT_MAX) {
+    if (!gather && !ks->idx && ks->run == 1 && attn_blas_int_ok(ks->step * D)) {
         *ld = ks->step * D;
         return src + (ks->j0 + x0 * ks->step) * D;
     }

@@ -110,25 +110,38 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
                             const float *q, const float *k, const float *v, float *out,
                             void *workspace);
 
-/* Defines the static workspace_bytes, flops, bytes and forward slots of a kind from its pattern. */
-#define ATTN_BS_SLOTS(pattern)                                                                  \
-    static size_t workspace_bytes(const attn_shape *s, const attn_params *p)                   \
+/* A sparse kind's file reads
+ *   static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
+ *   ATTN_BS_DEFINE(pattern)
+ *   const attn_ops attn_kind_NAME = {
+ *       .name = ..., .summary = ..., .definition = ..., .params = ATTN_PARAM_TABLE("NAME", params),
+ *       .check = attn_bs_accept (or its own), ATTN_BS_SLOTS, .allows = allows,
+ *       .tests = {.small = ..., .large = ..., .as_full = ...},
+ *   };
+ * ATTN_BS_DEFINE(pattern) defines the static slot functions of the pattern (bs_workspace_bytes,
+ * bs_flops, bs_bytes, bs_forward); ATTN_BS_SLOTS names them in the ops struct, with the engine. */
+#define ATTN_BS_DEFINE(pattern)                                                                 \
+    static size_t bs_workspace_bytes(const attn_shape *s, const attn_params *p)                \
     {                                                                                           \
         return attn_bs_workspace_bytes(&(pattern), s, p);                                      \
     }                                                                                           \
-    static double flops(const attn_shape *s, const attn_params *p)                             \
+    static double bs_flops(const attn_shape *s, const attn_params *p)                          \
     {                                                                                           \
         return attn_bs_flops(&(pattern), s, p);                                                \
     }                                                                                           \
-    static double bytes(const attn_shape *s, const attn_params *p)                             \
+    static double bs_bytes(const attn_shape *s, const attn_params *p)                          \
     {                                                                                           \
         return attn_bs_bytes(&(pattern), s, p);                                                \
     }                                                                                           \
-    static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,      \
-                               const float *k, const float *v, float *out, void *workspace)   \
+    static attn_status bs_forward(const attn_shape *s, const attn_params *p, const float *q,   \
+                                  const float *k, const float *v, float *out, void *workspace) \
     {                                                                                           \
         return attn_bs_forward(&(pattern), s, p, q, k, v, out, workspace);                     \
     }
+
+#define ATTN_BS_SLOTS                                                                           \
+    .workspace_bytes = bs_workspace_bytes, .flops = bs_flops, .bytes = bs_bytes,                \
+    .forward = bs_forward, .engine = ATTN_ENGINE_BLOCK_SPARSE
 
 /* ---- helpers the patterns share ---- */
 
@@ -154,6 +167,11 @@ attn_bs_keys attn_bs_range(int64_t j0, int64_t j1);
  * of task t (blocks in order of position; the first and last may be partial). */
 int64_t attn_bs_block_tasks(const attn_shape *s, int64_t size);
 attn_bs_rows attn_bs_block_rows(const attn_shape *s, int64_t size, int64_t t);
+/* Tasks of rows a step apart: the rows of one residue class i ≡ a (mod step), a < min(step, T)
+ * (so positions ≡ a + S - T), in chunks of `size` rows: their number, and the rows of task t
+ * (class t / chunks, chunk t % chunks; a chunk may have no rows). */
+int64_t attn_bs_class_tasks(const attn_shape *s, int64_t step, int64_t size);
+attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size, int64_t t);
 
 /* The sliding band of task rows [r0, r1) (rows one apart): row r at position p sees keys
  * max(from, p - w + 1) <= j < min(S, p + w), and j <= p when causal — one segment, per-row

@@ -1,14 +1,22 @@
 /*
- * dense.h — the dense softmax-attention engine (defined in full.c) shared by the kinds full, mqa
- * and gqa: one kernel, three ops structs that differ only in the KV heads they run with.
- * Internal to attention/: the harness and the tests reach it through the kinds' ops structs.
+ * dense.h — the dense softmax-attention engine (dense.c) shared by the kinds full, mqa and gqa:
+ * one kernel, thin kinds that differ only in the KV heads they run with.
+ * Internal to attention/ (and tests/): the harness reaches it through the kinds' ops structs.
+ *
+ * A dense kind's file reads
+ *   const attn_ops attn_kind_NAME = {
+ *       .name = "NAME", .summary = ..., .definition = ...,
+ *       .params = ATTN_DENSE_PARAMS("NAME"),
+ *       .check = attn_dense_check (or its own, calling it), [.kv_heads = ...,]
+ *       ATTN_DENSE_SLOTS,
+ *   };
  */
 #ifndef ATTN_DENSE_H
 #define ATTN_DENSE_H
 
 #include "attention.h"
 
-/* block_q, block_k, materialize, split (see full.c) */
+/* block_q, block_k, materialize, split (see dense.c) */
 enum { ATTN_DENSE_NPARAMS = 4 };
 extern const attn_param_def attn_dense_params[ATTN_DENSE_NPARAMS];
 
@@ -18,17 +26,20 @@ double attn_dense_flops(const attn_shape *s, const attn_params *p);
 double attn_dense_bytes(const attn_shape *s, const attn_params *p);
 attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
                                const float *k, const float *v, float *out, void *workspace);
-/* The causal rule alone (the mask of all three kinds). */
+/* The causal rule alone (the mask of every dense kind). */
 bool attn_dense_allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j);
 /* split=0 (auto) replaced by the number of key chunks the shape gets. */
 void attn_dense_resolve(const attn_shape *s, attn_params *p);
 
-/* The slots every dense kind shares, as named initializers; a kind adds its name, summary,
- * definition, check and (mqa, gqa) kv_heads. */
+/* The engine's parameter table, owned by the kind `name`. */
+#define ATTN_DENSE_PARAMS(name)                                                                   \
+    {.owner = (name), .defs = attn_dense_params, .count = ATTN_DENSE_NPARAMS}
+
+/* The slots every dense kind shares, as named initializers (the engine, its mask, and what the
+ * tests need: dense kinds are full attention at their defaults). */
 #define ATTN_DENSE_SLOTS                                                                          \
-    .params = attn_dense_params, .nparams = ATTN_DENSE_NPARAMS,                                   \
     .workspace_bytes = attn_dense_workspace_bytes, .flops = attn_dense_flops,                     \
     .bytes = attn_dense_bytes, .forward = attn_dense_forward, .allows = attn_dense_allows,        \
-    .resolve = attn_dense_resolve
+    .resolve = attn_dense_resolve, .engine = ATTN_ENGINE_DENSE, .tests = {.as_full = ""}
 
 #endif

@@ -1,13 +1,10 @@
 /*
  * fixed — the fixed pattern of the Sparse Transformer (Child et al. 2019), both factorised
- * components united within every head.
- *   Stride l (0: ceil(sqrt(S)), recorded resolved), summary c (c' = min(c, l)). Positions are
- *   cut into blocks of l: block(x) = floor(x / l). Query i at position p = i + S - T sees key j iff
- *     block(j) == block(p)          (its own block), or
- *     j mod l >= l - c'              (a summary key: the last c' positions of every block),
- *   and j <= p when causal. This is the paper's A(2) = {j : j mod l ∈ {t, ..., l}}, t = l - c,
- *   read with j mod l in [0, l): c summary keys per block. Each allowed key counts once: the
- *   summary keys of the query's own block belong to the first component.
+ * components (own block of l, the last c' = min(c, l) keys of every block) united within every
+ * head. Definition: .definition below. The summary set is the paper's
+ * A(2) = {j : j mod l ∈ {t, ..., l}}, t = l - c, read with j mod l in [0, l): c summary keys per
+ * block. Each allowed key counts once: the summary keys of the query's own block belong to the
+ * first component.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·(l + c·S/l)·D), O(n^1.5) at l = sqrt(n); flops 4·D per allowed score (exact)
  *   layout (block-sparse engine): blocks of 256 queries; each fixed block the rows touch against
@@ -80,7 +77,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static void resolve(const attn_shape *s, attn_params *p)
 {
@@ -103,13 +100,12 @@ const attn_ops attn_kind_fixed = {
                   "p = i + S - T sees key j iff floor(j/l) == floor(p/l) (own block) or\n"
                   "j mod l >= l - c' (summary keys), and j <= p when causal: the union of the two\n"
                   "components of Child et al. (2019) in every head. Softmax, scale 1/sqrt(D).",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("fixed", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
     .resolve = resolve,
+    .tests = {.small = "stride=6,summary=2",
+              .large = "stride=10,summary=5;stride=0,summary=3;stride=4,summary=2",
+              .as_full = "stride=8,summary=8"},
 };

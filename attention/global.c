@@ -1,10 +1,7 @@
 /*
- * global — Longformer-style global + sliding-window attention.
- *   The first g positions are global tokens. Query i at position p = i + S - T sees key j iff
- *     j < g                (every query sees the global keys), or
- *     0 <= p < g           (a global query sees every key), or
- *     |p - j| < w          (the local window of the `window` kind; w = 0: global only),
- *   and, when causal, j <= p.
+ * global — Longformer-style global + sliding-window attention: the first g positions are
+ * global tokens (they see and are seen by every position), the others also see a window of w.
+ * Definition: .definition below.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·(T·(g + w) + g·S)·D)   flops 4·D per allowed score, counted from the layout
  *   layout (block-sparse engine): blocks of 256 queries; global query rows: all keys; the other
@@ -67,7 +64,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -85,12 +82,11 @@ const attn_ops attn_kind_global = {
                   "j < g, or 0 <= p < g (global query: every key), or |p - j| < w (window);\n"
                   "causal: also j <= p. Softmax over those keys, scale 1/sqrt(D).\n"
                   "w = 0: global tokens only; g = 0: the window kind.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("global", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "globals=3,window=4",
+              .large = "globals=300,window=50",
+              .as_full = "globals=64,window=0"},
 };

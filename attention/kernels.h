@@ -5,8 +5,15 @@
 #ifndef ATTN_KERNELS_H
 #define ATTN_KERNELS_H
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
+
+#include "attn_core.h" /* attn_blas_threads */
+
+/* Can x be handed to BLAS, whose sizes and leading dimensions are int? Every stride or leading
+ * dimension computed from the shape (step·D, rows·D ...) goes through this guard first. */
+static inline bool attn_blas_int_ok(int64_t x) { return x >= 0 && x <= INT_MAX; }
 
 /* max of x[0..n), -INFINITY when n == 0. */
 float attn_vmax(const float *x, int64_t n);
@@ -68,8 +75,5 @@ void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml
                     int64_t ml_stride);
 /* attn_tile_end into rows of stride ldo floats. */
 void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo);
-
-/* OpenBLAS threads: set to n when different (cheap when already n). */
-void attn_blas_threads(int n);
 
 #endif

@@ -1,8 +1,7 @@
 /*
  * linear — linearised attention with a feature map φ (attention/feature_maps.c: elu, relu,
- * favor, trig), computed as φ(Q)(φ(K)ᵀV) in time linear in n:
- *   out_i = φ(q_i)ᵀ Σ_j φ(k_j) v_jᵀ / φ(q_i)ᵀ Σ_j φ(k_j)
- *   over all keys j, or j <= i + S - T when causal (query i at position i + S - T).
+ * favor, trig), computed as φ(Q)(φ(K)ᵀV) in time linear in n. Definition: .definition below
+ * (its float64 form: linear_reference.c, the kind's own reference slot).
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv);  M features
  * The normaliser: den = φ(q_i)ᵀ Σ_j φ(k_j) is >= 0 for elu, relu and favor (favor: >= 1 in
  * its shifted form whenever the row sees every key summed, i.e. non-causal, see
@@ -569,8 +568,7 @@ const attn_ops attn_kind_linear = {
         "features drawn from `seed`. trig's denominator is floored at 1e-3 |phi(q)| sum |phi(k)|;\n"
         "a row with denominator 0 is 0. Non-causal: phi(K)^T [V 1] per KV head by sgemm;\n"
         "causal: chunked scan; decode: recurrent state of the first S-T keys.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("linear", params),
     .check = check,
     .workspace_bytes = workspace_bytes,
     .flops = flops,

@@ -1,11 +1,10 @@
 /*
- * mqa — multi-query attention (Shazeer 2019): every query head shares one key/value head.
- *   out[b,h,i] = Σ_j softmax_j(scale · q[b,h,i]·k[b,0,j]) v[b,0,j]
- *   over all keys j, or j <= i + S - T when causal.
+ * mqa — multi-query attention (Shazeer 2019): every query head shares one key/value head
+ * (definition: .definition below).
  *   q [B,H,T,D]  k,v [B,1,S,D]  out [B,H,T,D]   Hkv = 1 whatever --kv-heads says (kv_heads slot)
  *   time O(B·H·T·S·D)   flops 4·D per allowed score   KV bytes H times fewer than MHA
- *   kernel, workspace and threads: the dense engine of full.c (dense.h) with G = H: the H heads
- *   of a position are stacked in one tile, so each K/V block is read once for all of them.
+ *   kernel, workspace and threads: the dense engine (dense.c) with G = H: the H heads of a
+ *   position are stacked in one tile, so each K/V block is read once for all of them.
  */
 #include "dense.h"
 
@@ -31,6 +30,7 @@ const attn_ops attn_kind_mqa = {
     .definition = "out_i = sum_j softmax_j(scale * q_i . k_j) v_j with a single KV head (Hkv = 1)\n"
                   "read by every query head (causal: j <= i + S - T), scale = 1/sqrt(D).\n"
                   "The query heads are computed together: each K/V block is loaded once.",
+    .params = ATTN_DENSE_PARAMS("mqa"),
     .check = check,
     .kv_heads = kv_heads,
     ATTN_DENSE_SLOTS,

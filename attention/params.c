@@ -1,4 +1,5 @@
-/* params.c — a kind's named parameters: defaults, parsing with range checks, formatting. */
+/* params.c — named parameters of a table (a kind's, a dataset's): defaults, parsing with range
+ * checks, formatting, validation of the table itself. */
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -7,42 +8,43 @@
 
 #include "attention.h"
 
-attn_params attn_params_defaults(const attn_ops *ops)
+attn_params attn_params_defaults(const attn_param_table *t)
 {
     attn_params p = {{0}};
-    for (int n = 0; n < ops->nparams; n++) p.v[n] = ops->params[n].def;
+    for (int n = 0; n < t->count; n++) p.v[n] = t->defs[n].def;
     return p;
 }
 
-int attn_param_index(const attn_ops *ops, const char *name)
+int attn_param_index(const attn_param_table *t, const char *name)
 {
-    for (int n = 0; n < ops->nparams; n++)
-        if (strcmp(ops->params[n].name, name) == 0) return n;
+    for (int n = 0; n < t->count; n++)
+        if (strcmp(t->defs[n].name, name) == 0) return n;
     return -1;
 }
 
-static int names_list(const attn_ops *ops, char *buf, size_t len)
+static int names_list(const attn_param_table *t, char *buf, size_t len)
 {
     int w = 0;
     buf[0] = '\0';
-    for (int n = 0; n < ops->nparams && (size_t)w < len; n++)
-        w += snprintf(buf + w, len - (size_t)w, "%s%s", n ? ", " : "", ops->params[n].name);
-    if (ops->nparams == 0) w = snprintf(buf, len, "none");
+    for (int n = 0; n < t->count && (size_t)w < len; n++)
+        w += snprintf(buf + w, len - (size_t)w, "%s%s", n ? ", " : "", t->defs[n].name);
+    if (t->count == 0) w = snprintf(buf, len, "none");
     return w;
 }
 
-attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name, const char *value,
-                           char *msg, size_t msg_len)
+attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char *name,
+                           const char *value, char *msg, size_t msg_len)
 {
-    int idx = attn_param_index(ops, name);
+    const int idx = attn_param_index(t, name);
+    const char *owner = t->owner;
     if (idx < 0) {
         char names[160];
-        names_list(ops, names, sizeof names);
+        names_list(t, names, sizeof names);
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "kind '%s' has no parameter '%s' (its parameters: %s)", ops->name, name,
-                         names);
+                         "%s '%s' has no parameter '%s' (its parameters: %s)",
+                         t->role ? t->role : "kind", owner, name, names);
     }
-    const attn_param_def *d = &ops->params[idx];
+    const attn_param_def *d = &t->defs[idx];
     const int nchoices = attn_param_choice_count(d);
     for (int c = 0; c < nchoices; c++)
         if (strcmp(d->choices[c], value) == 0) {
@@ -55,21 +57,21 @@ attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name
     if (end == value || *end != '\0' || errno == ERANGE || !isfinite(x)) {
         if (nchoices == 0)
             return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not a number",
-                             ops->name, name, value);
+                             owner, name, value);
         char names[160];
         int w = 0;
         for (int c = 0; c < nchoices && (size_t)w < sizeof names; c++)
             w += snprintf(names + w, sizeof names - (size_t)w, "%s%s", c ? ", " : "", d->choices[c]);
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not one of %s",
-                         ops->name, name, value, names);
+                         owner, name, value, names);
     }
     if (d->integer && x != floor(x)) {
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s must be an integer",
-                         ops->name, name, value);
+                         owner, name, value);
     }
     if (x < d->min || x > d->max) {
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s is out of range [%.12g, %.12g]",
-                         ops->name, name, value, d->min, d->max);
+                         owner, name, value, d->min, d->max);
     }
     p->v[idx] = x;
     return ATTN_OK;
@@ -95,15 +97,57 @@ int attn_param_value_format(const attn_param_def *d, double v, char *buf, size_t
     return snprintf(buf, len, "%.12g", v);
 }
 
-int attn_params_format(const attn_ops *ops, const attn_params *p, char *buf, size_t len)
+int attn_params_format(const attn_param_table *t, const attn_params *p, char *buf, size_t len)
 {
     int w = 0;
     if (len) buf[0] = '\0';
-    for (int n = 0; n < ops->nparams && (size_t)w < len; n++) {
-        w += snprintf(buf + w, len - (size_t)w, "%s%s=", n ? "," : "", ops->params[n].name);
-        if ((size_t)w < len) w += attn_param_value_format(&ops->params[n], p->v[n], buf + w, len - (size_t)w);
+    for (int n = 0; n < t->count && (size_t)w < len; n++) {
+        w += snprintf(buf + w, len - (size_t)w, "%s%s=", n ? "," : "", t->defs[n].name);
+        if ((size_t)w < len)
+            w += attn_param_value_format(&t->defs[n], p->v[n], buf + w, len - (size_t)w);
     }
     return w;
+}
+
+static bool valid_name(const char *s)
+{
+    if (s == NULL || *s == '\0') return false;
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
+    return true;
+}
+
+attn_status attn_param_table_validate(const attn_param_table *t, const char *what, char *msg,
+                                      size_t msg_len)
+{
+    if (!valid_name(t->owner))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: its parameter table names no owner", what);
+    if (t->count < 0 || t->count > ATTN_MAX_PARAMS || (t->count > 0 && !t->defs)) {
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %d parameters (at most %d, table required)",
+                         what, t->count, ATTN_MAX_PARAMS);
+    }
+    for (int n = 0; n < t->count; n++) {
+        const attn_param_def *d = &t->defs[n];
+        if (!valid_name(d->name) || !d->summary || !(d->min <= d->def && d->def <= d->max) ||
+            (d->integer && d->def != floor(d->def))) {
+            return attn_fail(ATTN_EFAIL, msg, msg_len,
+                             "%s: parameter %d ('%s') has no summary or a default outside "
+                             "[min, max]",
+                             what, n, d->name ? d->name : "?");
+        }
+        const int nchoices = attn_param_choice_count(d);
+        if (d->choices && (nchoices == 0 || !d->integer || d->min != 0 || d->max != nchoices - 1)) {
+            return attn_fail(ATTN_EFAIL, msg, msg_len,
+                             "%s: parameter '%s' has %d choices: it must be an integer with range "
+                             "[0, %d]",
+                             what, d->name, nchoices, nchoices - 1);
+        }
+        for (int m = 0; m < n; m++)
+            if (strcmp(t->defs[m].name, d->name) == 0)
+                return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: parameter '%s' defined twice",
+                                 what, d->name);
+    }
+    return ATTN_OK;
 }
 
 attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,

@@ -1,18 +1,11 @@
 /*
  * random — each query attends to itself and r keys drawn at random (BigBird's random part at
  * the level of tokens), drawn per query block (draw=block, default) or per query (draw=token).
- *   Query i of head h sits at position p = i + S - T; stratified draws of r keys from the
- *   candidates [0, N): one key uniformly in each of r equal strata [floor(k·N/r),
- *   floor((k+1)·N/r)), k < r — r distinct keys spread over the whole range — by a hash of
- *   (seed, h, who, k); all N candidates when r >= N.
- *   draw=block: who = the query block qb = floor(p / b) (b = `block` positions, aligned on
- *     positions: prefill and decode agree), N = S, or N = min(S, (qb + 1)·b) when causal (the
- *     candidates of the block's last position, clipped to the keys; N <= 0: none). Every query
- *     of the block shares the draws; causal: a query sees only the drawn j <= p.
- *   draw=token: who = p, N = S, or N = p + 1 when causal (every draw respects the mask).
- *   Either way the query also sees itself (j = p, when 0 <= p); a key both drawn and the query
- *   itself counts once. Draws are per head and a pure function of (seed, h, who, N): the mask
- *   predicate, prefill and decode agree.
+ * Definition: .definition below. The draws are stratified (attn_bs_draw: one key uniformly in
+ * each of r equal strata of the candidates, hashed from (seed, h, who, k)) and per head, a pure
+ * function of (seed, h, who, N): the mask predicate, prefill and decode agree; query blocks are
+ * aligned on positions, so prefill and decode share them. A key both drawn and the query itself
+ * counts once.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine):
@@ -192,7 +185,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -215,12 +208,11 @@ const attn_ops attn_kind_random = {
                   "min(S, (qb+1) b)), shared by the block's queries, causal ones see drawn j <= p.\n"
                   "draw=token: who = p, N = S (causal: p + 1). Per head; each key once.\n"
                   "Softmax over those keys, scale 1/sqrt(D).",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("random", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "random=4,seed=7;draw=token,random=4,seed=7",
+              .large = "random=300;random=20,seed=9;draw=token,random=300;draw=token,random=20",
+              .as_full = "random=64"},
 };

@@ -1,5 +1,4 @@
 /* registry.c — the list of kinds (generated from attention/meson.build) and its validation. */
-#include <math.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -57,33 +56,14 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': set all of state_bytes, prepare and decode, or none", name);
     }
-    if (k->nparams < 0 || k->nparams > ATTN_MAX_PARAMS || (k->nparams > 0 && !k->params)) {
+    if (k->params.owner == NULL || strcmp(k->params.owner, k->name) != 0) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
-                         "kind '%s': %d parameters (at most %d, table required)", name, k->nparams,
-                         ATTN_MAX_PARAMS);
+                         "kind '%s': its parameter table belongs to '%s' (ATTN_PARAM_TABLE(\"%s\", "
+                         "...))", name, k->params.owner ? k->params.owner : "nobody", name);
     }
-    for (int n = 0; n < k->nparams; n++) {
-        const attn_param_def *d = &k->params[n];
-        if (!valid_name(d->name) || !d->summary || !(d->min <= d->def && d->def <= d->max) ||
-            (d->integer && d->def != floor(d->def))) {
-            return attn_fail(ATTN_EFAIL, msg, msg_len,
-                             "kind '%s': parameter %d ('%s') has no summary or a default "
-                             "outside [min, max]",
-                             name, n, d->name ? d->name : "?");
-        }
-        const int nchoices = attn_param_choice_count(d);
-        if (d->choices && (nchoices == 0 || !d->integer || d->min != 0 || d->max != nchoices - 1)) {
-            return attn_fail(ATTN_EFAIL, msg, msg_len,
-                             "kind '%s': parameter '%s' has %d choices: it must be an integer "
-                             "with range [0, %d]",
-                             name, d->name, nchoices, nchoices - 1);
-        }
-        for (int m = 0; m < n; m++)
-            if (strcmp(k->params[m].name, d->name) == 0) {
-                return attn_fail(ATTN_EFAIL, msg, msg_len,
-                                 "kind '%s': parameter '%s' defined twice", name, d->name);
-            }
-    }
+    char what[96];
+    snprintf(what, sizeof what, "kind '%s'", name);
+    if (attn_param_table_validate(&k->params, what, msg, msg_len) != ATTN_OK) return ATTN_EFAIL;
     return ATTN_OK;
 }
 

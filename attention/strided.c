@@ -1,12 +1,10 @@
 /*
  * strided — the strided pattern of the Sparse Transformer (Child et al. 2019), both factorised
- * components united within every head.
- *   Stride l (0: ceil(sqrt(S)), recorded resolved). Query i at position p = i + S - T sees key j
- *   iff j is local:   p - l < j <= p (causal), |p - j| < l (not causal), or
- *          strided:   (p - j) mod l == 0 (and j <= p when causal).
- *   The paper's local set {t, ..., i}, t = max(0, i - l), has one key more (i - l), which the
- *   strided set contains anyway: the union is the same (OpenAI's code uses l local keys, as here).
- *   Each allowed key counts once: the two components share only j = p, given to the local one.
+ * components (local l keys, every l-th key) united within every head. Definition: .definition
+ * below. The paper's local set {t, ..., i}, t = max(0, i - l), has one key more (i - l), which
+ * the strided set contains anyway: the union is the same (OpenAI's code uses l local keys, as
+ * here). Each allowed key counts once: the two components share only j = p, given to the local
+ * one.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·(l + S/l)·D), O(n^1.5) at l = sqrt(n); flops 4·D per allowed score (exact)
  *   layout (block-sparse engine, two phases):
@@ -22,10 +20,11 @@
  *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
+#include "kernels.h"
 
 enum { P_STRIDE };
 enum { BLOCK = 256, CLASS_ROWS = 256, GATHER_MAX = 4096 };
-enum { V_STRIDE, V_CHUNKS }; /* plan.v: stride used, tasks per residue class */
+enum { V_STRIDE }; /* plan.v: stride used */
 
 static const attn_param_def params[] = {
     [P_STRIDE] = {"stride", "l: local keys |p - j| < l plus every l-th key (0: ceil(sqrt(S)))", 0,
@@ -41,12 +40,10 @@ static int64_t layout_stride(const attn_shape *s, const attn_params *p)
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     const int64_t l = layout_stride(s, p);
-    const int64_t class_rows = (s->T + l - 1) / l; /* rows of the largest residue class */
     pl->nphases = 2;
     pl->tasks[0] = attn_bs_block_tasks(s, BLOCK);
     pl->v[V_STRIDE] = l;
-    pl->v[V_CHUNKS] = (class_rows + CLASS_ROWS - 1) / CLASS_ROWS;
-    pl->tasks[1] = attn_bs_min(l, s->T) * pl->v[V_CHUNKS];
+    pl->tasks[1] = attn_bs_class_tasks(s, l, CLASS_ROWS);
     pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
     pl->ints = 2 * pl->rows_max;
     pl->sub = attn_bs_band_sub(s, l);
@@ -60,11 +57,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 static attn_bs_rows rows(const attn_shape *s, const attn_bs_plan *pl, int phase, int64_t index)
 {
     if (phase == 0) return attn_bs_block_rows(s, BLOCK, index);
-    const int64_t l = pl->v[V_STRIDE], chunks = pl->v[V_CHUNKS];
-    const int64_t a = index / chunks, chunk = index % chunks;
-    const int64_t count = (s->T - a + l - 1) / l, first = chunk * CLASS_ROWS;
-    return (attn_bs_rows){.i0 = a + first * l, .n = attn_bs_clamp(count - first, 0, CLASS_ROWS),
-                          .step = l};
+    return attn_bs_class_rows(s, pl->v[V_STRIDE], CLASS_ROWS, index);
 }
 
 static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
@@ -93,12 +86,12 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
 {
     const int64_t l = layout_stride(s, p);
-    if ((double)l * (double)s->D >= 2147483648.0) {
+    if (!attn_blas_int_ok(l * s->D)) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "strided: stride %lld x head_dim %lld must stay below 2^31 (it is a BLAS "
                          "leading dimension): use a smaller stride",
@@ -127,13 +120,12 @@ const attn_ops attn_kind_strided = {
                   "|p - j| < l (local; causal: p - l < j <= p) or (p - j) mod l == 0 (strided),\n"
                   "and j <= p when causal: the union of the two components of Child et al.\n"
                   "(2019) in every head. Softmax over those keys, scale 1/sqrt(D).",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("strided", params),
     .check = check,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
     .resolve = resolve,
+    .tests = {.small = "stride=0",
+              .large = "stride=2;stride=0",
+              .as_full = "stride=1"},
 };

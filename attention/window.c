@@ -1,8 +1,6 @@
 /*
- * window — sliding-window softmax attention (local attention of Longformer, Mistral).
- *   Query i sits at position p = i + S - T and sees key j iff |p - j| < w: itself and w - 1
- *   keys on each side (2w - 1 keys); causal: also j <= p, i.e. itself and the w - 1 before it
- *   (w keys, "look-back w"). w >= max(T, S) is full attention.
+ * window — sliding-window softmax attention (local attention of Longformer, Mistral): each
+ * query sees the keys within w positions of its own. Definition: .definition below.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·w·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine): blocks of 256 queries; the band keys every row of a block sees
@@ -36,7 +34,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_SLOTS(pattern)
+ATTN_BS_DEFINE(pattern)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {
@@ -51,12 +49,11 @@ const attn_ops attn_kind_window = {
     .definition = "query i at position p = i + S - T sees key j iff |p - j| < w (itself and w-1\n"
                   "keys on each side); causal: also j <= p (itself and the w-1 before it).\n"
                   "Softmax over those keys, scale 1/sqrt(D). w >= max(T, S) equals full.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = ATTN_PARAM_TABLE("window", params),
     .check = attn_bs_accept,
-    .workspace_bytes = workspace_bytes,
-    .flops = flops,
-    .bytes = bytes,
-    .forward = forward,
+    ATTN_BS_SLOTS,
     .allows = allows,
+    .tests = {.small = "window=5",
+              .large = "window=300;window=40",
+              .as_full = "window=64"},
 };

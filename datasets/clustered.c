@@ -1,13 +1,9 @@
 /*
- * clustered — keys around a few centroids, queries near them (σ = spread), per KV head (b, g):
- *   centroids c_1..c_C ~ N(0, I_D) i.i.d.
- *   key j:                    a_j uniform in {1..C},  k_j = (c_{a_j} + σ·e_j) / sqrt(1 + σ²)
- *   query i of head h in g:   a_i uniform in {1..C},  q_i = (c_{a_i} + σ·e_i) / sqrt(1 + σ²)
- *   e ~ N(0, I_D) i.i.d. per row;  v ~ N(0, 1) i.i.d.
- * Elements have variance 1. A query scores the keys of its own cluster at about
- * sqrt(D)/(1 + σ²) and the others at N(0, 1): it attends to the ~S/C keys of its cluster (what
- * clustering and routing attentions exploit); same-cluster rows have cosine ~1/(1 + σ²).
- * Streams: centroids per head, rows by row (ds_fill_rows); v: stream 3.
+ * clustered — keys around a few centroids, queries near them (σ = spread), per KV head
+ * (definition: .definition below). Elements have variance 1; same-cluster rows have cosine
+ * ~1/(1 + σ²): each query attends to the ~S/C keys of its cluster (what clustering and routing
+ * attentions exploit). Streams: centroids per head, rows by row (ds_fill_rows); v: stream 3.
+ * Cost O((S + T)·D) per head.
  */
 #include <math.h>
 
@@ -49,7 +45,6 @@ const ds_ops ds_clustered = {
         "a centroid a uniformly: (c_a + spread * e) / sqrt(1 + spread^2), e ~ N(0, I_D);\n"
         "v ~ N(0,1). Same-cluster scores ~ sqrt(D)/(1+spread^2), others ~ N(0,1): each query\n"
         "attends to the ~S/C keys of its cluster.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("clustered", params),
     .fill = fill,
 };

@@ -5,11 +5,15 @@
 #include <string.h>
 
 #include "datasets.h"
+#include "registry_datasets.h"
 
-extern const ds_ops ds_gaussian, ds_local, ds_lowrank, ds_clustered, ds_needle, ds_tied, ds_file;
+#define DS_DECLARE(name) extern const ds_ops ds_##name;
+DS_DATASETS(DS_DECLARE)
+#undef DS_DECLARE
 
-static const ds_ops *const all[] = {&ds_gaussian, &ds_local,  &ds_lowrank, &ds_clustered,
-                                    &ds_needle,   &ds_tied,   &ds_file};
+#define DS_ADDRESS(name) &ds_##name,
+static const ds_ops *const all[] = {DS_DATASETS(DS_ADDRESS)};
+#undef DS_ADDRESS
 
 int ds_count(void) { return (int)(sizeof all / sizeof all[0]); }
 
@@ -43,13 +47,6 @@ attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *m
     return ATTN_OK;
 }
 
-/* The dataset's parameter table seen as a kind's, so that parsing, range checks and formatting
- * are the kinds' own (attention/params.c). */
-static attn_ops as_kind(const ds_ops *ops)
-{
-    return (attn_ops){.name = ops->name, .params = ops->params, .nparams = ops->nparams};
-}
-
 static attn_params values(const ds_params *p)
 {
     attn_params a;
@@ -59,8 +56,7 @@ static attn_params values(const ds_params *p)
 
 ds_params ds_params_defaults(const ds_ops *ops)
 {
-    const attn_ops k = as_kind(ops);
-    attn_params a = attn_params_defaults(&k);
+    attn_params a = attn_params_defaults(&ops->params);
     ds_params p = {.path = NULL};
     memcpy(p.v, a.v, sizeof p.v);
     return p;
@@ -68,39 +64,40 @@ ds_params ds_params_defaults(const ds_ops *ops)
 
 int ds_param_index(const ds_ops *ops, const char *name)
 {
-    const attn_ops k = as_kind(ops);
-    return attn_param_index(&k, name);
+    return attn_param_index(&ops->params, name);
 }
 
 attn_status ds_param_set(const ds_ops *ops, ds_params *p, const char *name, const char *value,
                          char *msg, size_t msg_len)
 {
-    const attn_ops k = as_kind(ops);
-    if (attn_param_index(&k, name) < 0) {
-        char names[160] = "none";
-        for (int n = 0, w = 0; n < ops->nparams && w < (int)sizeof names; n++)
-            w += snprintf(names + w, sizeof names - (size_t)w, "%s%s", n ? ", " : "",
-                          ops->params[n].name);
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "dataset '%s' has no parameter '%s' (its parameters: %s)", ops->name,
-                         name, names);
-    }
     attn_params a = values(p);
-    if (attn_param_set(&k, &a, name, value, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    if (attn_param_set(&ops->params, &a, name, value, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
     memcpy(p->v, a.v, sizeof p->v);
     return ATTN_OK;
 }
 
 int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t len)
 {
-    const attn_ops k = as_kind(ops);
     const attn_params a = values(p);
     int w = 0;
     if (len) buf[0] = '\0';
     if (ops->takes_path) w = snprintf(buf, len, "path=%s%s", p->path ? p->path : "",
-                                      ops->nparams ? "," : "");
-    if (w >= 0 && (size_t)w < len) w += attn_params_format(&k, &a, buf + w, len - (size_t)w);
+                                      ops->params.count ? "," : "");
+    if (w >= 0 && (size_t)w < len)
+        w += attn_params_format(&ops->params, &a, buf + w, len - (size_t)w);
     return w;
+}
+
+int64_t ds_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t *rows)
+{
+    if (total <= wanted) {
+        for (int64_t r = 0; r < total; r++) rows[r] = r;
+        return total;
+    }
+    ds_rng rng = ds_rng_stream(seed, 0xacc);
+    for (int64_t r = 0; r < wanted; r++) /* one row in each of `wanted` equal strata */
+        rows[r] = ds_stratum(r, wanted, total, ds_rng_uniform(&rng));
+    return wanted;
 }
 
 int64_t ds_plants_list(const ds_ops *ops, const attn_shape *s, const ds_params *p, uint64_t seed,

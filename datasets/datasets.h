@@ -1,7 +1,10 @@
 /*
  * datasets.h — the inputs of a point: seeded generators of q [B,H,T,D], k and v [B,Hkv,S,D],
- * and the user's own tensors from an HDF5 file; one file per dataset, listed in datasets.c.
+ * and the user's own tensors from an HDF5 file; one file per dataset, datasets/<name>.c defining
+ * `const ds_ops ds_<name>`, listed once in datasets/meson.build (the list is generated from it).
  * A generator's output depends on (seed, shape, parameters) only, never on the thread count.
+ * Each dataset's exact definition is its ds_ops.definition (`bench datasets --verbose`); its
+ * file's header says how it is generated (streams, layout, cost).
  *
  * Positions, as for the kinds: key j sits at position j, query i at position p_i = i + S - T
  * (the queries are the newest positions: decode's T queries are the last of the sequence).
@@ -35,8 +38,8 @@ typedef struct ds_ops {
     const char *name;             /* the CLI's --dataset value, [a-z0-9_]+ */
     const char *summary;          /* one line for `bench datasets` */
     const char *definition;       /* exact definition, several lines, for `bench datasets --verbose` */
-    const attn_param_def *params; /* table of nparams parameters (NULL if none) */
-    int nparams;
+    attn_param_table params;      /* DS_PARAM_TABLE(name, defs); no parameters:
+                                     {.owner = name, .role = "dataset"} */
     bool takes_path;              /* selected as NAME=PATH (file); the path is ds_params.path */
 
     /* q, k, v for shape s: deterministic in (seed, s without threads, p). May allocate
@@ -55,7 +58,14 @@ typedef struct ds_ops {
     int64_t (*plants)(const attn_shape *s, const ds_params *p, uint64_t seed, ds_plant *plants);
 } ds_ops;
 
-/* ---- the list (datasets.c) ---- */
+/* A dataset's parameter table (parameters named in messages as "dataset 'NAME'"). */
+#define DS_PARAM_TABLE(name, def_array)                                                           \
+    {                                                                                             \
+        .owner = (name), .defs = (def_array),                                                     \
+        .count = (int)(sizeof(def_array) / sizeof((def_array)[0])), .role = "dataset"             \
+    }
+
+/* ---- the list (datasets.c, generated from datasets/meson.build) ---- */
 
 int ds_count(void);
 const ds_ops *ds_at(int index);
@@ -83,6 +93,11 @@ int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t le
  * memory. */
 int64_t ds_plants_list(const ds_ops *ops, const attn_shape *s, const ds_params *p, uint64_t seed,
                        ds_plant **list);
+
+/* Stratified sample of `wanted` distinct rows of [0, total), increasing, a pure function of
+ * seed: one uniform row in each of `wanted` equal strata (all rows when total <= wanted).
+ * Returns the number written to rows. (The accuracy measure's row sample.) */
+int64_t ds_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t *rows);
 
 /* ---- helpers the generators share (datasets.c) ---- */
 

@@ -141,6 +141,7 @@ const ds_ops ds_file = {
         "The file fixes B, H, Hkv, S, D: a sweep's --n, --heads, --kv-heads, --head-dim and\n"
         "--batch do not apply. The point uses the newest T queries, rows Tf-T..Tf-1 (prefill:\n"
         "all Tf; decode: --q-len), so file row r keeps its position r + S - Tf.",
+    .params = {.owner = "file", .role = "dataset"},
     .takes_path = true,
     .fill = fill,
     .shape = shape,

@@ -1,9 +1,8 @@
 /*
- * gaussian — i.i.d. normal inputs, with a temperature τ:
- *   q, k ~ N(0, 1/τ) i.i.d.     v ~ N(0, 1) i.i.d.
- * A score q·k/sqrt(D) then has mean 0 and standard deviation 1/τ: at τ = 1 (the default)
- * attention is broad (nearly uniform at large S), the easy case for approximations; small τ
- * makes it peaked. q, k, v use streams 1, 2, 3 of the seed (τ = 1: the original N(0,1) inputs).
+ * gaussian — i.i.d. normal inputs with a temperature τ (definition: .definition below): at
+ * τ = 1 (the default) attention is broad, the easy case for approximations; small τ makes it
+ * peaked. q, k, v use streams 1, 2, 3 of the seed (τ = 1: the original N(0,1) inputs).
+ * Cost O(elements); threads: ds_fill_normal's chunks.
  */
 #include <math.h>
 
@@ -33,7 +32,6 @@ const ds_ops ds_gaussian = {
     .definition = "q, k ~ N(0, 1/temperature) i.i.d., v ~ N(0, 1) i.i.d.\n"
                   "A score q.k/sqrt(D) has mean 0 and std 1/temperature: at 1 (default) attention\n"
                   "is broad, nearly uniform at large S; below 1 it is peaked.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("gaussian", params),
     .fill = fill,
 };

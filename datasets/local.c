@@ -1,12 +1,9 @@
 /*
  * local — a sequence whose neighbouring tokens are alike, so attention concentrates near the
- * diagonal, as in language. Per KV head (b, g) and coordinate d, a stationary AR(1) process
- * over the latent positions t = 0..L-1 (L = max(S, T)):
- *   x_0 = e_0,   x_t = rho·x_{t-1} + sqrt(1 - rho²)·e_t,   e_t ~ N(0, 1/τ) i.i.d.
- * so x_t ~ N(0, 1/τ) and corr(x_t, x_{t+Δ}) = rho^|Δ|. Keys and queries are the sequence:
- *   k[b,g,j] = x_{j+L-S},   q[b,h,i] = x_{i+L-T} for each head h of group g,   v ~ N(0,1) i.i.d.
- * (the query at position p equals the key at p). E[q_i·k_j]/sqrt(D) = sqrt(D)·rho^|p_i - j|/τ:
- * the score falls off over ~1/(1 - rho) positions around the query's own. e: stream 1, v: 3.
+ * diagonal, as in language (definition: .definition below). The AR(1) sequence runs per KV head
+ * (b, g) and coordinate over the latent positions t = 0..L-1 (L = max(S, T), ds_fill_sequence):
+ * key j is latent j + L - S, query i latent i + L - T, so the query at position p equals the key
+ * at p. Streams: e 1, v 3. Cost O(B·Hkv·L·D + q elements).
  */
 #include <math.h>
 
@@ -38,7 +35,6 @@ const ds_ops ds_local = {
         "k[j] = x at key position j; q[i] = x at query position i+S-T (every query head of the\n"
         "group); v ~ N(0,1) i.i.d. corr(x_t, x_t+d) = rho^|d|, so E[q.k]/sqrt(D) =\n"
         "sqrt(D)*rho^|distance|/temperature: the mass sits within ~1/(1-rho) positions.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("local", params),
     .fill = fill,
 };

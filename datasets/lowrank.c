@@ -1,12 +1,8 @@
 /*
- * lowrank — q and k in a rank-r subspace per KV head, plus isotropic noise (ν = noise):
- *   U[b,g] in R^{r×D}, U_cd ~ N(0, 1/r) i.i.d.
- *   key j of (b,g):             k_j = sqrt(1 - ν²)·z_j U[b,g] + ν·e_j
- *   query i of head h in g:     q_i = sqrt(1 - ν²)·z_i U[b,g] + ν·e_i
- *   z ~ N(0, I_r), e ~ N(0, I_D) i.i.d. per row;  v ~ N(0, 1) i.i.d.
- * Elements have variance ~1; at ν = 0 the matrices k[b,g] (S×D) and q[b,h] (T×D) have rank
- * min(r, D) exactly, and so have the scores. Score std ~ (1 - ν²)·sqrt(1 + D/r): low rank
+ * lowrank — q and k in a rank-r subspace per KV head, plus isotropic noise ν (definition:
+ * .definition below). Elements have variance ~1; score std ~ (1 - ν²)·sqrt(1 + D/r): low rank
  * aligns queries with keys. Streams: U per head, rows by row (ds_fill_rows); v: stream 3.
+ * Cost O((S + T)·r·D) per head.
  */
 #include <math.h>
 
@@ -53,7 +49,6 @@ const ds_ops ds_lowrank = {
         "Per KV head, a basis U (r x D, entries N(0, 1/r)). Every key and query row of the\n"
         "group: sqrt(1-noise^2) * z U + noise * e, z ~ N(0, I_r), e ~ N(0, I_D); v ~ N(0,1).\n"
         "At noise 0, q and k (and the scores) have rank min(r, D) exactly.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("lowrank", params),
     .fill = fill,
 };

@@ -1,23 +1,15 @@
 /*
- * needle — retrieval: a Gaussian haystack in which chosen queries must find one planted key.
- *   q, k ~ N(0, 1) i.i.d. (streams 1, 2); v rows i.i.d. uniform on the sphere of radius sqrt(D)
- *   (stream 3, normalised): all values have the same norm, so the nearest value to an output is
- *   the one most aligned with it.
- * Planted queries, per head (b, h): the eligible queries are those at position p_i = i + S - T
- *   with p_i >= max(distance, 0); of E eligible, n = min(needles, E) are planted, one drawn in
- *   each of n equal strata of them (seeded per head).
- * Planted key j* of a planted query at position p:
- *   distance >= 0:  j* = p - distance (0: its own position);
- *   distance = -1:  j* uniform over the keys the query sees: [0, p] causal, [0, S) otherwise.
- *   The plants of one KV head (b, g) use distinct keys: with grouped heads (GQA/MQA) a uniform
- *   key already taken is redrawn (up to 64 times), a fixed-distance one is left unplanted.
- * Planting: k[b,g,j*] = q_i · (ln(n_i) + margin) / (scale·|q_i|²), with n_i the keys query i sees
- *   (causal rule), so its planted score is exactly ln(n_i) + margin: under exact softmax the
- *   planted key takes ~ 1/(1 + e^(1/2 - margin)) of the query's attention whatever S (0.97 at
- *   margin 4; the haystack's scores are ~ N(0, 1)). The marker is the planted key's value
- *   v[b,g,j*], a random direction of its own.
+ * needle — retrieval: a Gaussian haystack in which chosen queries must find one planted key
+ * (definition: .definition below).
+ *   Haystack streams: q 1, k 2, v 3 (v normalised to norm sqrt(D): the nearest value to an
+ *   output is the one most aligned with it). Planted queries: per head (b, h), one in each of n
+ *   equal strata of the eligible queries (seeded per head). With grouped heads (GQA/MQA) the
+ *   plants of one KV head use distinct keys: a uniform key already taken is redrawn (up to 64
+ *   times), a fixed-distance one is left unplanted. The planted score ln(n_i) + margin (n_i the
+ *   keys query i sees, causal rule) gives the planted key ~ 1/(1 + e^(1/2 - margin)) of the
+ *   attention whatever S (0.97 at margin 4; the haystack's scores are ~ N(0, 1)).
  * Retrieval accuracy (harness/accuracy.c) asks whether a kind's output for a planted query is
- * nearer to the marker than to any other value of that KV head.
+ * nearer to the marker v[b,g,j*] than to any other value of that KV head.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -107,8 +99,7 @@ const ds_ops ds_needle = {
         "k[j*] = q * (ln(keys seen) + margin) / (scale * |q|^2): planted score ln(keys seen) +\n"
         "margin, so exact attention puts ~1/(1+e^(0.5-margin)) on it; the marker is v[j*].\n"
         "Retrieval: the output is nearer (L2) to v[j*] than to every other value of its KV head.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("needle", params),
     .fill = fill,
     .plants = plants,
 };

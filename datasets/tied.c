@@ -1,10 +1,8 @@
 /*
- * tied — one sequence attending to itself: Q = K = V = X, the plain softmax(X Xᵀ/sqrt(D)) X.
- *   X[b,g] ~ N(0, 1/τ) i.i.d. over the latent positions t = 0..L-1 (L = max(S, T))
- *   k[b,g,j] = v[b,g,j] = X[b,g,j+L-S],   q[b,h,i] = X[b,g,i+L-T] for each head h of group g
- * When T = S and H = Hkv, q = k = v exactly. A query's own key scores |x|²/sqrt(D) ~ sqrt(D)/τ,
- * the others ~ N(0, 1/τ²): attention peaks on the diagonal (at τ = 1, D = 64: e^8 against
- * e^0.5 per other key). X: stream 1.
+ * tied — one sequence attending to itself: Q = K = V = X, the plain softmax(X Xᵀ/sqrt(D)) X
+ * (definition: .definition below). X runs over the latent positions t = 0..L-1 (L = max(S, T)):
+ * key j is latent j + L - S, query i latent i + L - T. At τ = 1, D = 64 the own key weighs
+ * e^8 against e^0.5 per other key. X: stream 1. Cost O(B·Hkv·L·D + q elements).
  */
 #include <math.h>
 #include <string.h>
@@ -35,7 +33,6 @@ const ds_ops ds_tied = {
         "positions, q = X at the query positions i+S-T (every query head of the group): with\n"
         "T = S and H = Hkv, q = k = v. The own key scores ~ sqrt(D)/temperature, others\n"
         "~ N(0, 1/temperature^2): attention peaks on the diagonal.",
-    .params = params,
-    .nparams = sizeof params / sizeof params[0],
+    .params = DS_PARAM_TABLE("tied", params),
     .fill = fill,
 };

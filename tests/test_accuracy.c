@@ -120,7 +120,7 @@ static bench_point needle_point(const attn_ops *ops, const attn_params *kp, attn
 Test(accuracy, full_retrieves_every_needle)
 {
     const attn_ops *full = attn_kind_find("full");
-    const attn_params p = attn_params_defaults(full);
+    const attn_params p = attn_params_defaults(attn_kind_params(full));
     for (int causal = 0; causal <= 1; causal++) {
         attn_shape s = attn_shape_init(1, 4, 2, 300, 300, 32, causal);
         s.threads = 2;
@@ -145,9 +145,10 @@ Test(accuracy, window_misses_needles_beyond_the_window)
 {
     const attn_ops *window = attn_kind_find("window");
     if (!window) cr_skip_test("kind 'window' is not registered in this build");
-    attn_params p = attn_params_defaults(window);
+    attn_params p = attn_params_defaults(attn_kind_params(window));
     char msg[ATTN_MSG_LEN];
-    cr_assert_eq(attn_param_set(window, &p, "window", "16", msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(attn_param_set(attn_kind_params(window), &p, "window", "16", msg, sizeof msg),
+                 ATTN_OK, "%s", msg);
     for (int causal = 0; causal <= 1; causal++) {
         attn_shape s = attn_shape_init(1, 4, 4, 256, 256, 32, causal);
         s.threads = 2;

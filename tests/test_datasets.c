@@ -81,9 +81,9 @@ Test(datasets, list_is_valid)
         cr_expect(d->name && d->summary && d->definition && d->fill, "dataset %d incomplete", n);
         cr_expect_eq(ds_find(d->name), d, "%s: name not unique", d->name);
         cr_expect_eq(d->takes_path, d->shape != NULL, "%s: a path and a shape go together", d->name);
-        cr_expect(d->nparams >= 0 && d->nparams <= ATTN_MAX_PARAMS);
-        for (int p = 0; p < d->nparams; p++) {
-            const attn_param_def *pd = &d->params[p];
+        cr_expect(d->params.count >= 0 && d->params.count <= ATTN_MAX_PARAMS);
+        for (int p = 0; p < d->params.count; p++) {
+            const attn_param_def *pd = &d->params.defs[p];
             cr_expect(pd->min <= pd->def && pd->def <= pd->max, "%s.%s default", d->name, pd->name);
             cr_expect(!pd->integer || pd->def == floor(pd->def), "%s.%s", d->name, pd->name);
             cr_expect_eq(ds_param_index(d, pd->name), p, "%s.%s not unique", d->name, pd->name);

@@ -33,17 +33,17 @@ enum { NSMALL = sizeof small_values / sizeof small_values[0],
 static int variants(const attn_ops *ops, attn_params *out, char names[][96])
 {
     int n = 0;
-    out[n] = attn_params_defaults(ops);
+    out[n] = attn_params_defaults(attn_kind_params(ops));
     snprintf(names[n++], 96, "defaults");
-    for (int p = 0; p < ops->nparams; p++) {
-        const attn_param_def *d = &ops->params[p];
+    for (int p = 0; p < ops->params.count; p++) {
+        const attn_param_def *d = &ops->params.defs[p];
         double values[2 + NSMALL] = {d->min, d->max};
         int nv = 2;
         for (int k = 0; d->integer && k < NSMALL; k++)
             if (small_values[k] > d->min && small_values[k] < d->max && small_values[k] != d->def)
                 values[nv++] = small_values[k];
         for (int e = 0; e < nv; e++) {
-            out[n] = attn_params_defaults(ops);
+            out[n] = attn_params_defaults(attn_kind_params(ops));
             out[n].v[p] = values[e];
             snprintf(names[n++], 96, "%s=%g", d->name, values[e]);
         }
@@ -139,7 +139,7 @@ Test(kinds, large_logits_stay_finite_and_accurate)
 {
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
-        attn_params p = attn_params_defaults(ops);
+        attn_params p = attn_params_defaults(attn_kind_params(ops));
         for (int c = 0; c < NSHAPES; c++) {
             attn_shape s = tu_make_shape(&shapes[c], 2);
             char label[256];
@@ -162,7 +162,7 @@ Test(kinds, masked_keys_have_zero_influence)
         if (!ops->allows) continue;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             attn_shape s = tu_make_shape(&cases[c], 2);
-            attn_params p = attn_params_defaults(ops);
+            attn_params p = attn_params_defaults(attn_kind_params(ops));
             attn_params_resolve(ops, &s, &p);
             char msg[ATTN_MSG_LEN];
             if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
@@ -232,7 +232,7 @@ Test(kinds, threads_do_not_change_the_result)
     const tu_shape_case c = {2, 4, 2, 100, 150, 32, true};
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
-        attn_params p = attn_params_defaults(ops);
+        attn_params p = attn_params_defaults(attn_kind_params(ops));
         attn_shape s1 = tu_make_shape(&c, 1), s2 = tu_make_shape(&c, 2);
         attn_params_resolve(ops, &s1, &p);
         const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
@@ -247,17 +247,26 @@ Test(kinds, threads_do_not_change_the_result)
     }
 }
 
-/* Workspace never grows with the square of the sequence (full: O(threads·block·D)). */
-Test(kinds, full_workspace_is_independent_of_n)
+/* Workspace never grows with the square of the sequence: on the dense engine it is
+ * O(threads·block·D), the same at n = 4096 and n = 65536. */
+Test(kinds, dense_workspace_is_independent_of_n)
 {
-    const attn_ops *ops = attn_kind_find("full");
-    attn_params p = attn_params_defaults(ops);
-    attn_shape s = attn_shape_init(1, 8, 8, 65536, 65536, 64, false);
-    s.threads = 2;
-    size_t big = ops->workspace_bytes(&s, &p);
-    cr_expect_lt(big, (size_t)64 << 20, "workspace at n=65536 is %zu bytes", big);
-    s.T = s.S = 4096;
-    cr_expect_eq(ops->workspace_bytes(&s, &p), big, "workspace grows with n");
+    int dense = 0;
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        if (ops->engine != ATTN_ENGINE_DENSE) continue;
+        dense++;
+        attn_params p = attn_params_defaults(attn_kind_params(ops));
+        const int64_t Hkv = attn_kind_kv_heads(ops, 8, 0);
+        attn_shape s = attn_shape_init(1, 8, Hkv, 65536, 65536, 64, false);
+        s.threads = 2;
+        size_t big = ops->workspace_bytes(&s, &p);
+        cr_expect_lt(big, (size_t)64 << 20, "%s: workspace at n=65536 is %zu bytes", ops->name,
+                     big);
+        s.T = s.S = 4096;
+        cr_expect_eq(ops->workspace_bytes(&s, &p), big, "%s: workspace grows with n", ops->name);
+    }
+    cr_expect_gt(dense, 0, "no kind on the dense engine");
 }
 
 Test(kinds, shape_checks_refuse_bad_shapes)
@@ -277,21 +286,21 @@ Test(kinds, shape_checks_refuse_bad_shapes)
 
 Test(kinds, params_refuse_bad_values)
 {
-    const attn_ops *ops = attn_kind_find("full");
-    attn_params p = attn_params_defaults(ops);
+    const attn_param_table *pt = attn_kind_params(attn_kind_find("full"));
+    attn_params p = attn_params_defaults(pt);
     char msg[ATTN_MSG_LEN];
-    cr_expect_eq(attn_param_set(ops, &p, "nope", "1", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "nope", "1", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "has no parameter 'nope'") && strstr(msg, "block_q"), "%s", msg);
-    cr_expect_eq(attn_param_set(ops, &p, "block_q", "abc", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "abc", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "not a number") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(ops, &p, "block_q", "1.5", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "1.5", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "integer") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(ops, &p, "block_q", "0", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "0", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "out of range") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(ops, &p, "block_q", "32", msg, sizeof msg), ATTN_OK);
-    cr_expect_eq(p.v[attn_param_index(ops, "block_q")], 32);
+    cr_expect_eq(attn_param_set(pt, &p, "block_q", "32", msg, sizeof msg), ATTN_OK);
+    cr_expect_eq(p.v[attn_param_index(pt, "block_q")], 32);
     char buf[128];
-    attn_params_format(ops, &p, buf, sizeof buf);
+    attn_params_format(pt, &p, buf, sizeof buf);
     cr_expect(strstr(buf, "block_q=32,") == buf, "formatted: %s", buf);
 }
 
@@ -304,22 +313,23 @@ Test(kinds, params_with_choices)
         {"size", "a number", 4, 1, 8, true, NULL},
     };
     attn_ops ops = *attn_kind_find("full");
-    ops.params = defs, ops.nparams = 2;
+    ops.params = (attn_param_table){.owner = "full", .defs = defs, .count = 2};
+    const attn_param_table *pt = attn_kind_params(&ops);
     char msg[ATTN_MSG_LEN], buf[128];
     cr_assert_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_OK, "%s", msg);
-    attn_params p = attn_params_defaults(&ops);
-    attn_params_format(&ops, &p, buf, sizeof buf);
+    attn_params p = attn_params_defaults(pt);
+    attn_params_format(pt, &p, buf, sizeof buf);
     cr_expect_str_eq(buf, "colour=green,size=4");
-    cr_expect_eq(attn_param_set(&ops, &p, "colour", "blue", msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "blue", msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_expect_eq(p.v[0], 2);
-    cr_expect_eq(attn_param_set(&ops, &p, "colour", "0", msg, sizeof msg), ATTN_OK, "%s", msg);
-    attn_params_format(&ops, &p, buf, sizeof buf);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "0", msg, sizeof msg), ATTN_OK, "%s", msg);
+    attn_params_format(pt, &p, buf, sizeof buf);
     cr_expect_str_eq(buf, "colour=red,size=4");
-    cr_expect_eq(attn_param_set(&ops, &p, "colour", "pink", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "pink", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "'pink' is not one of red, green, blue") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(&ops, &p, "colour", "3", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "colour", "3", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "out of range") != NULL, "%s", msg);
-    cr_expect_eq(attn_param_set(&ops, &p, "size", "red", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(pt, &p, "size", "red", msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "not a number") != NULL, "%s", msg);
     defs[0].max = 3; /* a range that does not match the 3 choices */
     cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);

@@ -38,14 +38,15 @@ static const attn_ops *linear(void)
 static attn_params with(const char *settings)
 {
     const attn_ops *ops = linear();
-    attn_params p = attn_params_defaults(ops);
+    attn_params p = attn_params_defaults(attn_kind_params(ops));
     char buf[256], msg[ATTN_MSG_LEN];
     snprintf(buf, sizeof buf, "%s", settings);
     for (char *tok = strtok(buf, " "); tok; tok = strtok(NULL, " ")) {
         char *eq = strchr(tok, '=');
         cr_assert_not_null(eq, "bad setting %s", tok);
         *eq = '\0';
-        cr_assert_eq(attn_param_set(ops, &p, tok, eq + 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, tok, eq + 1, msg, sizeof msg),
+                     ATTN_OK, "%s", msg);
     }
     return p;
 }
@@ -386,9 +387,10 @@ Test(linear, params_and_checks)
     const attn_ops *ops = linear();
     attn_params p = with("map=favor features=64");
     char buf[160], msg[ATTN_MSG_LEN];
-    attn_params_format(ops, &p, buf, sizeof buf);
+    attn_params_format(attn_kind_params(ops), &p, buf, sizeof buf);
     cr_expect(strstr(buf, "map=favor,features=64,") == buf, "formatted: %s", buf);
-    cr_expect_eq(attn_param_set(ops, &p, "map", "softmax", msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(attn_param_set(attn_kind_params(ops), &p, "map", "softmax", msg, sizeof msg),
+                 ATTN_EINVAL);
     cr_expect(strstr(msg, "elu, relu, favor, trig") != NULL, "%s", msg);
     attn_shape s = attn_shape_init(1, 2, 2, 8, 4, 16, true);
     s.decode = true;

@@ -366,7 +366,8 @@ static void resolve_stride(const attn_shape *s, attn_params *p)
     if (p->v[0] == 0) p->v[0] = ceil(sqrt((double)s->S));
 }
 
-static const attn_ops fake_strided = {.name = "strided", .params = stride_params, .nparams = 2,
+static const attn_ops fake_strided = {.name = "strided",
+                                      .params = ATTN_PARAM_TABLE("strided", stride_params),
                                       .resolve = resolve_stride};
 
 static const attn_ops *find_fake(const char *name)

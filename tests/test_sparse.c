@@ -1,43 +1,34 @@
-/* test_sparse.c — the sparse family on the block-sparse engine (window, global, random,
- * strided, fixed, bigbird): limits that equal full attention, decoding the last query equals the
- * last prefill row, bytes count each K/V row read once, masked keys have no influence with
- * small parameters, larger shapes that split tasks and visits, workspace linear in n, the
- * seeded stratified draws, and the auto stride. (test_kinds checks every kind against its mask
- * at awkward shapes and every parameter's ends.) */
+/* test_sparse.c — the kinds on the block-sparse engine (every kind whose ops say
+ * ATTN_ENGINE_BLOCK_SPARSE), generated from the registry with the cases each kind declares in
+ * its .tests (attention.h): limits that equal full attention (every kind with .tests.as_full),
+ * decoding the last query equals the last prefill row, bytes count each K/V row read once,
+ * masked keys have no influence with small parameters, larger shapes that split tasks and
+ * visits, workspace linear in n, the seeded stratified draws, and the auto stride of every kind
+ * with a `stride` parameter. (test_kinds checks every kind against its mask at awkward shapes and
+ * every parameter's ends.) */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
 #include "blocksparse.h"
 #include "test_util.h"
 
-static const char *const sparse_kinds[] = {"window", "global", "random", "strided", "fixed",
-                                           "bigbird"};
-enum { NKINDS = sizeof sparse_kinds / sizeof sparse_kinds[0] };
+enum { MAX_KINDS = 64 };
 
-/* Small parameters per kind: every component of the pattern matters at n ~ 40. */
-static const char *const small_params[NKINDS] = {
-    "window=5",
-    "globals=3,window=4",
-    "random=4,seed=7",
-    "stride=0",
-    "stride=6,summary=2",
-    "block=4,window_blocks=2,global_blocks=1,random_blocks=2,seed=3",
-};
-
-/* Parameters of a kind from "name=value,..." (NULL: defaults), resolved for s. */
-static attn_params params_of(const attn_ops *ops, const char *text, const attn_shape *s)
+/* The block-sparse kinds, in registry order; each declares its small, large and as_full cases. */
+static int sparse_kinds(const attn_ops **out)
 {
-    attn_params p = attn_params_defaults(ops);
-    char buf[256], msg[ATTN_MSG_LEN];
-    snprintf(buf, sizeof buf, "%s", text ? text : "");
-    for (char *tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        char *eq = strchr(tok, '=');
-        cr_assert_not_null(eq, "bad parameter text %s", tok);
-        *eq = '\0';
-        cr_assert_eq(attn_param_set(ops, &p, tok, eq + 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+    int n = 0;
+    for (int k = 0; k < attn_kind_count(); k++) {
+        const attn_ops *ops = attn_kind_at(k);
+        if (ops->engine != ATTN_ENGINE_BLOCK_SPARSE) continue;
+        cr_assert(ops->tests.small && ops->tests.large && ops->tests.as_full,
+                  "%s runs on the block-sparse engine: it must declare .tests.small, .large and "
+                  ".as_full", ops->name);
+        cr_assert_lt(n, MAX_KINDS);
+        out[n++] = ops;
     }
-    attn_params_resolve(ops, s, &p);
-    return p;
+    cr_assert_gt(n, 0, "no kind runs on the block-sparse engine");
+    return n;
 }
 
 static attn_shape shape(int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D, bool causal)
@@ -59,32 +50,29 @@ static float *run(const attn_ops *ops, const attn_shape *s, const attn_params *p
     return o;
 }
 
-/* Parameters that make each kind full attention at S <= 64 (and the reason). */
+/* Every kind that declares .tests.as_full (dense kinds: their defaults) equals full attention at
+ * S <= 64 under it: the same mask, flops and output. */
 Test(sparse, limits_equal_full_attention)
 {
-    const char *const as_full[NKINDS] = {
-        "window=64",                               /* |p - j| < 64 holds for every pair */
-        "globals=64,window=0",                     /* every position global */
-        "random=64",                               /* r >= candidates: all of them */
-        "stride=1",                                /* every key is on the stride */
-        "stride=8,summary=8",                      /* every key is a summary key */
-        "block=4,window_blocks=16,global_blocks=0,random_blocks=0", /* window of all blocks */
-    };
     const attn_ops *full = attn_kind_find("full");
     const int64_t cases[][4] = {{37, 37, 1, 0}, {37, 37, 1, 1}, {13, 40, 2, 1}, {1, 50, 2, 1},
                                 {40, 13, 1, 0}};
-    for (int kn = 0; kn < NKINDS; kn++) {
-        const attn_ops *ops = attn_kind_find(sparse_kinds[kn]);
-        cr_assert_not_null(ops, "%s is not registered", sparse_kinds[kn]);
+    int ran = 0;
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        if (!ops->tests.as_full) continue;
+        cr_assert_not_null(ops->allows, "%s declares .tests.as_full but has no mask", ops->name);
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             attn_shape s = shape(2, cases[c][2], cases[c][0], cases[c][1], 16, cases[c][3]);
-            attn_params p = params_of(ops, as_full[kn], &s), pf = attn_params_defaults(full);
+            attn_params p = tu_params(ops, ops->tests.as_full, &s), pf = tu_params(full, NULL, &s);
+            char msg[ATTN_MSG_LEN];
+            if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue; /* mqa, Hkv > 1 */
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < s.T; i++)
                     for (int64_t j = 0; j < s.S; j++)
                         cr_assert_eq(ops->allows(&s, &p, h, i, j), full->allows(&s, &pf, h, i, j),
                                      "%s %s case %zu: (h %lld, i %lld, j %lld) differs from full",
-                                     ops->name, as_full[kn], c, (long long)h, (long long)i,
+                                     ops->name, ops->tests.as_full, c, (long long)h, (long long)i,
                                      (long long)j);
             cr_expect_eq(ops->flops(&s, &p), full->flops(&s, &pf), "%s case %zu", ops->name, c);
             float *o = run(ops, &s, &p, NULL, NULL, NULL);
@@ -95,145 +83,169 @@ Test(sparse, limits_equal_full_attention)
             cr_expect_leq(sqrt(num / den), 1e-5, "%s case %zu: %.3g from full", ops->name, c,
                           sqrt(num / den));
             free(o), free(of);
+            ran++;
         }
     }
+    const attn_ops *kinds[MAX_KINDS];
+    cr_expect_geq(ran, 5 * sparse_kinds(kinds), "only %d cases ran", ran);
 }
 
 /* Positions are aligned at the end: query 0 of a decode step (T=1) against S keys is the last
  * query of the prefill of S, in mask and in output (causal and not). */
+static void decode_matches_last_row(const attn_ops *ops, const char *text, bool causal)
+{
+    const int64_t S = 45, D = 16;
+    attn_shape pre = shape(2, 1, S, S, D, causal), dec = shape(2, 1, 1, S, D, causal);
+    dec.decode = causal;
+    attn_params pp = tu_params(ops, text, &pre), pd = tu_params(ops, text, &dec);
+    float *q, *k, *v;
+    float *o = run(ops, &pre, &pp, &q, &k, &v), *od = bench_alloc(2 * D * 4);
+    float *qd = bench_alloc(2 * D * 4);
+    for (int64_t h = 0; h < 2; h++) {
+        memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
+        for (int64_t j = 0; j < S; j++)
+            cr_assert_eq(ops->allows(&pre, &pp, h, S - 1, j), ops->allows(&dec, &pd, h, 0, j),
+                         "%s %s causal=%d: key %lld of head %lld", ops->name,
+                         text ? text : "defaults", causal, (long long)j, (long long)h);
+    }
+    cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
+    for (int64_t e = 0; e < 2 * D; e++) {
+        const float a = o[((e / D) * S + S - 1) * D + e % D], b = od[e];
+        cr_expect(fabsf(a - b) <= 1e-5f * (1 + fabsf(a)),
+                  "%s %s causal=%d h=%lld d=%lld: prefill %g, decode %g", ops->name,
+                  text ? text : "defaults", causal, (long long)(e / D), (long long)(e % D), a, b);
+    }
+    free(q), free(k), free(v), free(o), free(od), free(qd);
+}
+
 Test(sparse, decode_is_the_last_prefill_row)
 {
-    for (int kn = 0; kn < NKINDS; kn++) {
-        const attn_ops *ops = attn_kind_find(sparse_kinds[kn]);
-        for (int causal = 0; causal < 2; causal++)
-            for (int variant = 0; variant < 2; variant++) {
-                const int64_t S = 45, D = 16;
-                attn_shape pre = shape(2, 1, S, S, D, causal), dec = shape(2, 1, 1, S, D, causal);
-                dec.decode = causal;
-                const char *text = variant ? small_params[kn] : NULL;
-                attn_params pp = params_of(ops, text, &pre), pd = params_of(ops, text, &dec);
-                float *q, *k, *v;
-                float *o = run(ops, &pre, &pp, &q, &k, &v), *od = bench_alloc(2 * D * 4);
-                float *qd = bench_alloc(2 * D * 4);
-                for (int64_t h = 0; h < 2; h++) {
-                    memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
-                    for (int64_t j = 0; j < S; j++)
-                        cr_assert_eq(ops->allows(&pre, &pp, h, S - 1, j),
-                                     ops->allows(&dec, &pd, h, 0, j),
-                                     "%s %s causal=%d: key %lld of head %lld", ops->name,
-                                     text ? text : "defaults", causal, (long long)j, (long long)h);
-                }
-                cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
-                for (int64_t h = 0; h < 2; h++)
-                    for (int64_t d = 0; d < D; d++) {
-                        const float a = o[(h * S + S - 1) * D + d], b = od[h * D + d];
-                        cr_expect(fabsf(a - b) <= 1e-5f * (1 + fabsf(a)),
-                                  "%s %s causal=%d h=%lld d=%lld: prefill %g, decode %g",
-                                  ops->name, text ? text : "defaults", causal, (long long)h,
-                                  (long long)d, a, b);
-                    }
-                free(q), free(k), free(v), free(o), free(od), free(qd);
-            }
-    }
+    const attn_ops *kinds[MAX_KINDS];
+    const int nk = sparse_kinds(kinds);
+    char text[256];
+    for (int kn = 0; kn < nk; kn++)
+        for (int causal = 0; causal < 2; causal++) {
+            decode_matches_last_row(kinds[kn], NULL, causal);
+            for (int v = 0; tu_case(kinds[kn]->tests.small, v, text, sizeof text); v++)
+                decode_matches_last_row(kinds[kn], text, causal);
+        }
 }
 
 /* bytes = 4·(q + out + 2·D·B·Σ over kv heads of the keys some query of the group sees). */
+static void bytes_match_the_mask(const attn_ops *ops, const attn_shape *s, const char *text)
+{
+    const attn_params p = tu_params(ops, text, s);
+    const int64_t group = s->H / s->Hkv;
+    double keys = 0;
+    for (int64_t g = 0; g < s->Hkv; g++)
+        for (int64_t j = 0; j < s->S; j++) {
+            bool read = false;
+            for (int64_t h = g * group; h < (g + 1) * group && !read; h++)
+                for (int64_t i = 0; i < s->T && !read; i++) read = ops->allows(s, &p, h, i, j);
+            keys += read;
+        }
+    const double expect = 4.0 * (2.0 * attn_q_elems(s) + 2.0 * s->D * s->B * keys);
+    cr_expect_eq(ops->bytes(s, &p), expect,
+                 "%s %s T=%lld S=%lld causal=%d: bytes %.0f, mask says %.0f", ops->name,
+                 text ? text : "defaults", (long long)s->T, (long long)s->S, s->causal,
+                 ops->bytes(s, &p), expect);
+}
+
 Test(sparse, bytes_count_each_kv_row_read_once)
 {
-    const int64_t cases[][6] = {/* H, Hkv, T, S, causal, small params */
+    const int64_t cases[][6] = {/* H, Hkv, T, S, causal, small params (else defaults) */
                                 {4, 2, 40, 40, 1, 1}, {4, 1, 1, 300, 0, 1}, {2, 2, 13, 90, 1, 1},
                                 {2, 1, 90, 13, 0, 1}, {4, 2, 40, 40, 0, 0}, {2, 1, 1, 300, 1, 0}};
-    for (int kn = 0; kn < NKINDS; kn++) {
-        const attn_ops *ops = attn_kind_find(sparse_kinds[kn]);
+    const attn_ops *kinds[MAX_KINDS];
+    const int nk = sparse_kinds(kinds);
+    char text[256];
+    for (int kn = 0; kn < nk; kn++)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             const int64_t *cs = cases[c];
-            attn_shape s = shape(cs[0], cs[1], cs[2], cs[3], 8, cs[4]);
-            attn_params p = params_of(ops, cs[5] ? small_params[kn] : NULL, &s);
-            const int64_t group = s.H / s.Hkv;
-            double keys = 0;
-            for (int64_t g = 0; g < s.Hkv; g++)
-                for (int64_t j = 0; j < s.S; j++) {
-                    bool read = false;
-                    for (int64_t h = g * group; h < (g + 1) * group && !read; h++)
-                        for (int64_t i = 0; i < s.T && !read; i++)
-                            read = ops->allows(&s, &p, h, i, j);
-                    keys += read;
-                }
-            const double expect = 4.0 * (2.0 * attn_q_elems(&s) + 2.0 * s.D * s.B * keys);
-            cr_expect_eq(ops->bytes(&s, &p), expect, "%s case %zu: bytes %.0f, mask says %.0f",
-                         ops->name, c, ops->bytes(&s, &p), expect);
+            const attn_shape s = shape(cs[0], cs[1], cs[2], cs[3], 8, cs[4]);
+            if (!cs[5]) bytes_match_the_mask(kinds[kn], &s, NULL);
+            for (int v = 0; cs[5] && tu_case(kinds[kn]->tests.small, v, text, sizeof text); v++)
+                bytes_match_the_mask(kinds[kn], &s, text);
         }
-    }
 }
 
 /* With small parameters most keys are masked: perturbing them leaves each row bitwise equal. */
+static void masked_keys_do_not_move_rows(const attn_ops *ops, const attn_shape *sp,
+                                         const char *text)
+{
+    const attn_shape s = *sp;
+    attn_params p = tu_params(ops, text, &s);
+    const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
+    float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+    float *k2 = bench_alloc(kvn * 4), *v2 = bench_alloc(kvn * 4), *o2 = bench_alloc(qn * 4);
+    int64_t masked = 0;
+    for (int64_t h = 0; h < s.H; h++)
+        for (int64_t i = 0; i < s.T; i++) {
+            memcpy(k2, k, kvn * 4), memcpy(v2, v, kvn * 4);
+            for (int64_t j = 0; j < s.S; j++) {
+                if (ops->allows(&s, &p, h, i, j)) continue;
+                masked++;
+                for (int64_t d = 0; d < D; d++) k2[j * D + d] = 1e3f, v2[j * D + d] = -1e3f;
+            }
+            tu_forward(ops, &s, &p, q, k2, v2, o2);
+            cr_expect(memcmp(o + (h * s.T + i) * D, o2 + (h * s.T + i) * D, D * 4) == 0,
+                      "%s %s T=%lld S=%lld: masked keys moved row h=%lld i=%lld", ops->name, text,
+                      (long long)s.T, (long long)s.S, (long long)h, (long long)i);
+        }
+    cr_expect_gt(masked, s.H * s.T, "%s %s T=%lld S=%lld: too few masked keys", ops->name, text,
+                 (long long)s.T, (long long)s.S);
+    free(q), free(k), free(v), free(o), free(k2), free(v2), free(o2);
+}
+
 Test(sparse, masked_keys_have_zero_influence_with_small_parameters)
 {
     const int64_t cases[][4] = {{40, 40, 0}, {40, 40, 1}, {17, 45, 1}};
-    for (int kn = 0; kn < NKINDS; kn++) {
-        const attn_ops *ops = attn_kind_find(sparse_kinds[kn]);
-        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            attn_shape s = shape(2, 1, cases[c][0], cases[c][1], 8, cases[c][2]);
-            attn_params p = params_of(ops, small_params[kn], &s);
-            const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
-            float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
-            float *k2 = bench_alloc(kvn * 4), *v2 = bench_alloc(kvn * 4), *o2 = bench_alloc(qn * 4);
-            int64_t masked = 0;
-            for (int64_t h = 0; h < s.H; h++)
-                for (int64_t i = 0; i < s.T; i++) {
-                    memcpy(k2, k, kvn * 4), memcpy(v2, v, kvn * 4);
-                    for (int64_t j = 0; j < s.S; j++) {
-                        if (ops->allows(&s, &p, h, i, j)) continue;
-                        masked++;
-                        for (int64_t d = 0; d < D; d++) k2[j * D + d] = 1e3f, v2[j * D + d] = -1e3f;
-                    }
-                    tu_forward(ops, &s, &p, q, k2, v2, o2);
-                    cr_expect(memcmp(o + (h * s.T + i) * D, o2 + (h * s.T + i) * D, D * 4) == 0,
-                              "%s case %zu: masked keys moved row h=%lld i=%lld", ops->name, c,
-                              (long long)h, (long long)i);
-                }
-            cr_expect_gt(masked, s.H * s.T, "%s case %zu: too few masked keys", ops->name, c);
-            free(q), free(k), free(v), free(o), free(k2), free(v2), free(o2);
-        }
-    }
+    const attn_ops *kinds[MAX_KINDS];
+    const int nk = sparse_kinds(kinds);
+    char text[256];
+    for (int kn = 0; kn < nk; kn++)
+        for (int v = 0; tu_case(kinds[kn]->tests.small, v, text, sizeof text); v++)
+            for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
+                const attn_shape s = shape(2, 1, cases[c][0], cases[c][1], 8, cases[c][2]);
+                masked_keys_do_not_move_rows(kinds[kn], &s, text);
+            }
 }
 
-/* Shapes that split rows into several tasks and keys into several visits of at most 256:
- * window bands wider than a block, strided classes in several chunks, random lists and fixed
- * summaries longer than one visit, bigbird blocks not aligned with T, scattered key sets larger
- * than the engine copies together. */
+/* Each kind's large cases at shapes that split rows into several tasks and keys into several
+ * visits of at most 256 (bands wider than a block, strided classes in several chunks, lists
+ * and summaries longer than one visit, blocks not aligned with T), T > S and S > T, and a long
+ * S with more scattered keys than the engine copies together at once. */
 Test(sparse, larger_shapes_match_the_mask)
 {
-    const struct { const char *kind, *params; int64_t T, S; } cases[] = {
-        {"window", "window=300", 600, 600}, {"window", "window=40", 500, 700},
-        {"global", "globals=300,window=50", 600, 600}, {"random", "random=300", 600, 600},
-        {"random", "random=20,seed=9", 300, 700}, {"strided", "stride=2", 600, 600},
-        {"strided", "stride=0", 333, 777}, {"fixed", "stride=10,summary=5", 600, 600},
-        {"fixed", "stride=0,summary=3", 700, 500}, {"bigbird", "block=7,random_blocks=5", 599, 650},
-        /* more scattered keys than are copied together at once: visited in place or by blocks */
-        {"strided", "stride=2", 50, 9000}, {"fixed", "stride=4,summary=2", 50, 9000},
-    };
-    for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
-        for (int causal = 0; causal < 2; causal++) {
-            const attn_ops *ops = attn_kind_find(cases[c].kind);
-            attn_shape s = shape(2, 1, cases[c].T, cases[c].S, 8, causal);
-            attn_params p = params_of(ops, cases[c].params, &s);
-            float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
-            double *ref = tu_reference(ops, &s, &p, q, k, v);
-            const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
-            cr_expect_leq(err, 1e-5, "%s %s causal=%d: rel L2 error %.3g", ops->name,
-                          cases[c].params, causal, err);
-            free(q), free(k), free(v), free(o), free(ref);
-        }
+    const int64_t shapes[][2] = {{600, 600}, {333, 777}, {700, 500}, {50, 9000}}; /* T, S */
+    const attn_ops *kinds[MAX_KINDS];
+    const int nk = sparse_kinds(kinds);
+    char text[256];
+    for (int kn = 0; kn < nk; kn++)
+        for (int c0 = 0; tu_case(kinds[kn]->tests.large, c0, text, sizeof text); c0++)
+            for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+                for (int causal = 0; causal < 2; causal++) {
+                    const attn_ops *ops = kinds[kn];
+                    attn_shape s = shape(2, 1, shapes[c][0], shapes[c][1], 8, causal);
+                    attn_params p = tu_params(ops, text, &s);
+                    float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+                    double *ref = tu_reference(ops, &s, &p, q, k, v);
+                    const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
+                    cr_expect_leq(err, 1e-5, "%s %s T=%lld S=%lld causal=%d: rel L2 error %.3g",
+                                  ops->name, text, (long long)s.T, (long long)s.S, causal, err);
+                    free(q), free(k), free(v), free(o), free(ref);
+                }
 }
 
 /* Memory O(n·keys per row) at most: at n = 1M (H=1, 2 threads) every workspace is small. */
 Test(sparse, workspace_is_small_at_a_million_keys)
 {
-    for (int kn = 0; kn < NKINDS; kn++) {
-        const attn_ops *ops = attn_kind_find(sparse_kinds[kn]);
+    const attn_ops *kinds[MAX_KINDS];
+    const int nk = sparse_kinds(kinds);
+    for (int kn = 0; kn < nk; kn++) {
+        const attn_ops *ops = kinds[kn];
         attn_shape s = shape(1, 1, 1 << 20, 1 << 20, 64, false);
-        attn_params p = params_of(ops, NULL, &s);
+        attn_params p = tu_params(ops, NULL, &s);
         const size_t ws = ops->workspace_bytes(&s, &p);
         cr_expect_lt(ws, (size_t)16 << 20, "%s: workspace %zu bytes at n=1M", ops->name, ws);
     }
@@ -257,15 +269,16 @@ Test(sparse, random_draws_per_block_and_per_token)
             const int64_t T = cases[c][0], S = cases[c][1], D = 8;
             const bool causal = cases[c][2], per_block = strstr(texts[t], "block,") != NULL;
             attn_shape s = shape(2, 1, T, S, D, causal);
-            attn_params p = params_of(ops, texts[t], &s);
+            attn_params p = tu_params(ops, texts[t], &s);
             float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
             double *ref = tu_reference(ops, &s, &p, q, k, v);
             const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
             cr_expect_leq(err, 1e-5, "%s T=%lld S=%lld causal=%d: rel L2 error %.3g", texts[t],
                           (long long)T, (long long)S, causal, err);
             double allowed = 0;
-            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(ops, "block")] : 1;
-            const int64_t r = (int64_t)p.v[attn_param_index(ops, "random")];
+            const attn_param_table *pt = attn_kind_params(ops);
+            const int64_t b = per_block ? (int64_t)p.v[attn_param_index(pt, "block")] : 1;
+            const int64_t r = (int64_t)p.v[attn_param_index(pt, "random")];
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < T; i++) {
                     const int64_t pos = i + S - T;
@@ -301,7 +314,7 @@ Test(sparse, random_draws_per_block_and_per_token)
             const int64_t S = 45, D = 8;
             attn_shape pre = shape(2, 1, S, S, D, causal), dec = shape(2, 1, 1, S, D, causal);
             dec.decode = causal;
-            attn_params pp = params_of(ops, texts[t], &pre), pd = params_of(ops, texts[t], &dec);
+            attn_params pp = tu_params(ops, texts[t], &pre), pd = tu_params(ops, texts[t], &dec);
             float *q, *k, *v, *o = run(ops, &pre, &pp, &q, &k, &v), *qd = bench_alloc(2 * D * 4);
             float *od = bench_alloc(2 * D * 4);
             for (int64_t h = 0; h < 2; h++) {
@@ -346,20 +359,24 @@ Test(sparse, stratified_draws_are_distinct_in_their_strata_and_pure)
     cr_expect_not(attn_bs_drawn(1, 0, 0, 5, 5, 9));
 }
 
+/* Every kind with a `stride` parameter whose 0 means 'auto' resolves it to ceil(sqrt(S)). */
 Test(sparse, auto_stride_resolves_to_ceil_sqrt_of_kv_len)
 {
     const int64_t S[] = {1, 2, 1000, 1024, 1025, 16384}, want[] = {1, 2, 32, 32, 33, 128};
-    const char *const kinds[] = {"strided", "fixed"};
-    for (int kn = 0; kn < 2; kn++) {
-        const attn_ops *ops = attn_kind_find(kinds[kn]);
-        const int idx = attn_param_index(ops, "stride");
+    int found = 0;
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        const int idx = attn_param_index(attn_kind_params(ops), "stride");
+        if (idx < 0 || ops->params.defs[idx].def != 0) continue;
+        found++;
         for (size_t c = 0; c < sizeof S / sizeof S[0]; c++) {
             attn_shape s = shape(1, 1, 1, S[c], 8, true);
-            attn_params p = params_of(ops, NULL, &s);
-            cr_expect_eq(p.v[idx], want[c], "%s S=%lld: stride %g", kinds[kn], (long long)S[c],
+            attn_params p = tu_params(ops, NULL, &s);
+            cr_expect_eq(p.v[idx], want[c], "%s S=%lld: stride %g", ops->name, (long long)S[c],
                          p.v[idx]);
         }
         attn_shape s = shape(1, 1, 1, 1000, 8, true);
-        cr_expect_eq(params_of(ops, "stride=5", &s).v[idx], 5, "a given stride is kept");
+        cr_expect_eq(tu_params(ops, "stride=5", &s).v[idx], 5, "a given stride is kept");
     }
+    cr_expect_geq(found, 2, "only %d kinds with an auto stride", found);
 }

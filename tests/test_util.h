@@ -3,7 +3,9 @@
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 
+#include <criterion/criterion.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,6 +24,38 @@ static inline attn_shape tu_make_shape(const tu_shape_case *c, int threads)
     attn_shape s = attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
     s.threads = threads;
     return s;
+}
+
+/* Case n (from 0) of a ';'-separated list of parameter cases (attn_test_hints) into buf; false
+ * past the last case (or when list is NULL). */
+static inline bool tu_case(const char *list, int n, char *buf, size_t len)
+{
+    for (; list && n > 0; n--) {
+        list = strchr(list, ';');
+        if (list) list++;
+    }
+    if (!list) return false;
+    const char *end = strchr(list, ';');
+    snprintf(buf, len, "%.*s", end ? (int)(end - list) : (int)strlen(list), list);
+    return true;
+}
+
+/* Parameters of a kind from "name=value,..." (NULL or "": the defaults), resolved for s. */
+static inline attn_params tu_params(const attn_ops *ops, const char *text, const attn_shape *s)
+{
+    attn_params p = attn_params_defaults(attn_kind_params(ops));
+    char buf[256], msg[ATTN_MSG_LEN];
+    snprintf(buf, sizeof buf, "%s", text ? text : "");
+    for (char *save = NULL, *tok = strtok_r(buf, ",", &save); tok;
+         tok = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(tok, '=');
+        cr_assert_not_null(eq, "%s: bad parameter text %s", ops->name, tok);
+        *eq = '\0';
+        cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, tok, eq + 1, msg, sizeof msg),
+                     ATTN_OK, "%s", msg);
+    }
+    attn_params_resolve(ops, s, &p);
+    return p;
 }
 
 static inline float *tu_random(int64_t n, double sigma, uint64_t seed)

@@ -30,7 +30,8 @@ int bench_cmd_datasets(int argc, char **argv)
     printf("datasets (--dataset):\n");
     for (int n = 0; n < ds_count(); n++) {
         const ds_ops *d = ds_at(n);
-        bench_print_entry(d->name, d->summary, verbose ? d->definition : NULL, d->params, d->nparams);
+        bench_print_entry(d->name, d->summary, verbose ? d->definition : NULL, d->params.defs,
+                          d->params.count);
     }
     return 0;
 }

@@ -70,8 +70,8 @@ static int64_t reference_of(const bench_run_data *rd, const bench_series *set, i
     char def[160] = "";
     const attn_ops *full = attn_kind_find("full");
     if (full) {
-        attn_params p = attn_params_defaults(full);
-        attn_params_format(full, &p, def, sizeof def);
+        attn_params p = attn_params_defaults(attn_kind_params(full));
+        attn_params_format(attn_kind_params(full), &p, def, sizeof def);
     }
     for (int pass = 0; pass < 2; pass++) {
         int64_t found = -1;

@@ -59,8 +59,8 @@ int bench_cmd_list(int argc, char **argv)
     printf("kinds:\n");
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *k = attn_kind_at(n);
-        bench_print_entry(k->name, k->summary, verbose ? k->definition : NULL, k->params,
-                          k->nparams);
+        bench_print_entry(k->name, k->summary, verbose ? k->definition : NULL, k->params.defs,
+                          k->params.count);
     }
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);

@@ -37,7 +37,7 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
         return attn_fail(ATTN_EINVAL, msg, msg_len, "expected NAME=VALUE after the kind, got '%s'",
                          arg);
     snprintf(name, sizeof name, "%.*s", (int)(eq - arg), arg);
-    const bool in_kind = attn_param_index(spec->ops, name) >= 0;
+    const bool in_kind = attn_param_index(attn_kind_params(spec->ops), name) >= 0;
     const bool in_dataset = ds_param_index(spec->dataset, name) >= 0;
     if (in_kind && in_dataset)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is ambiguous: kind '%s' and dataset '%s' "
@@ -47,7 +47,9 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
         return attn_fail(ATTN_EINVAL, msg, msg_len, "kind '%s' has no parameter '%s', nor has "
                          "dataset '%s' (see bench list, bench datasets)", spec->ops->name, name,
                          spec->dataset->name);
-    if (in_kind) return attn_param_set(spec->ops, &spec->params, name, eq + 1, msg, msg_len);
+    if (in_kind)
+        return attn_param_set(attn_kind_params(spec->ops), &spec->params, name, eq + 1, msg,
+                              msg_len);
     return ds_param_set(spec->dataset, &spec->dataset_params, name, eq + 1, msg, msg_len);
 }
 
@@ -60,7 +62,7 @@ static attn_status choose(const run_opts *o, const char **pos, int npos, bench_p
     const attn_ops *ops = attn_kind_find(pos[0]);
     if (!ops)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "unknown kind '%s' (see bench list)", pos[0]);
-    *spec = (bench_point_spec){.ops = ops, .params = attn_params_defaults(ops)};
+    *spec = (bench_point_spec){.ops = ops, .params = attn_params_defaults(attn_kind_params(ops))};
     if (o->input && o->dataset)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--input FILE is --dataset file=FILE: give one of them");

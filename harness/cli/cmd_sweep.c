@@ -175,7 +175,7 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
         }
     const char *kind = NULL, *dataset = NULL;
     for (int k = 0; k < g->nkinds; k++)
-        if (attn_param_index(attn_kind_find(g->kind_names[k]), pa->name) >= 0)
+        if (attn_param_index(attn_kind_params(attn_kind_find(g->kind_names[k])), pa->name) >= 0)
             kind = g->kind_names[k];
     for (int d = 0; d < g->ndatasets; d++)
         if (ds_param_index(g->datasets[d].ops, pa->name) >= 0) dataset = g->datasets[d].ops->name;
@@ -294,14 +294,15 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
     attn_status st = ATTN_OK;
     for (int k = 0; !st && k < g->nkinds; k++) {
         const attn_ops *ops = attn_kind_find(g->kind_names[k]);
+        const attn_param_table *pt = attn_kind_params(ops);
         bool has[MAX_SETS];
         int size[MAX_SETS], idx[MAX_SETS] = {0};
-        for (int s = 0; s < g->nsets; s++) has[s] = attn_param_index(ops, g->sets[s].name) >= 0;
+        for (int s = 0; s < g->nsets; s++) has[s] = attn_param_index(pt, g->sets[s].name) >= 0;
         set_sizes(g, has, size);
         do {
-            attn_params p = attn_params_defaults(ops);
+            attn_params p = attn_params_defaults(pt);
             for (int s = 0; !st && s < g->nsets; s++)
-                if (has[s] && attn_param_set(ops, &p, g->sets[s].name, g->sets[s].values[idx[s]],
+                if (has[s] && attn_param_set(pt, &p, g->sets[s].name, g->sets[s].values[idx[s]],
                                              msg, msg_len))
                     st = ATTN_EINVAL;
             if (!st) st = add_kind_points(g, mc, ops, &p, &out, msg, msg_len);
@@ -348,7 +349,7 @@ static double predict_s(const bench_point_spec *sp, double flops_per_s)
 static void describe(const bench_point_spec *sp, char *buf, size_t len)
 {
     char params[160], dparams[160];
-    attn_params_format(sp->ops, &sp->params, params, sizeof params);
+    attn_params_format(attn_kind_params(sp->ops), &sp->params, params, sizeof params);
     ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
     snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s", sp->ops->name,
              sp->shape.decode ? " decode" : "",

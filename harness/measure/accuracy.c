@@ -4,18 +4,10 @@
 #include <stdlib.h>
 
 #include "accuracy.h"
-#include "rng.h"
 
 int64_t bench_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t *rows)
 {
-    if (total <= wanted) {
-        for (int64_t r = 0; r < total; r++) rows[r] = r;
-        return total;
-    }
-    ds_rng rng = ds_rng_stream(seed, 0xacc);
-    for (int64_t r = 0; r < wanted; r++) /* one row in each of `wanted` equal strata */
-        rows[r] = ds_stratum(r, wanted, total, ds_rng_uniform(&rng));
-    return wanted;
+    return ds_sample_rows(total, wanted, seed, rows);
 }
 
 double bench_rel_l2(const float *o, const double *ref, int64_t n)

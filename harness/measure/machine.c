@@ -8,7 +8,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "kernels.h"
 #include "machine.h"
 #include "memory.h"
 #include "stats.h"

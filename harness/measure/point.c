@@ -13,7 +13,7 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     const attn_shape *s = &spec->shape;
     memset(pt, 0, sizeof *pt);
     snprintf(pt->kind, sizeof pt->kind, "%s", spec->ops->name);
-    attn_params_format(spec->ops, &spec->params, pt->params, sizeof pt->params);
+    attn_params_format(attn_kind_params(spec->ops), &spec->params, pt->params, sizeof pt->params);
     snprintf(pt->dataset, sizeof pt->dataset, "%s", spec->dataset ? spec->dataset->name : "input");
     if (spec->dataset)
         ds_params_format(spec->dataset, &spec->dataset_params, pt->dataset_params,

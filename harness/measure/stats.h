@@ -4,7 +4,7 @@
 
 #include <stdint.h>
 
-#include "attention.h"
+#include "attn_core.h"
 
 typedef struct bench_stats {
     int64_t n;

@@ -9,7 +9,7 @@
 
 #include <stdint.h>
 
-#include "attention.h"
+#include "attn_core.h"
 
 typedef struct bench_fit {
     int64_t n;                  /* points fitted */

@@ -15,7 +15,7 @@
 #include <stdbool.h>
 #include <stdio.h>
 
-#include "attention.h"
+#include "attn_core.h"
 
 typedef struct bench_gnuplot {
     char exe[4096];   /* the gnuplot executable found on PATH */

@@ -22,7 +22,7 @@ static attn_shape point_shape(const bench_point *pt)
  * item does not parse (then the text is used as it is). */
 static bool parse_params(const attn_ops *ops, const char *text, attn_params *p)
 {
-    *p = attn_params_defaults(ops);
+    *p = attn_params_defaults(attn_kind_params(ops));
     char buf[160], msg[ATTN_MSG_LEN];
     snprintf(buf, sizeof buf, "%s", text);
     for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
@@ -30,7 +30,8 @@ static bool parse_params(const attn_ops *ops, const char *text, attn_params *p)
         char *eq = strchr(item, '=');
         if (!eq) return false;
         *eq = '\0';
-        if (attn_param_set(ops, p, item, eq + 1, msg, sizeof msg) != ATTN_OK) return false;
+        if (attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK)
+            return false;
     }
     return true;
 }
@@ -40,7 +41,7 @@ static double resolved_default(const attn_ops *ops, const bench_point *pt, const
                                int i)
 {
     attn_params q = *p;
-    q.v[i] = ops->params[i].def;
+    q.v[i] = ops->params.defs[i].def;
     attn_shape s = point_shape(pt);
     attn_params_resolve(ops, &s, &q);
     return q.v[i];
@@ -60,8 +61,8 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
             attn_params v;
             if (strcmp(rd->pts[p].kind, ops->name) != 0 || !parse_params(ops, rd->pts[p].params, &v))
                 continue;
-            for (int i = 0; i < ops->nparams; i++)
-                autocap[i] |= resolved_default(ops, &rd->pts[p], &v, i) != ops->params[i].def;
+            for (int i = 0; i < ops->params.count; i++)
+                autocap[i] |= resolved_default(ops, &rd->pts[p], &v, i) != ops->params.defs[i].def;
         }
         for (int64_t p = first; p < rd->n; p++) {
             attn_params v;
@@ -75,7 +76,7 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
                  item = strtok_r(NULL, ",", &save)) {
                 char *eq = strchr(item, '=');
                 *eq = '\0'; /* parse_params saw every item has one */
-                const int i = attn_param_index(ops, item);
+                const int i = attn_param_index(attn_kind_params(ops), item);
                 const bool is_auto = autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];
                 w += snprintf(rd->params[p] + w, 160 - (size_t)w, "%s%s=%s", w ? "," : "", item,
                               is_auto ? "auto" : eq + 1);

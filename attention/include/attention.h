@@ -1,5 +1,6 @@
 /*
- * attention.h — the plug-in interface every attention kind implements.
+ * attention.h — the plug-in interface every attention kind implements, the registry of kinds,
+ * and the float64 references. Shapes, status codes and parameters: attn_core.h.
  *
  * Tensors are row-major float32:
  *   q [B,H,T,D]   k [B,Hkv,S,D]   v [B,Hkv,S,D]   out [B,H,T,D]
@@ -13,56 +14,50 @@
  * A kind is one file, attention/<kind>.c, that keeps everything static except one
  *   const attn_ops attn_kind_<kind>;
  * and is listed once in attention/meson.build (the registry is generated from that list).
- * Nothing here knows about HDF5, the CLI or timing.
+ * docs/adding-a-kind.md walks through one. Nothing here knows about HDF5, the CLI or timing.
  */
 #ifndef ATTN_ATTENTION_H
 #define ATTN_ATTENTION_H
 
-#include <stdbool.h>
-#include <stddef.h>
-#include <stdint.h>
+#include "attn_core.h"
 
-enum { ATTN_MAX_PARAMS = 16, ATTN_MSG_LEN = 256 };
+/* The shared engine a kind runs on (its forward, workspace, flops and bytes slots come from
+ * the engine's slot macro), so that the tests of an engine's family find its kinds. */
+typedef enum attn_engine {
+    ATTN_ENGINE_OWN = 0,      /* the kind's own forward (linear) */
+    ATTN_ENGINE_DENSE,        /* dense.h: every key, tiled online softmax (full, mqa, gqa) */
+    ATTN_ENGINE_BLOCK_SPARSE, /* blocksparse.h: the keys a pattern lists (window, strided, ...) */
+} attn_engine;
 
-/* Status codes returned by library functions; the message buffer says what was wrong. */
-typedef enum { ATTN_OK = 0, ATTN_EINVAL = 2, ATTN_EFAIL = 1 } attn_status;
-
-/* The problem a forward solves, and the threads it may use. */
-typedef struct attn_shape {
-    int64_t B;      /* batch */
-    int64_t H;      /* query heads */
-    int64_t Hkv;    /* key/value heads; divides H */
-    int64_t T;      /* queries per head (q_len) */
-    int64_t S;      /* keys per head (kv_len) */
-    int64_t D;      /* head dimension (of q, k and v) */
-    bool causal;    /* query i sees key j only if j <= i + S - T */
-    double scale;   /* score scale; attn_shape_init sets 1/sqrt(D) */
-    int threads;    /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
-    bool decode;    /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
-                       whose S keys are a KV cache; kinds with a decode state use it (see below) */
-} attn_shape;
-
-/* A named parameter of a kind: value range and default; integers are stored exactly in doubles. */
-typedef struct attn_param_def {
-    const char *name;    /* e.g. "block_q" */
-    const char *summary; /* one line for `bench list` */
-    double def, min, max;
-    bool integer;        /* refuse non-integral values */
-    const char *const *choices; /* named values: NULL-terminated names of the integer values
-                                   0..n-1 (integer, min 0, max n-1); NULL for a number */
-} attn_param_def;
-
-/* Parameter values, in the order of the kind's param table. */
-typedef struct attn_params {
-    double v[ATTN_MAX_PARAMS];
-} attn_params;
+/* What the registry-driven tests (tests/) need to know about a kind beyond its slots; every
+ * field is optional. Parameter cases are "name=value,..." texts as on the command line (""
+ * for the defaults); several cases are separated by ';'. */
+typedef struct attn_test_hints {
+    /* Cases where every component of the pattern matters at n ~ 40 (a window of 5, 3 global
+     * tokens ...): masked keys are the majority, yet each component sees some. Required on the
+     * block-sparse engine (test_sparse: decode = last prefill row, bytes from the mask, masked
+     * keys without influence). */
+    const char *small;
+    /* Cases where the layout splits into several tasks and key visits at n ~ 600 (bands wider
+     * than a block, key sets longer than one visit or than the engine gathers at once): checked
+     * against the float64 mask reference at several T x S up to S = 9000. Block-sparse kinds. */
+    const char *large;
+    /* One case under which the kind equals full attention for every shape with T, S <= 64 (a
+     * window of 64, every position global ...): mask, flops and output compared with full's.
+     * NULL: the kind has none (linear). "" : the defaults (dense kinds). */
+    const char *as_full;
+    /* The kind refuses decode shapes (causal, T <= S, s->decode). By default a kind must accept
+     * them and its decoded rows must equal the last rows of the prefill (test_decode). */
+    bool refuses_decode;
+} attn_test_hints;
 
 typedef struct attn_ops {
     const char *name;                  /* unique, [a-z0-9_]+: the CLI's KIND */
     const char *summary;               /* one line for `bench list` */
-    const char *definition;            /* exact definition, several lines, for `bench list --verbose` */
-    const attn_param_def *params;      /* table of nparams parameters (may be NULL if none) */
-    int nparams;
+    /* The exact definition, several lines, for `bench list --verbose` (and docs/kinds.md, which
+     * is generated from it): the one place the kind's mathematics is written down. */
+    const char *definition;
+    attn_param_table params;           /* its parameters: ATTN_PARAM_TABLE(name, defs), or {0} */
 
     /* Refuse every invalid shape/parameter combination: fill msg, return ATTN_EINVAL. */
     attn_status (*check)(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
@@ -103,38 +98,20 @@ typedef struct attn_ops {
                            const float *v, void *state, void *workspace);
     attn_status (*decode)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
                           const float *v, float *out, const void *state, void *workspace);
+
+    /* ---- descriptions (no behaviour) ---- */
+
+    attn_engine engine;                /* set by the engine's slot macro */
+    attn_test_hints tests;             /* what the generic tests need to know */
 } attn_ops;
-
-/* Fill msg (printf-style) and return st: the one way library code reports an error. */
-#if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
-#endif
-attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...);
-
-/* ---- shapes (shape.c) ---- */
-
-/* A shape with scale 1/sqrt(D), threads 1. */
-attn_shape attn_shape_init(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D,
-                           bool causal);
-/* Generic checks every kind shares: sizes >= 1, Hkv divides H, element counts fit in memory. */
-attn_status attn_shape_check(const attn_shape *s, char *msg, size_t msg_len);
-/* Element counts of q (and out) and of k (and v). */
-int64_t attn_q_elems(const attn_shape *s);
-int64_t attn_kv_elems(const attn_shape *s);
-/* The causal rule: does query i see key j? (always true when !s->causal) */
-static inline bool attn_causal_allows(const attn_shape *s, int64_t i, int64_t j)
-{
-    return !s->causal || j <= i + s->S - s->T;
-}
-/* Number of keys query i sees under the causal rule alone: in [0, S]. */
-int64_t attn_causal_keys(const attn_shape *s, int64_t i);
 
 /* ---- registry (registry.c) ---- */
 
 int attn_kind_count(void);
 const attn_ops *attn_kind_at(int index);
 const attn_ops *attn_kind_find(const char *name);
-/* Validate one module: a valid name, required slots, exactly one definition, sane params. */
+/* Validate one module: a valid name, required slots, exactly one definition, sane params
+ * (a table owned by the kind's name). */
 attn_status attn_kind_validate(const attn_ops *ops, char *msg, size_t msg_len);
 /* Validate every registered module (unique names, required slots, a definition, sane params).
  * Returns ATTN_OK or fills msg with the first broken module. */
@@ -144,25 +121,12 @@ attn_status attn_registry_validate(char *msg, size_t msg_len);
  * the request, or H. */
 int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
 
-/* ---- parameters (params.c) ---- */
+/* ---- a kind's parameters (params.c; the table API is in attn_core.h) ---- */
 
-/* Defaults of a kind. */
-attn_params attn_params_defaults(const attn_ops *ops);
-/* Index of a parameter by name, or -1. */
-int attn_param_index(const attn_ops *ops, const char *name);
-/* Set name=value (value as text; a choice's name or its index for a parameter with choices):
- * unknown name, non-numeric, non-integral, out-of-range values or unknown choices are refused
- * with a message naming the kind, the parameter and its range. */
-attn_status attn_param_set(const attn_ops *ops, attn_params *p, const char *name, const char *value,
-                           char *msg, size_t msg_len);
+/* The kind's parameter table, for attn_params_defaults, attn_param_set, attn_params_format ... */
+static inline const attn_param_table *attn_kind_params(const attn_ops *ops) { return &ops->params; }
 /* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL). */
 void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p);
-/* "name=value,name=value" for results files (choices by name); returns the characters written. */
-int attn_params_format(const attn_ops *ops, const attn_params *p, char *buf, size_t len);
-/* One value of parameter d as text: its choice name, or %.12g; returns the characters written. */
-int attn_param_value_format(const attn_param_def *d, double v, char *buf, size_t len);
-/* Number of choices of d (0 for a numeric parameter). */
-int attn_param_choice_count(const attn_param_def *d);
 /* Shape checks, then the kind's own check. */
 attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,
                        size_t msg_len);

@@ -1,0 +1,263 @@
+/*
+ * dense.c — the dense softmax-attention engine of the kinds full, mqa and gqa (dense.h): every
+ * allowed key (all, or the causal ones), tiled with an online softmax (FlashAttention-2 order).
+ * The G = H/Hkv query heads of a KV head run together.
+ *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / G
+ *   time O(B·H·T·S·D)   flops 4·D per allowed score (q·k and p·v), counted exactly
+ *   grouped K/V: a tile holds P = max(1, block_q / G) query positions × the G heads of one KV
+ *     head, stacked position-major, head-minor (tile row r = position i0 + r/G, head g·G + r%G),
+ *     so each K/V block is loaded once for all G heads and the causal key limits of the rows stay
+ *     non-decreasing. The rows are gathered into a buffer and scattered back only when G > 1 and
+ *     T > 1 (G = 1: one head's rows; T = 1: the G heads' rows are adjacent in q and out).
+ *   key chunks (flash-decoding): the key blocks of each (b, kv head, query block) are cut into
+ *     `split` chunks; each chunk's tile leaves its running max m, sum l and unnormalised acc in a
+ *     partial slot, merged exactly: out = Σ_c e^(m_c-M) acc_c / Σ_c e^(m_c-M) l_c, M = max_c m_c.
+ *     Auto (split=0): enough chunks for TASKS_TARGET tasks, each >= MIN_CHUNK_KEYS keys, so a
+ *     decode step (few rows, long S) streams the KV cache on every thread. The chunking never
+ *     depends on the thread count, so neither does the result.
+ *   workspace: threads × (tile: rows × block_k scores + rows × D accumulator + 2·rows floats;
+ *              rows int64 key limits; rows × D gather buffer when G > 1 and T > 1), rows = P·G;
+ *              plus, when split > 1, tasks × rows × (D + 2) floats of partials (auto: fewer than
+ *              2·TASKS_TARGET slots). Independent of S except through the number of chunks.
+ *              materialize=1 (baseline): one tile of T·G rows × S keys, split 1.
+ *   threads: OpenMP over (b, kv head, query block, key chunk), dynamic schedule (causal rows are
+ *            uneven), then over (b, kv head, query block) for the merge; OpenBLAS single-threaded.
+ */
+#include <math.h>
+#include <omp.h>
+#include <string.h>
+
+#include "dense.h"
+#include "kernels.h"
+
+enum { P_BLOCK_Q, P_BLOCK_K, P_MATERIALIZE, P_SPLIT };
+
+enum {
+    /* A key block that crosses the causal diagonal is visited by groups of this many tile rows,
+     * each computing only the keys its last row sees: about 1/2 + DIAG_ROWS/(2·block) of the
+     * block's scores instead of all of them. */
+    DIAG_ROWS = 64,
+    TASKS_TARGET = 32,    /* auto split: at least this many tasks (load balance, any thread count) */
+    MIN_CHUNK_KEYS = 512, /* auto split: no chunk shorter than this (merge cost stays small) */
+    ALIGN_FLOATS = 16,    /* 64 bytes */
+};
+
+const attn_param_def attn_dense_params[ATTN_DENSE_NPARAMS] = {
+    [P_BLOCK_Q] = {"block_q", "tile rows: query positions x the G heads sharing a KV head", 256, 1,
+                   4096, true},
+    [P_BLOCK_K] = {"block_k", "keys per tile (online-softmax step)", 256, 1, 65536, true},
+    [P_MATERIALIZE] = {"materialize", "1: baseline that builds the whole T×S score matrix per head",
+                       0, 0, 1, true},
+    [P_SPLIT] = {"split", "key chunks per (batch, KV head, query block), merged exactly "
+                          "(flash-decoding); 0: auto", 0, 0, 1024, true},
+};
+
+typedef struct plan {
+    int64_t G;                /* query heads per KV head */
+    int64_t positions;        /* query positions per tile (P) */
+    int64_t rows;             /* tile rows: positions × G */
+    int64_t block_k;          /* keys per visit (clipped to S) */
+    int64_t nqb, nkb;         /* query blocks per (b, kv head); key blocks per head */
+    int64_t split;            /* key chunks per (b, kv head, query block) */
+    int64_t groups, tasks;    /* (b, kv head, query block) count; × split */
+    bool gather;              /* stack the G heads' rows in a buffer */
+    int64_t tile_floats, gather_floats, slot_floats;
+    size_t thread_bytes;      /* tile + gather buffer + key limits */
+} plan;
+
+static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
+static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
+static int64_t ceil_div(int64_t a, int64_t b) { return (a + b - 1) / b; }
+static int64_t round_up(int64_t n) { return ceil_div(n, ALIGN_FLOATS) * ALIGN_FLOATS; }
+
+static plan make_plan(const attn_shape *s, const attn_params *p)
+{
+    plan pl;
+    const bool whole = p->v[P_MATERIALIZE] != 0;
+    pl.G = s->H / s->Hkv;
+    pl.positions = whole ? s->T : min64(max64(1, (int64_t)p->v[P_BLOCK_Q] / pl.G), s->T);
+    pl.rows = pl.positions * pl.G;
+    pl.block_k = whole ? s->S : min64((int64_t)p->v[P_BLOCK_K], s->S);
+    pl.nqb = ceil_div(s->T, pl.positions);
+    pl.nkb = ceil_div(s->S, pl.block_k);
+    pl.groups = s->B * s->Hkv * pl.nqb;
+    int64_t split = (int64_t)p->v[P_SPLIT];
+    if (whole) split = 1;
+    else if (split == 0) /* auto */
+        split = min64(ceil_div(TASKS_TARGET, pl.groups), max64(1, s->S / MIN_CHUNK_KEYS));
+    pl.split = min64(split, pl.nkb); /* every chunk holds at least one key block */
+    pl.tasks = pl.groups * pl.split;
+    pl.gather = pl.G > 1 && s->T > 1;
+    pl.tile_floats = attn_tile_floats(pl.rows, pl.block_k, s->D);
+    pl.gather_floats = pl.gather ? round_up(pl.rows * s->D) : 0;
+    pl.slot_floats = pl.split > 1 ? round_up(pl.rows * (s->D + 2)) : 0;
+    int64_t limits = ceil_div(pl.rows, 8) * 8; /* int64 key limits, in whole 64-byte lines */
+    pl.thread_bytes = (size_t)(pl.tile_floats + pl.gather_floats) * sizeof(float) +
+                      (size_t)limits * sizeof(int64_t);
+    return pl;
+}
+
+attn_status attn_dense_check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+{
+    (void)s, (void)p, (void)msg, (void)msg_len;
+    return ATTN_OK; /* every shape accepted by attn_shape_check and every in-range tile works */
+}
+
+size_t attn_dense_workspace_bytes(const attn_shape *s, const attn_params *p)
+{
+    const plan pl = make_plan(s, p);
+    return (size_t)s->threads * pl.thread_bytes +
+           (size_t)pl.tasks * (size_t)pl.slot_floats * sizeof(float);
+}
+
+void attn_dense_resolve(const attn_shape *s, attn_params *p)
+{
+    if (p->v[P_SPLIT] == 0) p->v[P_SPLIT] = (double)make_plan(s, p).split;
+}
+
+static double allowed_scores(const attn_shape *s)
+{
+    double per_head = 0;
+    if (!s->causal) per_head = (double)s->T * (double)s->S;
+    else
+        for (int64_t i = 0; i < s->T; i++) per_head += (double)attn_causal_keys(s, i);
+    return per_head * (double)s->B * (double)s->H;
+}
+
+double attn_dense_flops(const attn_shape *s, const attn_params *p)
+{
+    (void)p;
+    return 4.0 * (double)s->D * allowed_scores(s);
+}
+
+double attn_dense_bytes(const attn_shape *s, const attn_params *p)
+{
+    (void)p;
+    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s));
+}
+
+/* Row of q/out [B·H·T, D] holding tile row r of the group (b, g) whose first position is i0. */
+static int64_t row_of(const attn_shape *s, int64_t G, int64_t b, int64_t g, int64_t i0, int64_t r)
+{
+    return (b * s->H + g * G + r % G) * s->T + i0 + r / G;
+}
+
+/* One task: tile rows of group (b, g, positions from i0) against key blocks [kb0, kb1). */
+static void visit_chunk(const attn_shape *s, const plan *pl, attn_tile *tile, const float *qt,
+                        const float *kg, const float *vg, int64_t i0, int64_t npos, int64_t kb0,
+                        int64_t kb1, int64_t *col_end)
+{
+    const int64_t D = s->D, rows = npos * pl->G, G = pl->G;
+    /* keys seen by the first and by the last position of this query block */
+    const int64_t first_sees = attn_causal_keys(s, i0);
+    const int64_t last_sees = attn_causal_keys(s, i0 + npos - 1);
+    const int64_t end = min64(kb1 * pl->block_k, min64(s->S, last_sees));
+    for (int64_t j0 = kb0 * pl->block_k; j0 < end; j0 += pl->block_k) {
+        const int64_t cols = min64(pl->block_k, s->S - j0);
+        if (j0 + cols <= first_sees) { /* every row sees every key of the block */
+            attn_tile_visit(tile, 0, rows, qt, kg + j0 * D, vg + j0 * D, cols, NULL);
+            continue;
+        }
+        /* the block crosses the causal diagonal: row groups, each up to its last key */
+        for (int64_t r = 0; r < rows; r++) col_end[r] = attn_causal_keys(s, i0 + r / G) - j0;
+        for (int64_t r0 = 0; r0 < rows; r0 += DIAG_ROWS) {
+            const int64_t nr = min64(DIAG_ROWS, rows - r0);
+            const int64_t gcols = min64(cols, col_end[r0 + nr - 1]);
+            if (gcols > 0)
+                attn_tile_visit(tile, r0, nr, qt + r0 * D, kg + j0 * D, vg + j0 * D, gcols,
+                                col_end + r0);
+        }
+    }
+}
+
+/* Merge the split partials of one group into its output rows (exact rescaling by the maxima). */
+static void merge_group(const attn_shape *s, const plan *pl, const float *slots, int64_t group,
+                        float *out)
+{
+    const int64_t D = s->D, qb = group % pl->nqb, bg = group / pl->nqb;
+    const int64_t b = bg / s->Hkv, g = bg % s->Hkv, i0 = qb * pl->positions;
+    const int64_t rows = min64(pl->positions, s->T - i0) * pl->G;
+    const float *first = slots + group * pl->split * pl->slot_floats;
+    for (int64_t r = 0; r < rows; r++) {
+        float *o = out + row_of(s, pl->G, b, g, i0, r) * D;
+        float M = -INFINITY;
+        for (int64_t c = 0; c < pl->split; c++) M = fmaxf(M, first[c * pl->slot_floats + r]);
+        memset(o, 0, (size_t)D * sizeof(float));
+        if (M == -INFINITY) continue; /* the row sees no key */
+        float L = 0;
+        for (int64_t c = 0; c < pl->split; c++) {
+            const float *slot = first + c * pl->slot_floats;
+            const float m = slot[r], l = slot[pl->rows + r];
+            if (m == -INFINITY) continue; /* this chunk held no key the row sees */
+            const float w = expf(m - M), *acc = slot + 2 * pl->rows + r * D;
+            L += w * l;
+            for (int64_t d = 0; d < D; d++) o[d] += w * acc[d];
+        }
+        const float inv = 1.0f / L;
+        for (int64_t d = 0; d < D; d++) o[d] *= inv;
+    }
+}
+
+attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
+                               const float *k, const float *v, float *out, void *workspace)
+{
+    const plan pl = make_plan(s, p);
+    const int64_t T = s->T, S = s->S, D = s->D, G = pl.G;
+    float *slots = (float *)((char *)workspace + (size_t)s->threads * pl.thread_bytes);
+    attn_blas_threads(1);
+
+#pragma omp parallel num_threads(s->threads)
+    {
+        char *mine = (char *)workspace + (size_t)omp_get_thread_num() * pl.thread_bytes;
+        float *scratch = (float *)mine, *stack = scratch + pl.tile_floats;
+        int64_t *col_end = (int64_t *)(stack + pl.gather_floats);
+        attn_tile tile;
+
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t task = 0; task < pl.tasks; task++) {
+            const int64_t group = task / pl.split, chunk = task % pl.split;
+            const int64_t qb = group % pl.nqb, bg = group / pl.nqb;
+            const int64_t b = bg / s->Hkv, g = bg % s->Hkv, i0 = qb * pl.positions;
+            const int64_t npos = min64(pl.positions, T - i0), rows = npos * G;
+            const float *kg = k + bg * S * D, *vg = v + bg * S * D;
+            const float *qt = q + row_of(s, G, b, g, i0, 0) * D; /* rows adjacent unless gather */
+            if (pl.gather) { /* stack position-major, head-minor */
+                for (int64_t r = 0; r < rows; r++)
+                    memcpy(stack + r * D, q + row_of(s, G, b, g, i0, r) * D,
+                           (size_t)D * sizeof(float));
+                qt = stack;
+            }
+
+            attn_tile_begin(&tile, scratch, rows, D, (float)s->scale);
+            visit_chunk(s, &pl, &tile, qt, kg, vg, i0, npos, chunk * pl.nkb / pl.split,
+                        (chunk + 1) * pl.nkb / pl.split, col_end);
+
+            if (pl.split > 1) { /* leave (m, l, acc) for the merge */
+                float *slot = slots + task * pl.slot_floats;
+                memcpy(slot, tile.m, (size_t)rows * sizeof(float));
+                memcpy(slot + pl.rows, tile.l, (size_t)rows * sizeof(float));
+                memcpy(slot + 2 * pl.rows, tile.acc, (size_t)(rows * D) * sizeof(float));
+            } else if (pl.gather) { /* normalise into the stack, then scatter */
+                attn_tile_end(&tile, stack);
+                for (int64_t r = 0; r < rows; r++)
+                    memcpy(out + row_of(s, G, b, g, i0, r) * D, stack + r * D,
+                           (size_t)D * sizeof(float));
+            } else {
+                attn_tile_end(&tile, out + row_of(s, G, b, g, i0, 0) * D);
+            }
+        }
+
+        if (pl.split > 1) {
+#pragma omp for schedule(static)
+            for (int64_t group = 0; group < pl.groups; group++)
+                merge_group(s, &pl, slots, group, out);
+        }
+    }
+    return ATTN_OK;
+}
+
+bool attn_dense_allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+{
+    (void)p, (void)h;
+    return attn_causal_allows(s, i, j);
+}

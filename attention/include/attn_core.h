@@ -1,0 +1,124 @@
+/*
+ * attn_core.h — the small core every part of attnbench shares: status codes and messages, the
+ * problem shape, named parameters (a table of definitions and the values set from text), and
+ * the OpenBLAS thread count. Nothing here knows about kinds, datasets, HDF5 or the CLI:
+ * attention.h builds the kinds' plug-in interface on it, datasets/ its generators, harness/
+ * everything else.
+ */
+#ifndef ATTN_CORE_H
+#define ATTN_CORE_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { ATTN_MAX_PARAMS = 16, ATTN_MSG_LEN = 256 };
+
+/* Status codes returned by library functions; the message buffer says what was wrong. */
+typedef enum { ATTN_OK = 0, ATTN_EINVAL = 2, ATTN_EFAIL = 1 } attn_status;
+
+/* Fill msg (printf-style) and return st: the one way library code reports an error. */
+#if defined(__GNUC__)
+__attribute__((format(printf, 4, 5)))
+#endif
+attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...);
+
+/* ---- shapes (shape.c) ---- */
+
+/* The problem a forward solves, and the threads it may use.
+ * Tensors are row-major float32: q [B,H,T,D]  k [B,Hkv,S,D]  v [B,Hkv,S,D]  out [B,H,T,D].
+ * Query head h reads KV head h / (H/Hkv): MHA is Hkv == H, MQA Hkv == 1, GQA in between.
+ * T (queries) and S (keys) may differ (cross attention, decode). A causal mask aligns the last
+ * query with the last key: query i sees key j iff j <= i + S - T. */
+typedef struct attn_shape {
+    int64_t B;      /* batch */
+    int64_t H;      /* query heads */
+    int64_t Hkv;    /* key/value heads; divides H */
+    int64_t T;      /* queries per head (q_len) */
+    int64_t S;      /* keys per head (kv_len) */
+    int64_t D;      /* head dimension (of q, k and v) */
+    bool causal;    /* query i sees key j only if j <= i + S - T */
+    double scale;   /* score scale; attn_shape_init sets 1/sqrt(D) */
+    int threads;    /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
+    bool decode;    /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
+                       whose S keys are a KV cache; kinds with a decode state use it
+                       (attention.h) */
+} attn_shape;
+
+/* A shape with scale 1/sqrt(D), threads 1. */
+attn_shape attn_shape_init(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D,
+                           bool causal);
+/* Generic checks every kind shares: sizes >= 1, Hkv divides H, element counts fit in memory. */
+attn_status attn_shape_check(const attn_shape *s, char *msg, size_t msg_len);
+/* Element counts of q (and out) and of k (and v). */
+int64_t attn_q_elems(const attn_shape *s);
+int64_t attn_kv_elems(const attn_shape *s);
+/* The causal rule: does query i see key j? (always true when !s->causal) */
+static inline bool attn_causal_allows(const attn_shape *s, int64_t i, int64_t j)
+{
+    return !s->causal || j <= i + s->S - s->T;
+}
+/* Number of keys query i sees under the causal rule alone: in [0, S]. */
+int64_t attn_causal_keys(const attn_shape *s, int64_t i);
+
+/* ---- named parameters (params.c) ---- */
+
+/* A named parameter: value range and default; integers are stored exactly in doubles. */
+typedef struct attn_param_def {
+    const char *name;    /* e.g. "block_q" */
+    const char *summary; /* one line for `bench list` */
+    double def, min, max;
+    bool integer;        /* refuse non-integral values */
+    const char *const *choices; /* named values: NULL-terminated names of the integer values
+                                   0..n-1 (integer, min 0, max n-1); NULL for a number */
+} attn_param_def;
+
+/* Parameter values, in the order of their table. */
+typedef struct attn_params {
+    double v[ATTN_MAX_PARAMS];
+} attn_params;
+
+/* The parameters of one owner (a kind, a dataset): count definitions (defs may be NULL when
+ * count is 0), and the owner's name and role, used in messages ("kind 'window' has no
+ * parameter 'x'", "window: parameter window=0 is out of range [1, 1e+09]"). */
+typedef struct attn_param_table {
+    const char *owner;          /* the kind's or dataset's name */
+    const attn_param_def *defs;
+    int count;
+    const char *role;           /* what the owner is: NULL for "kind", or e.g. "dataset" */
+} attn_param_table;
+
+/* A table initializer from a static array of definitions: ATTN_PARAM_TABLE("window", params). */
+#define ATTN_PARAM_TABLE(owner_name, def_array)                                                   \
+    {                                                                                             \
+        .owner = (owner_name), .defs = (def_array),                                               \
+        .count = (int)(sizeof(def_array) / sizeof((def_array)[0]))                                \
+    }
+
+/* The defaults of a table. */
+attn_params attn_params_defaults(const attn_param_table *t);
+/* Index of a parameter by name, or -1. */
+int attn_param_index(const attn_param_table *t, const char *name);
+/* Set name=value (value as text; a choice's name or its index for a parameter with choices):
+ * unknown names, non-numeric, non-integral, out-of-range values or unknown choices are refused
+ * with a message naming the owner, the parameter and its range. */
+attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char *name,
+                           const char *value, char *msg, size_t msg_len);
+/* "name=value,name=value" for results files (choices by name); returns the characters written. */
+int attn_params_format(const attn_param_table *t, const attn_params *p, char *buf, size_t len);
+/* One value of parameter d as text: its choice name, or %.12g; returns the characters written. */
+int attn_param_value_format(const attn_param_def *d, double v, char *buf, size_t len);
+/* Number of choices of d (0 for a numeric parameter). */
+int attn_param_choice_count(const attn_param_def *d);
+/* A table's own consistency: a valid owner name, and every definition named [a-z0-9_]+ once,
+ * summarised, with its default in [min, max] (integral for integers) and choices matching its
+ * range. Fills msg with the first fault (prefixed by `what`, e.g. "kind 'x'"). */
+attn_status attn_param_table_validate(const attn_param_table *t, const char *what, char *msg,
+                                      size_t msg_len);
+
+/* ---- threads (softmax_tile.c) ---- */
+
+/* OpenBLAS threads: set to n when different (cheap when already n). */
+void attn_blas_threads(int n);
+
+#endif
