@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attention.h"
 #include "results.h"
 
 /* One run's measured points. */

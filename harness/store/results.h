@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "attention.h"
+#include "attn_core.h"
 #include "record.h"
 
 #define BENCH_FORMAT "attnbench-results"
