@@ -8,7 +8,7 @@
  *   times), a fixed-distance one is left unplanted. The planted score ln(n_i) + margin (n_i the
  *   keys query i sees, causal rule) gives the planted key ~ 1/(1 + e^(1/2 - margin)) of the
  *   attention whatever S (0.97 at margin 4; the haystack's scores are ~ N(0, 1)).
- * Retrieval accuracy (harness/accuracy.c) asks whether a kind's output for a planted query is
+ * Retrieval accuracy (harness/measure/accuracy.c) asks whether a kind's output for a planted query is
  * nearer to the marker v[b,g,j*] than to any other value of that KV head.
  */
 #include <math.h>

@@ -2,7 +2,7 @@
  * test_decode.c — decode mode and grouped K/V heads. Generated from the registry: for every
  * kind, decoding the last T positions (T = 1 and 3) against the KV cache equals the last T rows
  * of the causal prefill on the same k and v (through state_bytes/prepare/decode when the kind
- * has a decode state, as harness/point.c does; else forward on the decode shape); a kind may
+ * has a decode state, as harness/measure/point.c does; else forward on the decode shape); a kind may
  * refuse decode shapes only when its .tests.refuses_decode says so. Then the KV heads mqa and
  * gqa resolve to, and every kind on the dense engine (ATTN_ENGINE_DENSE: the G heads of a KV
  * head stacked in one tile, keys cut into chunks merged afterwards) against the float64
