@@ -57,7 +57,7 @@ typedef struct attn_ops {
     /* The exact definition, several lines, for `bench list --verbose` (and docs/kinds.md, which
      * is generated from it): the one place the kind's mathematics is written down. */
     const char *definition;
-    attn_param_table params;           /* its parameters: ATTN_PARAM_TABLE(name, defs), or {0} */
+    attn_param_table params;           /* ATTN_PARAM_TABLE(name, defs); none: {.owner = name} */
 
     /* Refuse every invalid shape/parameter combination: fill msg, return ATTN_EINVAL. */
     attn_status (*check)(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
