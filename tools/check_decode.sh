@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_decode.sh — the decode targets of issue 4, measured in one run (same machine state):
+# check_decode.sh — the decode targets, measured in one run (same machine state):
 # one new query (T=1) against a KV cache of n=32768 keys, H=32 query heads, D=128, 2 threads:
 #   1. gqa (8 KV heads, its default at H=32) >= 3x faster than MHA (full, 32 KV heads);
 #   2. mqa (1 KV head) >= 6x faster than MHA;

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_full.sh — the performance targets of `full` (issue 2), measured, not assumed:
+# check_full.sh — the performance targets of `full`, measured, not assumed:
 #   1. full at B=1, H=8, D=64, n=4096, 2 threads reaches >= 40 % of the GFLOP/s of OpenBLAS
 #      sgemm (2048^3, 2 threads) measured at the start of the same run;
 #   2. its workspace at n=65536 stays under 64 MiB (run for real at H=1: the workspace does not

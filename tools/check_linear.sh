@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_linear.sh — the performance targets of `linear` (issue 4), measured, not assumed:
+# check_linear.sh — the performance targets of `linear`, measured, not assumed:
 #   1. linear (map=elu, B=1, H=8, D=64, 2 threads) time grows as n^a with a within 1 ± 0.1 over
 #      n = 1K..256K, causal and not (least-squares fit of log median time on log n);
 #   2. at n = 65536 (H=8, D=64, not causal) linear is >= 20 times faster than full (full: one

@@ -1,5 +1,5 @@
 #!/bin/sh
-# check_sparse.sh — the performance targets of the sparse family (issue 3), measured, not assumed:
+# check_sparse.sh — the performance targets of the sparse family, measured, not assumed:
 #   1. per allowed score, window (w=256) and strided (stride sqrt(n)) at n=16384, H=8, D=64 on 2
 #      threads reach >= 50 % of the GFLOP/s of full at the same n and causal flag (GFLOP/s counts
 #      allowed scores only); three rounds, each measuring the three kinds one after the other,

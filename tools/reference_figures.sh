@@ -1,8 +1,9 @@
 #!/bin/sh
-# The README's reference figures: measure, fit and draw into docs/figures/ (small PNGs to commit).
+# The reference figures of docs/plots-and-fits.md: measure, fit and draw into docs/figures/
+# (small PNGs to commit).
 #   tools/reference_figures.sh [N_RANGE] [extra sweep options for run 1...]
 # Four runs in one results file, run serially on an otherwise idle machine:
-#   1. every kind over n (default 1K:16K:x2), causal and not   -> *_vs_n, accuracy_vs_<param>,
+#   1. every kind over n (default 1K:16K:x2), causal           -> *_vs_n, accuracy_vs_<param>,
 #      error_vs_cost (these two need a parameter sweep: pass e.g. --set window=64,256)
 #   2. heads 2,4,8,16 at n = 4K                                -> time_vs_heads
 #   3. kv_heads 1,2,4,8 at heads 8, n = 4K                     -> time_vs_kv_heads

@@ -1,0 +1,170 @@
+#!/bin/sh
+# gen_docs.sh — the generated pages of the manual: docs/kinds.md from `bench list --verbose` and
+# docs/datasets.md from `bench datasets --verbose`, so the documented definitions, parameters,
+# defaults and ranges are the ones the binary has.
+#   tools/gen_docs.sh BENCH DIR          write DIR/kinds.md and DIR/datasets.md
+#   tools/gen_docs.sh BENCH --check      regenerate into a temporary directory and compare with
+#                                        docs/ beside this script: exit 1 with the diff and the
+#                                        command to regenerate when they differ (the `docs` test)
+# BENCH is the bench executable (build/harness/bench), not the ./bench launcher.
+# Each entry of the verbose listing is "  NAME  SUMMARY", then its definition lines (indented 6),
+# then one line per parameter ("      NAME(padded to 14) = DEFAULT SUMMARY RANGE"). An entry that
+# does not read that way is copied verbatim into a code block instead of being guessed at.
+set -eu
+
+usage() {
+    echo "usage: tools/gen_docs.sh BENCH DIR | tools/gen_docs.sh BENCH --check" >&2
+    exit 2
+}
+[ $# -eq 2 ] || usage
+top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+if [ ! -f "$1" ] || [ ! -x "$1" ]; then
+    echo "gen_docs.sh: $1 is not an executable" >&2
+    exit 2
+fi
+bench=$(CDPATH= cd -- "$(dirname -- "$1")" && pwd)/$(basename -- "$1")   # meson passes it relative
+shown=${bench#"$top/"}                                                 # as the regenerate command names it
+
+# to_markdown < LISTING: the entries of the listing's first section as markdown.
+to_markdown() {
+    awk '
+    function esc(s) {                       # plain text in a table cell or paragraph
+        gsub(/\\/, "\\\\", s); gsub(/\*/, "\\*", s); gsub(/_/, "\\_", s)
+        gsub(/\|/, "\\|", s); gsub(/</, "\\<", s)
+        return s
+    }
+    function code(s) {                      # inline code in a table cell
+        gsub(/\|/, "\\|", s)
+        return "`" s "`"
+    }
+    # A parameter line: 6 spaces, a name padded to 14 columns, " = ", the default, the summary,
+    # and the range at the end: [min, max], [min, max], integer or {choice, ...}.
+    function parse_param(line,    s, name, pad, rest, def, cut, pos, i, range, summary) {
+        s = substr(line, 7)
+        if (!match(s, /^[a-z_][a-z0-9_]*/)) return 0
+        name = substr(s, 1, RLENGTH)
+        pad = (RLENGTH < 14) ? 14 - RLENGTH : 0
+        rest = substr(s, RLENGTH + 1)
+        if (substr(rest, 1, pad + 3) != sprintf("%" pad "s = ", "")) return 0
+        rest = substr(rest, pad + 4)
+        if (!match(rest, /^[^ ]+/)) return 0
+        def = substr(rest, 1, RLENGTH)
+        rest = substr(rest, RLENGTH + 1)
+        sub(/^ +/, "", rest)
+        if (rest ~ /\}$/) cut = " {"
+        else if (rest ~ /\](, integer)?$/) cut = " ["
+        else return 0
+        pos = 0                             # the last " [" or " {": the range
+        while ((i = index(substr(rest, pos + 1), cut)) > 0) pos += i
+        if (pos == 0) return 0
+        summary = substr(rest, 1, pos - 1)
+        range = substr(rest, pos + 1)
+        prow[np++] = "| " code(name) " | " code(def) " | " code(range) " | " esc(summary) " |"
+        return 1
+    }
+    function flush(    i) {
+        if (name == "") return
+        print ""
+        print "## `" name "`"
+        print ""
+        if (!regular) {
+            print "```text"
+            for (i = 0; i < nraw; i++) print raw[i]
+            print "```"
+        } else {
+            print esc(summary)
+            if (nd > 0) {
+                print ""
+                print "```text"
+                for (i = 0; i < nd; i++) print def[i]
+                print "```"
+            }
+            if (np > 0) {
+                print ""
+                print "| parameter | default | range | meaning |"
+                print "|---|---|---|---|"
+                for (i = 0; i < np; i++) print prow[i]
+            }
+        }
+        name = ""
+    }
+    BEGIN { section = 0; name = ""; n = 0 }
+    section == 0 { if ($0 ~ /:$/) section = 1; next }      # the header line of the first section
+    section == 2 { next }
+    /^$/ { section = 2; next }                               # the first section ends
+    /^  [^ ]/ {
+        flush()
+        name = $1
+        summary = substr($0, 3 + length(name) + 1)
+        sub(/^ +/, "", summary)
+        regular = 1; nd = 0; np = 0; nraw = 0
+        raw[nraw++] = substr($0, 3)
+        names[n++] = name
+        next
+    }
+    {
+        if (name == "") { regular = 0; next }
+        raw[nraw++] = substr($0, 3)
+        if (substr($0, 1, 6) != "      ") { regular = 0; next }
+        if (parse_param($0)) next
+        if (np > 0) regular = 0               # definition text after a parameter: not the format
+        def[nd++] = substr($0, 7)
+    }
+    END {
+        flush()
+    }
+    '
+}
+
+# page LISTING TITLE SOURCE USAGE NOTE: one page on stdout.
+page() {
+    to_markdown < "$1" > "$tmp/entries.md"
+    printf '# %s\n\n' "$2"
+    printf 'Generated from `%s` by `tools/gen_docs.sh`: do not edit by hand.\n' "$3"
+    printf 'Regenerate with `tools/gen_docs.sh build/harness/bench docs` (the `docs` test of\n'
+    printf '`./bench test` fails while this page differs from what the binary prints).\n\n'
+    printf '%s\n%s\n\n' "$4" "$5"
+    awk '/^## `/ { n = substr($0, 5, length($0) - 5); printf "%s[`%s`](#%s)", sep, n, n; sep = " · " }
+         END { print "" }' "$tmp/entries.md"
+    cat "$tmp/entries.md"
+}
+
+# write DIR: both pages into DIR.
+write() {
+    "$bench" list --verbose > "$tmp/kinds.txt"
+    "$bench" datasets --verbose > "$tmp/datasets.txt"
+    page "$tmp/kinds.txt" "Kinds" "bench list --verbose" \
+        'Measure one with `bench run KIND NAME=VALUE ...`; sweep kinds with `--kinds LIST` and a parameter with `--set NAME=V1,V2`.' \
+        'How the engines compute them: [engines.md](engines.md). Adding a kind: [adding-a-kind.md](adding-a-kind.md).' \
+        > "$1/kinds.md"
+    page "$tmp/datasets.txt" "Datasets" "bench datasets --verbose" \
+        'Choose with `--dataset NAME`; set a parameter with `NAME=VALUE` in `bench run` or sweep it with `--set NAME=V1,V2`.' \
+        'Positions, notation, and the `needle` and `file` datasets in detail: [accuracy.md](accuracy.md#the-inputs).' \
+        > "$1/datasets.md"
+}
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+if [ "$2" = --check ]; then
+    mkdir "$tmp/new"
+    write "$tmp/new"
+    status=0
+    for f in kinds.md datasets.md; do
+        if ! diff -u "$top/docs/$f" "$tmp/new/$f" > "$tmp/diff" 2>&1; then
+            cat "$tmp/diff"
+            echo "docs/$f is out of date with $shown." >&2
+            status=1
+        fi
+    done
+    if [ "$status" -ne 0 ]; then
+        echo "Regenerate with:  tools/gen_docs.sh $shown docs   (from $top), and commit docs/" >&2
+    else
+        echo "docs/kinds.md and docs/datasets.md match $shown"
+    fi
+    exit "$status"
+fi
+
+mkdir -p "$2"
+write "$2"
+echo "wrote $2/kinds.md and $2/datasets.md"
