@@ -35,6 +35,8 @@ typedef struct field {
     size_t size;       /* sizeof the struct field (the string length for F_STR) */
 } field;
 
+/* The field tables, one field a line (clang-format would pack them into columns). */
+/* clang-format off */
 #define FIELD(T, f, kind) { #f, offsetof(T, f), kind, sizeof(((T *)0)->f) }
 
 static const field run_fields[] = {
@@ -145,6 +147,7 @@ static const field fit_fields[] = {
     FIELD(bench_fit_row, ratio_at_max, F_F64),
     FIELD(bench_fit_row, ratio_n, F_I64),
 };
+/* clang-format on */
 
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
