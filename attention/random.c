@@ -13,7 +13,7 @@
  *           dense tile (sgemm) for all its rows (causal: row bounds, the partly seen keys by
  *           groups of rows); each row's own key, when not drawn, as a one-key list. K/V rows are
  *           read r per block, not r per query: the time stays linear in n once K and V outgrow
- *           the caches (measured exponents in README "Sparse kinds").
+ *           the caches (measured exponents in docs/performance.md).
  *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
  *           keys): scores and p·v by vector loops over the keys read in place, the next row's
  *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).

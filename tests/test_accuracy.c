@@ -139,7 +139,7 @@ Test(accuracy, full_retrieves_every_needle)
     cr_expect_eq(pt.retrieval, 1.0, "decode: retrieval %g", pt.retrieval);
 }
 
-/* window (issue 3) sees keys within `window` of the query: a needle 64 keys back is out of
+/* window sees keys within `window` of the query: a needle 64 keys back is out of
  * reach of a window of 16 (retrieval ~0), one 4 keys back within it (retrieval 1). */
 Test(accuracy, window_misses_needles_beyond_the_window)
 {
