@@ -71,8 +71,10 @@ static void visit_blocks(const attn_shape *s, const attn_bs_task *t, int64_t b, 
 {
     const int64_t p0 = attn_bs_pos(s, t->rows.i0), j0 = kb0 * b;
     for (int64_t r = 0; r < t->rows.n; r++) hi[r] = p0 + r + 1 - j0; /* causal: j <= p */
-    const attn_bs_seg seg = {.keys = attn_bs_range(j0, attn_bs_min(kb1 * b, s->S)), .r0 = 0,
-                             .nrows = t->rows.n, .hi = s->causal ? hi : NULL};
+    const attn_bs_seg seg = {.keys = attn_bs_range(j0, attn_bs_min(kb1 * b, s->S)),
+                             .r0 = 0,
+                             .nrows = t->rows.n,
+                             .hi = s->causal ? hi : NULL};
     attn_bs_visit(run, &seg);
 }
 
@@ -93,8 +95,8 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
         for (int64_t u = 0; u < f.count; u++) picks[npicks++] = candidate_block(&f, u);
     else
         for (int64_t k = 0; k < r_blocks; k++)
-            picks[npicks++] = candidate_block(
-                &f, attn_bs_draw((uint64_t)p->v[P_SEED], t->h, qb, k, f.count, r_blocks));
+            picks[npicks++] = candidate_block(&f, attn_bs_draw((uint64_t)p->v[P_SEED], t->h, qb, k,
+                                                               f.count, r_blocks));
     /* merge the fixed intervals and the (increasing) picks into maximal ranges */
     int64_t k = 0, x = 0, kb0 = -1, kb1 = -1;
     while (k < f.n || x < npicks) {
@@ -119,8 +121,8 @@ static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t
     const int64_t b = (int64_t)p->v[P_BLOCK], g = (int64_t)p->v[P_GLOBALS];
     const int64_t qb = attn_bs_floordiv(attn_bs_pos(s, i), b), kb = j / b;
     if (!attn_causal_allows(s, i, j)) return false;
-    if ((qb >= 0 && qb < g) || kb < g || (qb - kb < (int64_t)p->v[P_WINDOW] &&
-                                          kb - qb < (int64_t)p->v[P_WINDOW]))
+    if ((qb >= 0 && qb < g) || kb < g ||
+        (qb - kb < (int64_t)p->v[P_WINDOW] && kb - qb < (int64_t)p->v[P_WINDOW]))
         return true;
     const fixed_blocks f = fixed_of(s, p, qb);
     int64_t u = kb; /* its candidate number */

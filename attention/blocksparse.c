@@ -29,15 +29,15 @@ struct attn_bs_run {
     bool counting;
     /* computing */
     attn_tile *tile;
-    const float *q;         /* query of task row 0 */
-    int64_t ldq;            /* floats between task rows */
-    const float *kg, *vg;   /* keys and values of this (b, kv head): [S, D] */
-    float *kbuf, *vbuf;     /* gather buffers [gather_max, D] (NULL if the plan gathers nothing) */
+    const float *q;       /* query of task row 0 */
+    int64_t ldq;          /* floats between task rows */
+    const float *kg, *vg; /* keys and values of this (b, kv head): [S, D] */
+    float *kbuf, *vbuf;   /* gather buffers [gather_max, D] (NULL if the plan gathers nothing) */
     int64_t D, cols_max, gather_max, sub;
     /* counting */
-    double scores;          /* listed scores */
-    uint64_t *bits;         /* keys read by the current kv group, one bit per key (or NULL) */
-    int64_t marked, S;      /* bits set, of S */
+    double scores;     /* listed scores */
+    uint64_t *bits;    /* keys read by the current kv group, one bit per key (or NULL) */
+    int64_t marked, S; /* bits set, of S */
 };
 
 static size_t align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }
@@ -87,7 +87,8 @@ attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size,
 {
     const int64_t chunks = class_chunks(s, step, size), a = t / chunks, chunk = t % chunks;
     const int64_t count = (s->T - a + step - 1) / step, first = chunk * size;
-    return (attn_bs_rows){.i0 = a + first * step, .n = attn_bs_clamp(count - first, 0, size),
+    return (attn_bs_rows){.i0 = a + first * step,
+                          .n = attn_bs_clamp(count - first, 0, size),
                           .step = step};
 }
 
@@ -117,8 +118,8 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
         lo[r] = attn_bs_max(from, pos - w + 1) - j0;
         hi[r] = attn_bs_min(s->S, s->causal ? pos + 1 : pos + w) - j0;
     }
-    const attn_bs_seg seg = {.keys = attn_bs_range(j0, j0 + hi[r1 - 1]), .r0 = r0,
-                             .nrows = r1 - r0, .lo = lo, .hi = hi};
+    const attn_bs_seg seg = {
+        .keys = attn_bs_range(j0, j0 + hi[r1 - 1]), .r0 = r0, .nrows = r1 - r0, .lo = lo, .hi = hi};
     attn_bs_visit(run, &seg);
 }
 
@@ -254,8 +255,8 @@ static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
 
 /* Keys [x0, x0 + cols) of a segment as rows of stride *ld: in place, or gathered into buf
  * (always when gather). */
-static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const float *src,
-                            float *buf, int64_t x0, int64_t cols, int64_t *ld, bool gather)
+static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const float *src, float *buf,
+                            int64_t x0, int64_t cols, int64_t *ld, bool gather)
 {
     const int64_t D = run->D;
     if (!gather && contiguous(ks)) {
@@ -458,8 +459,10 @@ static void count_head(const attn_bs_pattern *pat, const attn_shape *s, const at
 {
     for (int phase = 0; phase < L->pl.nphases; phase++)
         for (int64_t t = 0; t < L->pl.tasks[phase]; t++) {
-            const attn_bs_task task = {.phase = phase, .h = h,
-                                       .rows = task_rows(pat, s, &L->pl, phase, t), .ints = ints};
+            const attn_bs_task task = {.phase = phase,
+                                       .h = h,
+                                       .rows = task_rows(pat, s, &L->pl, phase, t),
+                                       .ints = ints};
             if (task.rows.n > 0) pat->visit(s, p, &L->pl, &task, run);
         }
 }
@@ -538,7 +541,8 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
 #pragma omp for schedule(dynamic, 1)
             for (int64_t task = 0; task < tasks; task++) {
                 const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
-                const attn_bs_task t = {.phase = phase, .h = h,
+                const attn_bs_task t = {.phase = phase,
+                                        .h = h,
                                         .rows = task_rows(pat, s, &L.pl, phase, task % per_head),
                                         .ints = ints};
                 if (t.rows.n <= 0) continue;
@@ -554,11 +558,17 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
                 }
                 attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
                 if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
-                attn_bs_run run = {.tile = &tile, .q = qt, .ldq = ldq,
+                attn_bs_run run = {.tile = &tile,
+                                   .q = qt,
+                                   .ldq = ldq,
                                    .kg = k + (b * s->Hkv + g) * S * D,
-                                   .vg = v + (b * s->Hkv + g) * S * D, .kbuf = kbuf, .vbuf = vbuf,
-                                   .D = D, .cols_max = L.pl.cols_max,
-                                   .gather_max = L.pl.gather_max, .sub = L.pl.sub};
+                                   .vg = v + (b * s->Hkv + g) * S * D,
+                                   .kbuf = kbuf,
+                                   .vbuf = vbuf,
+                                   .D = D,
+                                   .cols_max = L.pl.cols_max,
+                                   .gather_max = L.pl.gather_max,
+                                   .sub = L.pl.sub};
                 pat->visit(s, p, &L.pl, &t, &run);
                 if (last) attn_tile_end_strided(&tile, o, ld);
                 else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);

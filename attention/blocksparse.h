@@ -56,31 +56,31 @@ typedef struct attn_bs_seg {
 
 /* What a pattern needs for a shape; filled by its plan(). */
 typedef struct attn_bs_plan {
-    int nphases;       /* 1, or 2 (the second phase continues the first's softmax state) */
-    int64_t tasks[2];  /* tasks per (b, h) in each phase (a task may have no rows) */
-    int64_t block;     /* phase 0 rows when the pattern has no rows(): position blocks of this
-                          size (attn_bs_plan_blocks sets it) */
-    int64_t rows_max;  /* rows of a task at most */
-    int64_t cols_max;  /* keys per visit at most (0: 256) */
-    int64_t sub;       /* rows per group on keys not every row of a segment sees (0: 64) */
-    int64_t ints;      /* int64 scratch per task that visit() uses (task.ints) */
-    bool gather_rows;  /* tasks may have rows a step apart: their queries are copied together
-                          once per task (rows_max·D floats per thread) */
-    bool gathers;      /* some segment has a key list, or runs that are not contiguous
-                          (or every step-th key with step·D > INT_MAX) */
-    int64_t gather_max;/* with gathers: a segment of scattered keys up to this many that groups
-                          of rows revisit (it has row bounds) is copied together once, then
-                          visited in place; others are copied cols_max keys at a time
-                          (raised to cols_max) */
-    int64_t v[8];      /* the pattern's own values (resolved parameters ...) */
+    int nphases;        /* 1, or 2 (the second phase continues the first's softmax state) */
+    int64_t tasks[2];   /* tasks per (b, h) in each phase (a task may have no rows) */
+    int64_t block;      /* phase 0 rows when the pattern has no rows(): position blocks of this
+                           size (attn_bs_plan_blocks sets it) */
+    int64_t rows_max;   /* rows of a task at most */
+    int64_t cols_max;   /* keys per visit at most (0: 256) */
+    int64_t sub;        /* rows per group on keys not every row of a segment sees (0: 64) */
+    int64_t ints;       /* int64 scratch per task that visit() uses (task.ints) */
+    bool gather_rows;   /* tasks may have rows a step apart: their queries are copied together
+                           once per task (rows_max·D floats per thread) */
+    bool gathers;       /* some segment has a key list, or runs that are not contiguous
+                           (or every step-th key with step·D > INT_MAX) */
+    int64_t gather_max; /* with gathers: a segment of scattered keys up to this many that groups
+                           of rows revisit (it has row bounds) is copied together once, then
+                           visited in place; others are copied cols_max keys at a time
+                           (raised to cols_max) */
+    int64_t v[8];       /* the pattern's own values (resolved parameters ...) */
 } attn_bs_plan;
 
 /* The task visit() describes. */
 typedef struct attn_bs_task {
     int phase;
-    int64_t h;        /* query head */
+    int64_t h; /* query head */
     attn_bs_rows rows;
-    int64_t *ints;    /* plan.ints of scratch */
+    int64_t *ints; /* plan.ints of scratch */
 } attn_bs_task;
 
 typedef struct attn_bs_run attn_bs_run; /* the engine's side of a visit (compute or count) */
@@ -120,27 +120,27 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
  *   };
  * ATTN_BS_DEFINE(pattern) defines the static slot functions of the pattern (bs_workspace_bytes,
  * bs_flops, bs_bytes, bs_forward); ATTN_BS_SLOTS names them in the ops struct, with the engine. */
-#define ATTN_BS_DEFINE(pattern)                                                                 \
-    static size_t bs_workspace_bytes(const attn_shape *s, const attn_params *p)                \
-    {                                                                                           \
-        return attn_bs_workspace_bytes(&(pattern), s, p);                                      \
-    }                                                                                           \
-    static double bs_flops(const attn_shape *s, const attn_params *p)                          \
-    {                                                                                           \
-        return attn_bs_flops(&(pattern), s, p);                                                \
-    }                                                                                           \
-    static double bs_bytes(const attn_shape *s, const attn_params *p)                          \
-    {                                                                                           \
-        return attn_bs_bytes(&(pattern), s, p);                                                \
-    }                                                                                           \
-    static attn_status bs_forward(const attn_shape *s, const attn_params *p, const float *q,   \
-                                  const float *k, const float *v, float *out, void *workspace) \
-    {                                                                                           \
-        return attn_bs_forward(&(pattern), s, p, q, k, v, out, workspace);                     \
+#define ATTN_BS_DEFINE(pattern)                                                                    \
+    static size_t bs_workspace_bytes(const attn_shape *s, const attn_params *p)                    \
+    {                                                                                              \
+        return attn_bs_workspace_bytes(&(pattern), s, p);                                          \
+    }                                                                                              \
+    static double bs_flops(const attn_shape *s, const attn_params *p)                              \
+    {                                                                                              \
+        return attn_bs_flops(&(pattern), s, p);                                                    \
+    }                                                                                              \
+    static double bs_bytes(const attn_shape *s, const attn_params *p)                              \
+    {                                                                                              \
+        return attn_bs_bytes(&(pattern), s, p);                                                    \
+    }                                                                                              \
+    static attn_status bs_forward(const attn_shape *s, const attn_params *p, const float *q,       \
+                                  const float *k, const float *v, float *out, void *workspace)     \
+    {                                                                                              \
+        return attn_bs_forward(&(pattern), s, p, q, k, v, out, workspace);                         \
     }
 
-#define ATTN_BS_SLOTS                                                                           \
-    .workspace_bytes = bs_workspace_bytes, .flops = bs_flops, .bytes = bs_bytes,                \
+#define ATTN_BS_SLOTS                                                                              \
+    .workspace_bytes = bs_workspace_bytes, .flops = bs_flops, .bytes = bs_bytes,                   \
     .forward = bs_forward, .engine = ATTN_ENGINE_BLOCK_SPARSE
 
 /* ---- helpers the patterns share ---- */

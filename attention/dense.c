@@ -37,7 +37,7 @@ enum {
      * each computing only the keys its last row sees: about 1/2 + DIAG_ROWS/(2·block) of the
      * block's scores instead of all of them. */
     DIAG_ROWS = 64,
-    TASKS_TARGET = 32,    /* auto split: at least this many tasks (load balance, any thread count) */
+    TASKS_TARGET = 32, /* auto split: at least this many tasks (load balance, any thread count) */
     MIN_CHUNK_KEYS = 512, /* auto split: no chunk shorter than this (merge cost stays small) */
     ALIGN_FLOATS = 16,    /* 64 bytes */
 };
@@ -48,21 +48,23 @@ const attn_param_def attn_dense_params[ATTN_DENSE_NPARAMS] = {
     [P_BLOCK_K] = {"block_k", "keys per tile (online-softmax step)", 256, 1, 65536, true},
     [P_MATERIALIZE] = {"materialize", "1: baseline that builds the whole T×S score matrix per head",
                        0, 0, 1, true},
-    [P_SPLIT] = {"split", "key chunks per (batch, KV head, query block), merged exactly "
-                          "(flash-decoding); 0: auto", 0, 0, 1024, true},
+    [P_SPLIT] = {"split",
+                 "key chunks per (batch, KV head, query block), merged exactly "
+                 "(flash-decoding); 0: auto",
+                 0, 0, 1024, true},
 };
 
 typedef struct plan {
-    int64_t G;                /* query heads per KV head */
-    int64_t positions;        /* query positions per tile (P) */
-    int64_t rows;             /* tile rows: positions × G */
-    int64_t block_k;          /* keys per visit (clipped to S) */
-    int64_t nqb, nkb;         /* query blocks per (b, kv head); key blocks per head */
-    int64_t split;            /* key chunks per (b, kv head, query block) */
-    int64_t groups, tasks;    /* (b, kv head, query block) count; × split */
-    bool gather;              /* stack the G heads' rows in a buffer */
+    int64_t G;             /* query heads per KV head */
+    int64_t positions;     /* query positions per tile (P) */
+    int64_t rows;          /* tile rows: positions × G */
+    int64_t block_k;       /* keys per visit (clipped to S) */
+    int64_t nqb, nkb;      /* query blocks per (b, kv head); key blocks per head */
+    int64_t split;         /* key chunks per (b, kv head, query block) */
+    int64_t groups, tasks; /* (b, kv head, query block) count; × split */
+    bool gather;           /* stack the G heads' rows in a buffer */
     int64_t tile_floats, gather_floats, slot_floats;
-    size_t thread_bytes;      /* tile + gather buffer + key limits */
+    size_t thread_bytes; /* tile + gather buffer + key limits */
 } plan;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }

@@ -32,14 +32,16 @@ bool attn_dense_allows(const attn_shape *s, const attn_params *p, int64_t h, int
 void attn_dense_resolve(const attn_shape *s, attn_params *p);
 
 /* The engine's parameter table, owned by the kind `name`. */
-#define ATTN_DENSE_PARAMS(name)                                                                   \
-    {.owner = (name), .defs = attn_dense_params, .count = ATTN_DENSE_NPARAMS}
+#define ATTN_DENSE_PARAMS(name)                                                                    \
+    {                                                                                              \
+        .owner = (name), .defs = attn_dense_params, .count = ATTN_DENSE_NPARAMS                    \
+    }
 
 /* The slots every dense kind shares, as named initializers (the engine, its mask, and what the
  * tests need: dense kinds are full attention at their defaults). */
-#define ATTN_DENSE_SLOTS                                                                          \
-    .workspace_bytes = attn_dense_workspace_bytes, .flops = attn_dense_flops,                     \
-    .bytes = attn_dense_bytes, .forward = attn_dense_forward, .allows = attn_dense_allows,        \
+#define ATTN_DENSE_SLOTS                                                                           \
+    .workspace_bytes = attn_dense_workspace_bytes, .flops = attn_dense_flops,                      \
+    .bytes = attn_dense_bytes, .forward = attn_dense_forward, .allows = attn_dense_allows,         \
     .resolve = attn_dense_resolve, .engine = ATTN_ENGINE_DENSE, .tests = {.as_full = ""}
 
 #endif

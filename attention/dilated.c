@@ -67,7 +67,10 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
         hi[r] = attn_bs_min(nk, x0 + r + reach) - first;
     }
     const attn_bs_seg seg = {.keys = {.j0 = c + d * first, .n = last - first, .run = 1, .step = d},
-                             .r0 = 0, .nrows = n, .lo = lo, .hi = hi};
+                             .r0 = 0,
+                             .nrows = n,
+                             .lo = lo,
+                             .hi = hi};
     attn_bs_visit(run, &seg);
 }
 

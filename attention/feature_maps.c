@@ -16,8 +16,8 @@
  *          exactly orthogonal.
  *   trig   Random Fourier features as in RFA, Peng et al. 2021, "Random Feature Attention",
  *          eq. 3-4 (Rahimi & Recht 2007): w_l ~ N(0, I_D) i.i.d.,
- *            φ(x) = exp(|x|²/2) / sqrt(m) · (sin(w_1·x), ..., sin(w_m·x), cos(w_1·x), ..., cos(w_m·x))
- *          E[φ(x)·φ(y)] = exp(|x|²/2 + |y|²/2) · exp(-|x-y|²/2) = exp(x·y);  M = 2m. RFA
+ *            φ(x) = exp(|x|²/2) / sqrt(m) · (sin(w_1·x), ..., sin(w_m·x), cos(w_1·x), ...,
+ * cos(w_m·x)) E[φ(x)·φ(y)] = exp(|x|²/2 + |y|²/2) · exp(-|x-y|²/2) = exp(x·y);  M = 2m. RFA
  *          normalises q and k so that the exp(|x|²/2) factors are constant; here they are kept so
  *          trig estimates the same kernel as favor. Its features, and φ(q)·φ(k), can be negative.
  *
@@ -111,7 +111,8 @@ void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
                 len += z * z;
             }
             len = sqrt(len);
-            for (int64_t d = 0; d < D; d++) W[(l0 + r) * D + d] = (float)(root * len * G[r * D + d]);
+            for (int64_t d = 0; d < D; d++)
+                W[(l0 + r) * D + d] = (float)(root * len * G[r * D + d]);
         }
     }
 }

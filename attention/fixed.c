@@ -31,7 +31,9 @@ static const attn_param_def params[] = {
 static attn_bs_keys summary_keys_of(const attn_shape *s, const attn_bs_plan *pl)
 {
     const int64_t l = pl->v[V_STRIDE], c = pl->v[V_SUMMARY];
-    return (attn_bs_keys){.j0 = l - c, .run = c, .step = l,
+    return (attn_bs_keys){.j0 = l - c,
+                          .run = c,
+                          .step = l,
                           .n = s->S / l * c + attn_bs_max(0, s->S % l - (l - c))};
 }
 
@@ -60,7 +62,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
         const int64_t rb = attn_bs_clamp(fb * l + l - p0, 0, n);
         for (int64_t r = ra; r < rb; r++) hi[r] = p0 + r + 1 - fb * l; /* causal: j <= p */
         const attn_bs_seg own = {.keys = attn_bs_range(fb * l, attn_bs_min(fb * l + l, S)),
-                                 .r0 = ra, .nrows = rb - ra, .hi = s->causal ? hi : NULL};
+                                 .r0 = ra,
+                                 .nrows = rb - ra,
+                                 .hi = s->causal ? hi : NULL};
         attn_bs_visit(run, &own);
     }
 

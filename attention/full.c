@@ -11,7 +11,8 @@
 
 const attn_ops attn_kind_full = {
     .name = "full",
-    .summary = "exact softmax attention, tiled online softmax (FlashAttention-2 order), any kv_heads",
+    .summary =
+        "exact softmax attention, tiled online softmax (FlashAttention-2 order), any kv_heads",
     .definition = "out_i = sum_j softmax_j(scale * q_i . k_j) v_j over every key j\n"
                   "(causal: j <= i + S - T). scale = 1/sqrt(D). Query head h reads KV head\n"
                   "h / (H/Hkv); the heads sharing a KV head are computed together. Never builds\n"

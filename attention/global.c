@@ -38,7 +38,9 @@ static void visit_local(const attn_shape *s, const attn_params *p, const attn_bs
     int64_t *ghi = t->ints + 2 * t->rows.n;
     const int64_t p0 = attn_bs_pos(s, t->rows.i0);
     for (int64_t r = r0; r < r1; r++) ghi[r] = s->causal ? attn_bs_min(g, p0 + r + 1) : g;
-    const attn_bs_seg globals = {.keys = attn_bs_range(0, g), .r0 = r0, .nrows = r1 - r0,
+    const attn_bs_seg globals = {.keys = attn_bs_range(0, g),
+                                 .r0 = r0,
+                                 .nrows = r1 - r0,
                                  .hi = ghi};
     attn_bs_visit(run, &globals);
     attn_bs_band(s, t, r0, r1, w, g, t->ints, run);
@@ -56,7 +58,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
     if (rg1 > rg0) {
         int64_t *hi = t->ints;
         for (int64_t r = rg0; r < rg1; r++) hi[r] = s->causal ? p0 + r + 1 : s->S;
-        const attn_bs_seg all = {.keys = attn_bs_range(0, s->S), .r0 = rg0, .nrows = rg1 - rg0,
+        const attn_bs_seg all = {.keys = attn_bs_range(0, s->S),
+                                 .r0 = rg0,
+                                 .nrows = rg1 - rg0,
                                  .hi = hi};
         attn_bs_visit(run, &all);
     }

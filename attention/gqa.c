@@ -20,7 +20,8 @@ static int64_t kv_heads(int64_t H, int64_t requested)
 
 const attn_ops attn_kind_gqa = {
     .name = "gqa",
-    .summary = "grouped-query attention: groups of H/Hkv query heads share a KV head (default >= 4 a group)",
+    .summary =
+        "grouped-query attention: groups of H/Hkv query heads share a KV head (default >= 4 a group)",
     .definition = "out_i = sum_j softmax_j(scale * q_i . k_j) v_j, query head h reading KV head\n"
                   "h / (H/Hkv) (causal: j <= i + S - T), scale = 1/sqrt(D). Hkv = --kv-heads, by\n"
                   "default the largest divisor of H that is <= H/4 (H=32: 8). The heads of a\n"

@@ -32,10 +32,10 @@ float attn_vexp_sum(float *x, int64_t n, float shift);
 typedef struct attn_tile {
     int64_t rows, D;
     float scale;
-    float *m, *l;    /* [rows] running max and sum */
-    float *acc;      /* [rows,D] unnormalised output */
-    float *scores;   /* [rows,cols] (row stride cols rounded up to 8) one block of scores, then
-                        probabilities */
+    float *m, *l;  /* [rows] running max and sum */
+    float *acc;    /* [rows,D] unnormalised output */
+    float *scores; /* [rows,cols] (row stride cols rounded up to 8) one block of scores, then
+                      probabilities */
 } attn_tile;
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);

@@ -56,7 +56,7 @@
 
 enum { P_MAP, P_FEATURES, P_SEED, P_CHUNK };
 
-#define DEN_FLOOR 1e-3 /* trig: den >= DEN_FLOOR · |φ(q)| · Σ_j |φ(k_j)| */
+#define DEN_FLOOR 1e-3         /* trig: den >= DEN_FLOOR · |φ(q)| · Σ_j |φ(k_j)| */
 #define OWN_SHIFT_BELOW 1e-30f /* favor den or trig Σ weights below: the row's own shift */
 /* Non-causal rows per block (keys of the state sums, queries per task): larger sgemms than the
  * causal chunk, whose intra-chunk cost grows with its size (measured: 128 best for elu). */
@@ -68,14 +68,18 @@ enum { BLOCK = 128 };
 
 static const attn_param_def params[] = {
     [P_MAP] = {"map", "feature map", 0, 0, 3, true, attn_fm_names},
-    [P_FEATURES] = {"features", "random features m (favor: M = m, trig: M = 2m)", 256, 1, 4096, true},
+    [P_FEATURES] = {"features", "random features m (favor: M = m, trig: M = 2m)", 256, 1, 4096,
+                    true},
     [P_SEED] = {"seed", "seed of the random features", 0, 0, 4294967295.0, true},
     [P_CHUNK] = {"chunk", "keys per chunk of the causal scan (prefill, prepare, decode)", 32, 1,
                  4096, true},
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
-static int64_t clamp64(int64_t x, int64_t lo, int64_t hi) { return x < lo ? lo : (x > hi ? hi : x); }
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
 static int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; } /* 64-byte pieces */
 
 typedef struct plan {
@@ -87,9 +91,9 @@ typedef struct plan {
     int64_t w_floats;     /* W [m, D], padded (0 for elu, relu) */
     /* per-thread scratch, offsets in floats */
     int64_t phik, psi, a, vx, acc, cnew, r, wk, nrow, state, raw, crow, prow, frow, thread_floats;
-    bool own;             /* causal favor, trig: rows may be redone with their own shift */
-    int threads;          /* threads the forward or decode step runs on */
-    size_t region_bytes;  /* the threads' scratch, at least the favor draw scratch */
+    bool own;            /* causal favor, trig: rows may be redone with their own shift */
+    int threads;         /* threads the forward or decode step runs on */
+    size_t region_bytes; /* the threads' scratch, at least the favor draw scratch */
 } plan;
 
 /* Run on `threads` threads: their scratch region, at least the favor draw scratch. */
@@ -97,7 +101,8 @@ static void set_threads(plan *pl, int threads)
 {
     pl->threads = threads;
     pl->region_bytes = (size_t)threads * (size_t)pl->thread_floats * sizeof(float);
-    if (pl->region_bytes < attn_fm_draw_bytes(&pl->fm)) pl->region_bytes = attn_fm_draw_bytes(&pl->fm);
+    if (pl->region_bytes < attn_fm_draw_bytes(&pl->fm))
+        pl->region_bytes = attn_fm_draw_bytes(&pl->fm);
 }
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -216,7 +221,8 @@ static void from_state(const task *t, int64_t nq, const float *st, float beta)
  * with its own shift, the maximum over the keys it sees: its largest term is then 1, where the
  * chunk's shift (over all the chunk's keys) let them all underflow. Fills its acc row and nrow.
  */
-static void own_shift_row(const task *t, const float *qrow, int64_t i, int64_t sees, const float *in)
+static void own_shift_row(const task *t, const float *qrow, int64_t i, int64_t sees,
+                          const float *in)
 {
     const plan *pl = t->pl;
     const attn_fm *f = &pl->fm;
@@ -227,7 +233,8 @@ static void own_shift_row(const task *t, const float *qrow, int64_t i, int64_t s
     const bool trig = f->map == ATTN_FM_TRIG;
     for (int64_t l = 0; l < M; l++) crow[l] = c_in ? c_in[l] : -INFINITY;
     for (int64_t j = 0; j < sees; j++)
-        for (int64_t l = 0; l < (trig ? 1 : m); l++) crow[l] = fmaxf(crow[l], raw[j * (m + 1) + (trig ? m : l)]);
+        for (int64_t l = 0; l < (trig ? 1 : m); l++)
+            crow[l] = fmaxf(crow[l], raw[j * (m + 1) + (trig ? m : l)]);
     for (int64_t l = 1; l < M && trig; l++) crow[l] = crow[0];
     attn_fm_queries(f, qrow, 1, crow, prow);
     float nsum = 0;
@@ -241,7 +248,8 @@ static void own_shift_row(const task *t, const float *qrow, int64_t i, int64_t s
     if (in) {
         for (int64_t l = 0; l < M; l++) prow[l] *= expf(c_in[l] - crow[l]);
         nsum += expf(c_in[0] - crow[0]) * in[M * E + M];
-        cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)E, 1.0f, in, (int)E, prow, 1, 1.0f, acc, 1);
+        cblas_sgemv(CblasRowMajor, CblasTrans, (int)M, (int)E, 1.0f, in, (int)E, prow, 1, 1.0f, acc,
+                    1);
     }
     ws[pl->nrow + i] = nsum;
 }
@@ -317,8 +325,7 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
     else if (shifted)
         for (int64_t l = 0; l < M; l++)
             for (int64_t e = 0; e < E; e++) upd[l * E + e] = r[l] * in[l * E + e];
-    else if (upd != in)
-        memcpy(upd, in, (size_t)(M * E) * sizeof(float));
+    else if (upd != in) memcpy(upd, in, (size_t)(M * E) * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, (int)E, (int)nk, 1.0f, phik,
                 (int)M, vx, (int)E, beta, upd, (int)E);
     if (shifted) memcpy(upd + M * E, cnew, (size_t)M * sizeof(float));
@@ -388,7 +395,8 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
         scan(&t, 0, S, NULL, dummy, false, true);
         *flops = one * (double)(B * Hkv);
         one = 0;
-        for (int64_t i0 = 0; i0 < T; i0 += pl->Cq) answer_block(&t, i0, min64(pl->Cq, T - i0), dummy);
+        for (int64_t i0 = 0; i0 < T; i0 += pl->Cq)
+            answer_block(&t, i0, min64(pl->Cq, T - i0), dummy);
         *flops += one * (double)(B * H);
         return;
     }
@@ -413,7 +421,8 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
                 scan(&t, 0, S, NULL, st, false, true);
                 for (int64_t h = g * group; h < (g + 1) * group; h++) {
                     task th = make_task(pl, s, b, g, h, 1, q, k, v, out, mine, NULL);
-                    for (int64_t i0 = 0; i0 < T; i0 += pl->Cq) answer_block(&th, i0, min64(pl->Cq, T - i0), st);
+                    for (int64_t i0 = 0; i0 < T; i0 += pl->Cq)
+                        answer_block(&th, i0, min64(pl->Cq, T - i0), st);
                 }
             }
         } else {
@@ -427,14 +436,15 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
                 const int64_t bh = task_id / nqb, b = bh / H, h = bh % H, g = h / group;
                 const int64_t i0 = (task_id % nqb) * pl->Cq;
                 task t = make_task(pl, s, b, g, h, 1, q, k, v, out, mine, NULL);
-                answer_block(&t, i0, min64(pl->Cq, T - i0), states + (b * Hkv + g) * pl->state_floats);
+                answer_block(&t, i0, min64(pl->Cq, T - i0),
+                             states + (b * Hkv + g) * pl->state_floats);
             }
         }
     }
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q, const float *k,
-                           const float *v, float *out, void *workspace)
+static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
+                           const float *k, const float *v, float *out, void *workspace)
 {
     plan pl = make_plan(s, p);
     char *ws = workspace;
@@ -451,8 +461,8 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 
 /* ---- decode from the recurrent state ---- */
 
-static attn_status prepare(const attn_shape *s, const attn_params *p, const float *k, const float *v,
-                           void *state, void *workspace)
+static attn_status prepare(const attn_shape *s, const attn_params *p, const float *k,
+                           const float *v, void *state, void *workspace)
 {
     plan pl = decode_plan(s, p);
     float *W = state, *states = W + pl.w_floats;
@@ -491,8 +501,8 @@ static void decode_step(const plan *pl, const attn_shape *s, const float *q, con
         float *mine = (float *)workspace + (size_t)omp_get_thread_num() * (size_t)pl->thread_floats;
         const int64_t b = bg / Hkv, g = bg % Hkv;
         task t = make_task(pl, s, b, g, g * group, group, q, k, v, out, mine, NULL);
-        scan(&t, prefix, s->S, prefix > 0 ? states + bg * pl->state_floats : NULL,
-             mine + pl->state, true, false);
+        scan(&t, prefix, s->S, prefix > 0 ? states + bg * pl->state_floats : NULL, mine + pl->state,
+             true, false);
     }
 }
 
@@ -535,8 +545,8 @@ static double bytes(const attn_shape *s, const attn_params *p)
     if (!s->decode) return 2.0 * qb + 2.0 * sizeof(float) * (double)attn_kv_elems(s);
     const plan pl = make_plan(s, p);
     const double kv_heads = (double)(s->B * s->Hkv);
-    const double state = (double)attn_fm_w_floats(&pl.fm) +
-                         (s->S > s->T ? kv_heads * (double)pl.state_used : 0);
+    const double state =
+        (double)attn_fm_w_floats(&pl.fm) + (s->S > s->T ? kv_heads * (double)pl.state_used : 0);
     return 2.0 * qb + sizeof(float) * (state + 2.0 * kv_heads * (double)(s->T * s->D));
 }
 

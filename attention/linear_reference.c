@@ -91,7 +91,8 @@ static void exact_row(ref_ctx *c, const float *qi, const float *kg, const float 
             c->lam[j] = mx + log(sum) - h, c->sig[j] = 1;
         } else {
             double dot = 0;
-            for (int64_t l = 0; l < m; l++) dot += c->psi[l] * sin(kraw[l]) + c->psi[m + l] * cos(kraw[l]);
+            for (int64_t l = 0; l < m; l++)
+                dot += c->psi[l] * sin(kraw[l]) + c->psi[m + l] * cos(kraw[l]);
             c->lam[j] = h, c->sig[j] = dot;
         }
         shift = fmax(shift, c->lam[j]);
@@ -135,7 +136,8 @@ attn_status attn_fm_reference(const attn_fm *f, double den_floor, const attn_sha
             den += kappa, nsum += c.f.map == ATTN_FM_TRIG ? c.wgt[j] : 0;
         }
         const double tiny = 1e-280;
-        if (sees > 0 && ((c.f.map == ATTN_FM_FAVOR && den < tiny) || (c.f.map == ATTN_FM_TRIG && nsum < tiny))) {
+        if (sees > 0 && ((c.f.map == ATTN_FM_FAVOR && den < tiny) ||
+                         (c.f.map == ATTN_FM_TRIG && nsum < tiny))) {
             exact_row(&c, qi, kg, vg, sees, num, &den, &nsum);
             cached = -1; /* exact_row used E as scratch */
         }

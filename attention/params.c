@@ -61,17 +61,19 @@ attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char
         char names[160];
         int w = 0;
         for (int c = 0; c < nchoices && (size_t)w < sizeof names; c++)
-            w += snprintf(names + w, sizeof names - (size_t)w, "%s%s", c ? ", " : "", d->choices[c]);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not one of %s",
-                         owner, name, value, names);
+            w +=
+                snprintf(names + w, sizeof names - (size_t)w, "%s%s", c ? ", " : "", d->choices[c]);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not one of %s", owner,
+                         name, value, names);
     }
     if (d->integer && x != floor(x)) {
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s must be an integer",
-                         owner, name, value);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s must be an integer", owner,
+                         name, value);
     }
     if (x < d->min || x > d->max) {
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s is out of range [%.12g, %.12g]",
-                         owner, name, value, d->min, d->max);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s: parameter %s=%s is out of range [%.12g, %.12g]", owner, name, value,
+                         d->min, d->max);
     }
     p->v[idx] = x;
     return ATTN_OK;
@@ -93,7 +95,8 @@ int attn_param_choice_count(const attn_param_def *d)
 int attn_param_value_format(const attn_param_def *d, double v, char *buf, size_t len)
 {
     const int nchoices = attn_param_choice_count(d);
-    if (v >= 0 && v < nchoices && v == floor(v)) return snprintf(buf, len, "%s", d->choices[(int)v]);
+    if (v >= 0 && v < nchoices && v == floor(v))
+        return snprintf(buf, len, "%s", d->choices[(int)v]);
     return snprintf(buf, len, "%.12g", v);
 }
 
@@ -144,8 +147,8 @@ attn_status attn_param_table_validate(const attn_param_table *t, const char *wha
         }
         for (int m = 0; m < n; m++)
             if (strcmp(t->defs[m].name, d->name) == 0)
-                return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: parameter '%s' defined twice",
-                                 what, d->name);
+                return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: parameter '%s' defined twice", what,
+                                 d->name);
     }
     return ATTN_OK;
 }

@@ -35,8 +35,8 @@ static const attn_param_def params[] = {
     [P_RANDOM] = {"random", "r: random keys per query (plus itself), drawn per head", 32, 0,
                   1000000000, true},
     [P_SEED] = {"seed", "seed of the draws", 1, 0, 1000000000, true},
-    [P_DRAW] = {"draw", "draws per query block (shared by its queries) or per token", DRAW_BLOCK,
-                0, 1, true, draw_names},
+    [P_DRAW] = {"draw", "draws per query block (shared by its queries) or per token", DRAW_BLOCK, 0,
+                1, true, draw_names},
     [P_BLOCK] = {"block", "b: positions per query block of draw=block", 64, 1, 4096, true},
 };
 
@@ -69,15 +69,17 @@ static void flush(attn_bs_run *run, const int64_t *list, const int64_t *start, i
                   int64_t r1)
 {
     if (r1 <= r0) return;
-    const attn_bs_seg seg = {.keys = {.n = start[r1 - r0], .idx = list}, .r0 = r0,
-                             .nrows = r1 - r0, .row_start = start};
+    const attn_bs_seg seg = {.keys = {.n = start[r1 - r0], .idx = list},
+                             .r0 = r0,
+                             .nrows = r1 - r0,
+                             .row_start = start};
     attn_bs_visit(run, &seg);
 }
 
 /* Each row: its draws in increasing order with itself merged in (once); rows batched into
  * segments of per-row lists; a row that sees every candidate is one contiguous visit. */
 static void visit_token(const attn_shape *s, const attn_params *p, const attn_bs_plan *pl,
-                  const attn_bs_task *t, attn_bs_run *run)
+                        const attn_bs_task *t, attn_bs_run *run)
 {
     const int64_t r_keys = (int64_t)p->v[P_RANDOM], cap = pl->ints - pl->rows_max - 1;
     const uint64_t seed = (uint64_t)p->v[P_SEED];
@@ -162,9 +164,13 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
         start[r + 1] = m;
     }
     attn_bs_seg seg = {.keys = all ? attn_bs_range(0, nd) : (attn_bs_keys){.n = nd, .idx = draws},
-                       .r0 = 0, .nrows = n, .hi = s->causal ? hi : NULL};
+                       .r0 = 0,
+                       .nrows = n,
+                       .hi = s->causal ? hi : NULL};
     attn_bs_visit(run, &seg);
-    const attn_bs_seg self = {.keys = {.n = m, .idx = own}, .r0 = 0, .nrows = n,
+    const attn_bs_seg self = {.keys = {.n = m, .idx = own},
+                              .r0 = 0,
+                              .nrows = n,
                               .row_start = start};
     attn_bs_visit(run, &self);
 }
@@ -193,7 +199,8 @@ static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t
     const uint64_t seed = (uint64_t)p->v[P_SEED];
     if (!attn_causal_allows(s, i, j)) return false;
     if (j == pos) return true;
-    if ((int)p->v[P_DRAW] == DRAW_TOKEN) return attn_bs_drawn(seed, h, pos, j, candidates(s, pos), r);
+    if ((int)p->v[P_DRAW] == DRAW_TOKEN)
+        return attn_bs_drawn(seed, h, pos, j, candidates(s, pos), r);
     const int64_t b = (int64_t)p->v[P_BLOCK], qb = attn_bs_floordiv(pos, b);
     return attn_bs_drawn(seed, h, qb, j, block_candidates(s, b, qb), r);
 }
@@ -201,13 +208,14 @@ static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t
 const attn_ops attn_kind_random = {
     .name = "random",
     .summary = "random: itself + r seeded random keys per query block (default) or token, per head",
-    .definition = "query i of head h at position p = i + S - T sees itself (j = p) and r keys\n"
-                  "drawn from [0, N): one uniform key in each of r equal strata\n"
-                  "[floor(k N/r), floor((k+1) N/r)), by a hash of (seed, h, who, k); all N when\n"
-                  "r >= N. draw=block (default): who = qb = floor(p/b), N = S (causal:\n"
-                  "min(S, (qb+1) b)), shared by the block's queries, causal ones see drawn j <= p.\n"
-                  "draw=token: who = p, N = S (causal: p + 1). Per head; each key once.\n"
-                  "Softmax over those keys, scale 1/sqrt(D).",
+    .definition =
+        "query i of head h at position p = i + S - T sees itself (j = p) and r keys\n"
+        "drawn from [0, N): one uniform key in each of r equal strata\n"
+        "[floor(k N/r), floor((k+1) N/r)), by a hash of (seed, h, who, k); all N when\n"
+        "r >= N. draw=block (default): who = qb = floor(p/b), N = S (causal:\n"
+        "min(S, (qb+1) b)), shared by the block's queries, causal ones see drawn j <= p.\n"
+        "draw=token: who = p, N = S (causal: p + 1). Per head; each key once.\n"
+        "Softmax over those keys, scale 1/sqrt(D).",
     .params = ATTN_PARAM_TABLE("random", params),
     .check = attn_bs_accept,
     ATTN_BS_SLOTS,

@@ -52,14 +52,16 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': set exactly one of allows and reference", name);
     }
-    if (!(k->state_bytes && k->prepare && k->decode) && (k->state_bytes || k->prepare || k->decode)) {
+    if (!(k->state_bytes && k->prepare && k->decode) &&
+        (k->state_bytes || k->prepare || k->decode)) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': set all of state_bytes, prepare and decode, or none", name);
     }
     if (k->params.owner == NULL || strcmp(k->params.owner, k->name) != 0) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': its parameter table belongs to '%s' (ATTN_PARAM_TABLE(\"%s\", "
-                         "...))", name, k->params.owner ? k->params.owner : "nobody", name);
+                         "...))",
+                         name, k->params.owner ? k->params.owner : "nobody", name);
     }
     char what[96];
     snprintf(what, sizeof what, "kind '%s'", name);

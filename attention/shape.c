@@ -7,8 +7,15 @@
 attn_shape attn_shape_init(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D,
                            bool causal)
 {
-    attn_shape s = {.B = B, .H = H, .Hkv = Hkv, .T = T, .S = S, .D = D, .causal = causal,
-                    .scale = D > 0 ? 1.0 / sqrt((double)D) : 1.0, .threads = 1};
+    attn_shape s = {.B = B,
+                    .H = H,
+                    .Hkv = Hkv,
+                    .T = T,
+                    .S = S,
+                    .D = D,
+                    .causal = causal,
+                    .scale = D > 0 ? 1.0 / sqrt((double)D) : 1.0,
+                    .threads = 1};
     return s;
 }
 
@@ -24,8 +31,11 @@ int64_t attn_causal_keys(const attn_shape *s, int64_t i)
 
 attn_status attn_shape_check(const attn_shape *s, char *msg, size_t msg_len)
 {
-    const struct { const char *name; int64_t v; } dims[] = {
-        {"batch", s->B}, {"heads", s->H}, {"kv_heads", s->Hkv},
+    const struct {
+        const char *name;
+        int64_t v;
+    } dims[] = {
+        {"batch", s->B}, {"heads", s->H},  {"kv_heads", s->Hkv},
         {"q_len", s->T}, {"kv_len", s->S}, {"head_dim", s->D},
     };
     for (size_t n = 0; n < sizeof dims / sizeof dims[0]; n++) {

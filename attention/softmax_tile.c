@@ -55,8 +55,8 @@ void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float
                             const attn_tile_mask *mask)
 {
     const int64_t rows = nrows, D = t->D;
-    const int64_t ldc = round8(cols);          /* row stride: exp runs on whole vectors */
-    float *sc = t->scores;                      /* [rows, cols] */
+    const int64_t ldc = round8(cols); /* row stride: exp runs on whole vectors */
+    float *sc = t->scores;            /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
 
     /* pass 1: scores */
@@ -177,8 +177,7 @@ void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int6
     }
 }
 
-void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
-                    int64_t ml_stride)
+void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml, int64_t ml_stride)
 {
     for (int64_t r = 0; r < t->rows; r++) {
         memcpy(t->acc + r * t->D, acc + r * ldo, (size_t)t->D * sizeof(float));

@@ -72,13 +72,14 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
     /* strided: keys j = c, c + l, ... of the class c = p mod l, without j = p (local has it) */
     const int64_t p0 = attn_bs_pos(s, t->rows.i0), c = attn_bs_floormod(p0, l);
     int64_t *a = t->ints, *e = a + n;
-    attn_bs_seg seg = {.keys = {.j0 = c, .n = c < s->S ? (s->S - c + l - 1) / l : 0, .run = 1,
-                                .step = l},
-                       .r0 = 0, .nrows = n};
+    attn_bs_seg seg = {
+        .keys = {.j0 = c, .n = c < s->S ? (s->S - c + l - 1) / l : 0, .run = 1, .step = l},
+        .r0 = 0,
+        .nrows = n};
     for (int64_t r = 0; r < n; r++) {
         const int64_t self = attn_bs_floordiv(p0 + r * l - c, l); /* key index of j = p */
-        a[r] = s->causal ? 0 : self;                               /* causal: [0, self) */
-        e[r] = s->causal ? self : self + 1;                        /* else all but self */
+        a[r] = s->causal ? 0 : self;                              /* causal: [0, self) */
+        e[r] = s->causal ? self : self + 1;                       /* else all but self */
     }
     if (s->causal) seg.hi = e;
     else seg.xlo = a, seg.xhi = e;
@@ -125,7 +126,5 @@ const attn_ops attn_kind_strided = {
     ATTN_BS_SLOTS,
     .allows = allows,
     .resolve = resolve,
-    .tests = {.small = "stride=0",
-              .large = "stride=2;stride=0",
-              .as_full = "stride=1"},
+    .tests = {.small = "stride=0", .large = "stride=2;stride=0", .as_full = "stride=1"},
 };

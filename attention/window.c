@@ -53,7 +53,5 @@ const attn_ops attn_kind_window = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS,
     .allows = allows,
-    .tests = {.small = "window=5",
-              .large = "window=300;window=40",
-              .as_full = "window=64"},
+    .tests = {.small = "window=5", .large = "window=300;window=40", .as_full = "window=64"},
 };

@@ -41,7 +41,8 @@ attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *m
     if (!(*ops)->takes_path && eq)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--dataset: %s takes no '=%s' (set its parameters with NAME=VALUE in "
-                         "bench run, --set NAME=V1,V2 in bench sweep)", name, eq + 1);
+                         "bench run, --set NAME=V1,V2 in bench sweep)",
+                         name, eq + 1);
     *p = ds_params_defaults(*ops);
     p->path = (*ops)->takes_path ? eq + 1 : NULL;
     return ATTN_OK;
@@ -81,8 +82,8 @@ int ds_params_format(const ds_ops *ops, const ds_params *p, char *buf, size_t le
     const attn_params a = values(p);
     int w = 0;
     if (len) buf[0] = '\0';
-    if (ops->takes_path) w = snprintf(buf, len, "path=%s%s", p->path ? p->path : "",
-                                      ops->params.count ? "," : "");
+    if (ops->takes_path)
+        w = snprintf(buf, len, "path=%s%s", p->path ? p->path : "", ops->params.count ? "," : "");
     if (w >= 0 && (size_t)w < len)
         w += attn_params_format(&ops->params, &a, buf + w, len - (size_t)w);
     return w;
@@ -137,8 +138,8 @@ void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k)
         memcpy(k + bg * s->S * D, x + (bg * L + L - s->S) * D, (size_t)s->S * row);
 }
 
-attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho,
-                             float *q, float *k, const char *who, char *msg, size_t msg_len)
+attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho, float *q,
+                             float *k, const char *who, char *msg, size_t msg_len)
 {
     const int64_t L = ds_latent_len(s), D = s->D, heads = s->B * s->Hkv;
     const double c = sqrt(1.0 - rho * rho);
@@ -169,8 +170,10 @@ attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems
     const int64_t D = s->D, heads = s->B * s->Hkv;
     float *table = malloc((size_t)(heads * table_elems) * sizeof *table);
     if (!table)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for %lld tables of %lld "
-                         "floats", who, (long long)heads, (long long)table_elems);
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "%s: out of memory for %lld tables of %lld "
+                         "floats",
+                         who, (long long)heads, (long long)table_elems);
 #pragma omp parallel num_threads(s->threads)
     {
 #pragma omp for schedule(static)

@@ -35,12 +35,12 @@ typedef struct ds_plant {
 } ds_plant;
 
 typedef struct ds_ops {
-    const char *name;             /* the CLI's --dataset value, [a-z0-9_]+ */
-    const char *summary;          /* one line for `bench datasets` */
-    const char *definition;       /* exact definition, several lines, for `bench datasets --verbose` */
-    attn_param_table params;      /* DS_PARAM_TABLE(name, defs); no parameters:
-                                     {.owner = name, .role = "dataset"} */
-    bool takes_path;              /* selected as NAME=PATH (file); the path is ds_params.path */
+    const char *name;        /* the CLI's --dataset value, [a-z0-9_]+ */
+    const char *summary;     /* one line for `bench datasets` */
+    const char *definition;  /* exact definition, several lines, for `bench datasets --verbose` */
+    attn_param_table params; /* DS_PARAM_TABLE(name, defs); no parameters:
+                                {.owner = name, .role = "dataset"} */
+    bool takes_path;         /* selected as NAME=PATH (file); the path is ds_params.path */
 
     /* q, k, v for shape s: deterministic in (seed, s without threads, p). May allocate
      * temporaries (ATTN_EFAIL when out of memory); s->threads OpenMP threads. */
@@ -59,10 +59,10 @@ typedef struct ds_ops {
 } ds_ops;
 
 /* A dataset's parameter table (parameters named in messages as "dataset 'NAME'"). */
-#define DS_PARAM_TABLE(name, def_array)                                                           \
-    {                                                                                             \
-        .owner = (name), .defs = (def_array),                                                     \
-        .count = (int)(sizeof(def_array) / sizeof((def_array)[0])), .role = "dataset"             \
+#define DS_PARAM_TABLE(name, def_array)                                                            \
+    {                                                                                              \
+        .owner = (name), .defs = (def_array),                                                      \
+        .count = (int)(sizeof(def_array) / sizeof((def_array)[0])), .role = "dataset"              \
     }
 
 /* ---- the list (datasets.c, generated from datasets/meson.build) ---- */
@@ -73,8 +73,7 @@ const ds_ops *ds_find(const char *name);
 /* A --dataset item: NAME, or NAME=PATH for a dataset that takes a path. Sets *ops and *p to
  * the defaults (p->path points into item). Unknown names and a missing or unexpected path are
  * refused with a message. */
-attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *msg,
-                     size_t msg_len);
+attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *msg, size_t msg_len);
 
 /* ---- parameters (datasets.c; parsing and ranges as for the kinds' parameters) ---- */
 
@@ -127,8 +126,8 @@ static inline int64_t ds_latent_len(const attn_shape *s) { return s->S > s->T ? 
 /* The sequence generators: per KV head and coordinate a latent AR(1) sequence over L positions,
  * x_0 = e_0, x_t = rho·x_{t-1} + sqrt(1 - rho²)·e_t, e ~ N(0, sigma²) from stream 1 (rho = 0:
  * i.i.d.), laid out as keys and queries by ds_from_latent. ATTN_EFAIL when out of memory. */
-attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho,
-                             float *q, float *k, const char *who, char *msg, size_t msg_len);
+attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho, float *q,
+                             float *k, const char *who, char *msg, size_t msg_len);
 /* From a latent sequence x [B,Hkv,L,D]: k[b,g,j] = x[b,g,j+L-S] and q[b,h,i] = x[b,g,i+L-T]
  * for every head h of group g. x may be k itself when L == S. */
 void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k);

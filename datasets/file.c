@@ -34,8 +34,8 @@ static attn_status open_tensor(const char *path, tensors *t, int n, char *msg, s
     if (H5Lexists(t->file, names[n], H5P_DEFAULT) <= 0 ||
         (t->dset[n] = H5Dopen2(t->file, names[n], H5P_DEFAULT)) < 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "%s has no dataset '%s' (expected q [B,H,T,D], k and v [B,Hkv,S,D])",
-                         path, names[n]);
+                         "%s has no dataset '%s' (expected q [B,H,T,D], k and v [B,Hkv,S,D])", path,
+                         names[n]);
     hid_t type = H5Dget_type(t->dset[n]), space = H5Dget_space(t->dset[n]);
     const bool is_float = type >= 0 && H5Tget_class(type) == H5T_FLOAT;
     const int rank = space >= 0 ? H5Sget_simple_extent_ndims(space) : -1;
@@ -44,15 +44,17 @@ static attn_status open_tensor(const char *path, tensors *t, int n, char *msg, s
     if (type >= 0) H5Tclose(type);
     if (space >= 0) H5Sclose(space);
     if (!is_float)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' is not floating point",
-                         path, names[n]);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' is not floating point", path,
+                         names[n]);
     if (rank != 4)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' has rank %d, expected 4",
                          path, names[n], rank);
     for (int d = 0; d < 4; d++) {
         if (hd[d] < 1 || hd[d] > (hsize_t)INT32_MAX)
-            return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: dataset '%s' has a size %llu; "
-                             "sizes must be in [1, 2^31)", path, names[n], (unsigned long long)hd[d]);
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "%s: dataset '%s' has a size %llu; "
+                             "sizes must be in [1, 2^31)",
+                             path, names[n], (unsigned long long)hd[d]);
         t->dims[n][d] = (int64_t)hd[d];
     }
     return ATTN_OK;
@@ -86,8 +88,10 @@ static attn_status layout(const char *path, const tensors *t, attn_shape *s, cha
 {
     const int64_t *q = t->dims[Q], *k = t->dims[K];
     if (s->T > q[2])
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s has %lld queries per head, fewer than "
-                         "the %lld asked for", path, (long long)q[2], (long long)s->T);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s has %lld queries per head, fewer than "
+                         "the %lld asked for",
+                         path, (long long)q[2], (long long)s->T);
     s->B = q[0], s->H = q[1], s->Hkv = k[1], s->S = k[2], s->D = q[3];
     s->scale = 1.0 / sqrt((double)s->D); /* as attn_shape_init */
     if (s->T == 0) s->T = q[2];
@@ -111,10 +115,12 @@ static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, 
     attn_shape f = *s;
     attn_status st = open_all(p->path, &t, msg, msg_len);
     if (st == ATTN_OK) st = layout(p->path, &t, &f, msg, msg_len);
-    if (st == ATTN_OK && (f.B != s->B || f.H != s->H || f.Hkv != s->Hkv || f.S != s->S ||
-                          f.D != s->D))
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s does not hold this point's shape (changed "
-                       "since the sweep started?)", p->path);
+    if (st == ATTN_OK &&
+        (f.B != s->B || f.H != s->H || f.Hkv != s->Hkv || f.S != s->S || f.D != s->D))
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "%s does not hold this point's shape (changed "
+                       "since the sweep started?)",
+                       p->path);
     if (st == ATTN_OK) {
         const hsize_t start[4] = {0, 0, (hsize_t)(t.dims[Q][2] - s->T), 0};
         const hsize_t count[4] = {(hsize_t)s->B, (hsize_t)s->H, (hsize_t)s->T, (hsize_t)s->D};

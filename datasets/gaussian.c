@@ -11,8 +11,8 @@
 enum { TEMPERATURE };
 
 static const attn_param_def params[] = {
-    [TEMPERATURE] = {"temperature", "score std is 1/temperature (q, k ~ N(0, 1/temperature))",
-                     1, 0.01, 100, false},
+    [TEMPERATURE] = {"temperature", "score std is 1/temperature (q, k ~ N(0, 1/temperature))", 1,
+                     0.01, 100, false},
 };
 
 static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,

@@ -8,8 +8,8 @@
  *   times), a fixed-distance one is left unplanted. The planted score ln(n_i) + margin (n_i the
  *   keys query i sees, causal rule) gives the planted key ~ 1/(1 + e^(1/2 - margin)) of the
  *   attention whatever S (0.97 at margin 4; the haystack's scores are ~ N(0, 1)).
- * Retrieval accuracy (harness/measure/accuracy.c) asks whether a kind's output for a planted query is
- * nearer to the marker v[b,g,j*] than to any other value of that KV head.
+ * Retrieval accuracy (harness/measure/accuracy.c) asks whether a kind's output for a planted query
+ * is nearer to the marker v[b,g,j*] than to any other value of that KV head.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -23,19 +23,21 @@ enum { NEEDLES, DISTANCE, MARGIN };
 enum { P_PLANT = 16, UNIFORM = -1, REDRAWS = 64 };
 
 static const attn_param_def params[] = {
-    [NEEDLES] = {"needles", "planted queries per head (fewer if fewer are eligible)", 16, 1,
-                 1e6, true},
-    [DISTANCE] = {"distance", "keys from query back to its planted key; -1: uniform over "
-                  "the keys it sees", -1, -1, 1e9, true},
-    [MARGIN] = {"margin", "planted score = ln(keys seen) + margin (4: ~97% of exact attention)",
-                4, -20, 50, false},
+    [NEEDLES] = {"needles", "planted queries per head (fewer if fewer are eligible)", 16, 1, 1e6,
+                 true},
+    [DISTANCE] = {"distance",
+                  "keys from query back to its planted key; -1: uniform over "
+                  "the keys it sees",
+                  -1, -1, 1e9, true},
+    [MARGIN] = {"margin", "planted score = ln(keys seen) + margin (4: ~97% of exact attention)", 4,
+                -20, 50, false},
 };
 
 static int64_t plants(const attn_shape *s, const ds_params *p, uint64_t seed, ds_plant *out)
 {
     const int64_t T = s->T, S = s->S, H = s->H, group = H / s->Hkv;
     const int64_t dist = (int64_t)p->v[DISTANCE];
-    const int64_t lo = dist > 0 ? dist : 0;          /* lowest eligible position */
+    const int64_t lo = dist > 0 ? dist : 0; /* lowest eligible position */
     const int64_t i0 = lo - (S - T) > 0 ? lo - (S - T) : 0, E = T - i0;
     if (E <= 0) return 0;
     const int64_t n = (int64_t)p->v[NEEDLES] < E ? (int64_t)p->v[NEEDLES] : E;
@@ -82,7 +84,8 @@ static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, 
         double qq = 0;
         for (int64_t d = 0; d < D; d++) qq += (double)qi[d] * qi[d];
         const double target = log((double)attn_causal_keys(s, i)) + p->v[MARGIN];
-        for (int64_t d = 0; d < D; d++) kj[d] = qq > 0 ? (float)(qi[d] * target / (s->scale * qq)) : 0.0f;
+        for (int64_t d = 0; d < D; d++)
+            kj[d] = qq > 0 ? (float)(qi[d] * target / (s->scale * qq)) : 0.0f;
     }
     free(list);
     return ATTN_OK;
@@ -90,7 +93,8 @@ static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, 
 
 const ds_ops ds_needle = {
     .name = "needle",
-    .summary = "retrieval: planted queries each match one key at a set distance; its value is the marker",
+    .summary =
+        "retrieval: planted queries each match one key at a set distance; its value is the marker",
     .definition =
         "Haystack: q, k ~ N(0,1), v rows uniform on the sphere of radius sqrt(D).\n"
         "Per head, min(needles, eligible) queries are planted (one per stratum of the queries\n"

@@ -6,7 +6,7 @@
 
 typedef struct ds_rng {
     uint64_t state;
-    double spare;       /* second Box-Muller normal */
+    double spare; /* second Box-Muller normal */
     int has_spare;
 } ds_rng;
 

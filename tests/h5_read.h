@@ -12,8 +12,7 @@
 
 /* Dataset `name` of path as float32 with its dims (rank 4): true and a malloc'd *data, or false
  * (*data NULL) when it cannot be read as such. */
-static inline bool tu_read_tensor(const char *path, const char *name, int64_t dims[4],
-                                  float **data)
+static inline bool tu_read_tensor(const char *path, const char *name, int64_t dims[4], float **data)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     *data = NULL;
@@ -36,8 +35,7 @@ static inline bool tu_read_tensor(const char *path, const char *name, int64_t di
 
 /* The seconds of point point_id's repetitions in /samples of results file path, in repetition
  * order: true with *n of them in a malloc'd *samples (NULL when none), false when unreadable. */
-static inline bool tu_read_samples(const char *path, int64_t point_id, double **samples,
-                                   int64_t *n)
+static inline bool tu_read_samples(const char *path, int64_t point_id, double **samples, int64_t *n)
 {
     typedef struct row {
         int64_t run_id, point_id;

@@ -96,18 +96,32 @@ static int pf_write_scaling(bench_store *st, double noise, uint64_t seed)
         for (int causal = 0; causal <= 1; causal++) {
             const double c = causal ? 0.5 : 1;
             const double ff = 4 * D * H * (double)n * (double)n * c;
-            pf_point full = {.kind = "full", .params = PF_FULL, .causal = causal, .heads = 8,
-                             .kv_heads = 8, .n = n, .time_s = ff / 60e9, .flops = ff,
-                             .rel_err = 3e-7, .workspace = 663552};
+            pf_point full = {.kind = "full",
+                             .params = PF_FULL,
+                             .causal = causal,
+                             .heads = 8,
+                             .kv_heads = 8,
+                             .n = n,
+                             .time_s = ff / 60e9,
+                             .flops = ff,
+                             .rel_err = 3e-7,
+                             .workspace = 663552};
             bad |= pf_add(st, &full, noise, &r);
             for (int w = 64; w <= 256; w *= 4) {
                 char params[32];
                 snprintf(params, sizeof params, "window=%d", w);
                 const double flops = 4 * D * H * (double)n * w * c;
                 const double err = fmin(0.9, 0.05 * sqrt((double)n / w));
-                pf_point win = {.kind = "window", .params = params, .causal = causal,
-                                .heads = 8, .kv_heads = 8, .n = n, .time_s = flops / 25e9,
-                                .flops = flops, .rel_err = err, .workspace = 2 * 256 * w * 4};
+                pf_point win = {.kind = "window",
+                                .params = params,
+                                .causal = causal,
+                                .heads = 8,
+                                .kv_heads = 8,
+                                .n = n,
+                                .time_s = flops / 25e9,
+                                .flops = flops,
+                                .rel_err = err,
+                                .workspace = 2 * 256 * w * 4};
                 bad |= pf_add(st, &win, noise, &r);
                 win.dataset = "needle";
                 win.retrieval_queries = 16;
@@ -115,16 +129,32 @@ static int pf_write_scaling(bench_store *st, double noise, uint64_t seed)
                 bad |= pf_add(st, &win, noise, &r);
             }
             const double lf = 4 * D * 64 * H * (double)n;
-            pf_point low = {.kind = "lowrank", .params = "features=64", .causal = causal,
-                            .heads = 8, .kv_heads = 8, .n = n, .time_s = lf / 20e9, .flops = lf,
-                            .rel_err = 0.2, .workspace = 4 * 8 * n * 64};
+            pf_point low = {.kind = "lowrank",
+                            .params = "features=64",
+                            .causal = causal,
+                            .heads = 8,
+                            .kv_heads = 8,
+                            .n = n,
+                            .time_s = lf / 20e9,
+                            .flops = lf,
+                            .rel_err = 0.2,
+                            .workspace = 4 * 8 * n * 64};
             bad |= pf_add(st, &low, noise, &r);
         }
         /* decode: one query against n cached keys, bandwidth-bound at 10 GB/s */
         const double bytes = 4.0 * (2 * H * D + 2 * H * (double)n * D);
-        pf_point dec = {.kind = "full", .params = PF_FULL, .mode = "decode", .causal = 1,
-                        .heads = 8, .kv_heads = 8, .n = n, .q_len = 1, .time_s = bytes / 10e9,
-                        .flops = 4 * D * H * (double)n, .rel_err = 3e-7, .workspace = 663552};
+        pf_point dec = {.kind = "full",
+                        .params = PF_FULL,
+                        .mode = "decode",
+                        .causal = 1,
+                        .heads = 8,
+                        .kv_heads = 8,
+                        .n = n,
+                        .q_len = 1,
+                        .time_s = bytes / 10e9,
+                        .flops = 4 * D * H * (double)n,
+                        .rel_err = 3e-7,
+                        .workspace = 663552};
         bad |= pf_add(st, &dec, noise, &r);
     }
     return bad;
@@ -138,9 +168,14 @@ static int pf_write_heads(bench_store *st, bool kv)
     const double base = 4.0 * PF_D * 1024 * 1024 / 60e9;
     for (int64_t v = kv ? 1 : 4; v <= (kv ? 8 : 16) && !bad; v *= 2) {
         const int64_t H = kv ? 8 : v, Hkv = v;
-        pf_point full = {.kind = "full", .params = PF_FULL, .heads = H, .kv_heads = Hkv,
-                         .n = 1024, .time_s = base * H * (1 + 0.1 * Hkv / H),
-                         .flops = 4.0 * PF_D * 1024 * 1024 * H, .rel_err = 3e-7,
+        pf_point full = {.kind = "full",
+                         .params = PF_FULL,
+                         .heads = H,
+                         .kv_heads = Hkv,
+                         .n = 1024,
+                         .time_s = base * H * (1 + 0.1 * Hkv / H),
+                         .flops = 4.0 * PF_D * 1024 * 1024 * H,
+                         .rel_err = 3e-7,
                          .workspace = 663552};
         bad |= pf_add(st, &full, 0, &r);
         pf_point mqa = full;
@@ -153,8 +188,8 @@ static int pf_write_heads(bench_store *st, bool kv)
 /* The many-kinds run (see the header comment). Returns 0 on success. */
 static int pf_write_kinds(bench_store *st)
 {
-    static const char *const kinds[] = {"full", "mqa", "window", "global", "random", "strided",
-                                        "linear"};
+    static const char *const kinds[] = {"full",   "mqa",     "window", "global",
+                                        "random", "strided", "linear"};
     static const char *const datasets[] = {"gaussian", "local", "needle"};
     ds_rng r = ds_rng_stream(3, 5);
     int bad = pf_begin(st);
@@ -164,10 +199,16 @@ static int pf_write_kinds(bench_store *st)
                 for (int d = 0; d < 3; d++) {
                     const double e = k < 2 ? 2 : 1;
                     const double flops = 4.0 * PF_D * 8 * pow((double)n, e) * (k < 2 ? 1 : 64);
-                    pf_point p = {.kind = kinds[k], .params = k < 2 ? PF_FULL : "",
-                                  .dataset = datasets[d], .causal = causal, .heads = 8,
-                                  .kv_heads = k == 1 ? 1 : 8, .n = n, .time_s = flops / 30e9,
-                                  .flops = flops, .rel_err = k < 2 ? 3e-7 : 0.1 * (k + 1),
+                    pf_point p = {.kind = kinds[k],
+                                  .params = k < 2 ? PF_FULL : "",
+                                  .dataset = datasets[d],
+                                  .causal = causal,
+                                  .heads = 8,
+                                  .kv_heads = k == 1 ? 1 : 8,
+                                  .n = n,
+                                  .time_s = flops / 30e9,
+                                  .flops = flops,
+                                  .rel_err = k < 2 ? 3e-7 : 0.1 * (k + 1),
                                   .workspace = 65536 * (k + 1),
                                   .retrieval_queries = d == 2 ? 16 : 0};
                     p.retrieval = k < 2 ? 1 : 64.0 / (double)n;

@@ -13,7 +13,8 @@
 #include "test_util.h"
 
 /* A kind that sees key 0 only: its own definition is o_i = v_0. */
-static bool first_key_only(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool first_key_only(const attn_shape *s, const attn_params *p, int64_t h, int64_t i,
+                           int64_t j)
 {
     (void)s, (void)p, (void)h, (void)i;
     return j == 0;
@@ -36,7 +37,8 @@ Test(accuracy, metrics_on_a_case_computed_by_hand)
     bench_accuracy acc;
     char msg[ATTN_MSG_LEN];
     cr_assert_eq(bench_measure_accuracy(&first_key, &s, &p, q, k, v, out, 64, 1, &acc, msg,
-                                        sizeof msg), ATTN_OK, "%s", msg);
+                                        sizeof msg),
+                 ATTN_OK, "%s", msg);
     cr_expect_eq(acc.rows, 2);
     cr_expect_float_eq(acc.rel_err, sqrt(0.75), 1e-12);
     cr_expect_float_eq(acc.max_abs_err, 1.0, 1e-12);
@@ -45,15 +47,18 @@ Test(accuracy, metrics_on_a_case_computed_by_hand)
 
     /* cosine of a zero row: 1 against a zero reference, 0 against a non-zero one */
     const float zero_v[4] = {0, 0, 0, 0}, zero_out[4] = {0, 0, 0, 0};
-    cr_assert_eq(bench_measure_accuracy(&first_key, &s, &p, q, k, zero_v, zero_out, 64, 1, &acc, msg,
-                                        sizeof msg), ATTN_OK);
+    cr_assert_eq(bench_measure_accuracy(&first_key, &s, &p, q, k, zero_v, zero_out, 64, 1, &acc,
+                                        msg, sizeof msg),
+                 ATTN_OK);
     cr_expect_float_eq(acc.cosine, 1.0, 1e-12);
     cr_expect_eq(acc.rel_err, 0.0);
     cr_assert_eq(bench_measure_accuracy(&first_key, &s, &p, q, k, v, zero_out, 64, 1, &acc, msg,
-                                        sizeof msg), ATTN_OK);
+                                        sizeof msg),
+                 ATTN_OK);
     cr_expect_float_eq(acc.cosine, 0.0, 1e-12);
     cr_expect_float_eq(acc.rel_err, 1.0, 1e-12);
-    cr_expect_float_eq(bench_rel_l2((const float[]){1, 2}, (const double[]){1, 1}, 2), sqrt(0.5), 1e-12);
+    cr_expect_float_eq(bench_rel_l2((const float[]){1, 2}, (const double[]){1, 1}, 2), sqrt(0.5),
+                       1e-12);
 }
 
 Test(accuracy, sample_rows_one_per_stratum)
@@ -63,8 +68,8 @@ Test(accuracy, sample_rows_one_per_stratum)
     for (int r = 0; r < 5; r++) cr_expect_eq(rows[r], r);
     cr_assert_eq(bench_sample_rows(150, 100, 3, rows), 100);
     for (int r = 0; r < 100; r++) {
-        cr_expect(rows[r] >= r * 150 / 100 && rows[r] < (r + 1) * 150 / 100, "row %lld in stratum %d",
-                  (long long)rows[r], r);
+        cr_expect(rows[r] >= r * 150 / 100 && rows[r] < (r + 1) * 150 / 100,
+                  "row %lld in stratum %d", (long long)rows[r], r);
         if (r) cr_expect_gt(rows[r], rows[r - 1], "distinct rows");
     }
 }
@@ -95,8 +100,12 @@ Test(accuracy, retrieval_on_a_case_computed_by_hand)
 static bench_point needle_point(const attn_ops *ops, const attn_params *kp, attn_shape s,
                                 const char *needle_sets)
 {
-    bench_point_spec spec = {.ops = ops, .params = *kp, .shape = s, .dataset = ds_find("needle"),
-                             .seed = 3, .accuracy_rows = 32,
+    bench_point_spec spec = {.ops = ops,
+                             .params = *kp,
+                             .shape = s,
+                             .dataset = ds_find("needle"),
+                             .seed = 3,
+                             .accuracy_rows = 32,
                              .timing = {.warmup = 0, .min_reps = 1, .max_reps = 1}};
     spec.dataset_params = ds_params_defaults(spec.dataset);
     char buf[128], msg[ATTN_MSG_LEN];

@@ -58,7 +58,8 @@ Test(args, numbers)
     char msg[ATTN_MSG_LEN];
     cr_expect_eq(bench_parse_i64("2k", "--x", 0, 10000, &i, msg, sizeof msg), ATTN_OK);
     cr_expect_eq(i, 2048);
-    cr_expect_eq(bench_parse_i64("99999999999999999999", "--x", 0, 10, &i, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_eq(bench_parse_i64("99999999999999999999", "--x", 0, 10, &i, msg, sizeof msg),
+                 ATTN_EINVAL);
     cr_expect_eq(bench_parse_double("0.25", "--t", 0, 1, &d, msg, sizeof msg), ATTN_OK);
     cr_expect_eq(d, 0.25);
     cr_expect_eq(bench_parse_double("nan", "--t", 0, 1, &d, msg, sizeof msg), ATTN_EINVAL);

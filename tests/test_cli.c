@@ -78,8 +78,9 @@ static void read_results(const char *file, bench_run **runs, int64_t *nr, bench_
     cr_assert_eq(bench_store_read_points(file, pts, np, msg, sizeof msg), ATTN_OK, "%s", msg);
 }
 
-#define TINY "sweep --kinds full --n 8,16 --causal 0,1 --heads 2 --head-dim 4 --reps 1 --warmup 0 " \
-             "--min-time 0 --threads 1 --quiet --dataset gaussian"
+#define TINY                                                                                       \
+    "sweep --kinds full --n 8,16 --causal 0,1 --heads 2 --head-dim 4 --reps 1 --warmup 0 "         \
+    "--min-time 0 --threads 1 --quiet --dataset gaussian"
 
 Test(cli, bad_usage_exits_2_with_one_clear_line)
 {
@@ -100,7 +101,8 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("needs a KIND", "%s", "run");
     expect_usage_error("this machine has", "%s", "run full --n 1M --heads 4096"); /* 4 TiB */
     expect_usage_error("--input gives the shape", "%s", "run full --input x.h5 --heads 2");
-    expect_usage_error("'decoding' is neither prefill nor decode", "%s", "run full --mode decoding");
+    expect_usage_error("'decoding' is neither prefill nor decode", "%s",
+                       "run full --mode decoding");
     expect_usage_error("--mode: decode given twice", "%s", "sweep --mode decode,decode");
 }
 
@@ -112,7 +114,9 @@ Test(cli, sweep_decode_mode)
     snprintf(file, sizeof file, "%s/d.h5", dir);
     cr_assert_eq(bench("sweep --kinds full --mode prefill,decode --n 8,16 --causal 0,1 --q-len 1,3 "
                        "--heads 2 --kv-heads 1,2 --head-dim 4 --reps 1 --warmup 0 --min-time 0 "
-                       "--threads 1 --quiet --dataset gaussian --out %s", file), 0, "stderr: %s", err_text);
+                       "--threads 1 --quiet --dataset gaussian --out %s",
+                       file),
+                 0, "stderr: %s", err_text);
     bench_run *runs;
     bench_point *pts;
     int64_t nr, np;
@@ -163,8 +167,8 @@ Test(cli, sweep_writes_then_appends_and_bad_input_leaves_the_file_untouched)
     char *before = read_all(file, &n0);
 
     /* bad inputs: exit 2, file byte-for-byte the same */
-    const char *bad[] = {"--n 0", "--heads 8 --kv-heads 3", "--kinds nope", "--threads 0",
-                         "--min-time -1", "--set nosuch=1"};
+    const char *bad[] = {"--n 0",       "--heads 8 --kv-heads 3", "--kinds nope",
+                         "--threads 0", "--min-time -1",          "--set nosuch=1"};
     for (size_t b = 0; b < sizeof bad / sizeof bad[0]; b++) {
         cr_expect_eq(bench("sweep %s --out %s", bad[b], file), 2, "sweep %s: %s", bad[b], err_text);
         long n1;
@@ -286,14 +290,16 @@ Test(cli, run_input_output_matches_float64)
         char in[512], outp[512], msg[ATTN_MSG_LEN];
         snprintf(in, sizeof in, "%s/qkv%d.h5", dir, causal);
         snprintf(outp, sizeof outp, "%s/o%d.h5", dir, causal);
-        float *q = tu_random((int64_t)B * H * T * D, 1.5, 11), *k = tu_random((int64_t)B * Hkv * S * D, 1.5, 12);
+        float *q = tu_random((int64_t)B * H * T * D, 1.5, 11),
+              *k = tu_random((int64_t)B * Hkv * S * D, 1.5, 12);
         float *v = tu_random((int64_t)B * Hkv * S * D, 1, 13);
         int64_t qd[4] = {B, H, T, D}, kd[4] = {B, Hkv, S, D}, od[4];
         cr_assert_eq(bench_tensor_write(in, "q", qd, q, msg, sizeof msg), ATTN_OK, "%s", msg);
         cr_assert_eq(bench_tensor_write(in, "k", kd, k, msg, sizeof msg), ATTN_OK, "%s", msg);
         cr_assert_eq(bench_tensor_write(in, "v", kd, v, msg, sizeof msg), ATTN_OK, "%s", msg);
         cr_assert_eq(bench("run full --causal %d --input %s --output %s --reps 2 --threads 2",
-                           causal, in, outp), 0, "stderr: %s", err_text);
+                           causal, in, outp),
+                     0, "stderr: %s", err_text);
         cr_expect(strstr(out_text, "full") != NULL, "stdout: %s", out_text);
         float *o;
         cr_assert(tu_read_tensor(outp, "o", od, &o), "cannot read 'o' of %s", outp);

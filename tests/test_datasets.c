@@ -66,21 +66,24 @@ static void moments(const float *x, int64_t n, double *mean, double *var)
 static double cosine(const float *a, const float *b, int64_t D)
 {
     double ab = 0, aa = 0, bb = 0;
-    for (int64_t d = 0; d < D; d++) ab += (double)a[d] * b[d], aa += (double)a[d] * a[d], bb += (double)b[d] * b[d];
+    for (int64_t d = 0; d < D; d++)
+        ab += (double)a[d] * b[d], aa += (double)a[d] * a[d], bb += (double)b[d] * b[d];
     return ab / sqrt(aa * bb);
 }
 
 Test(datasets, list_is_valid)
 {
     cr_assert_geq(ds_count(), 7);
-    const char *expected[] = {"gaussian", "local", "lowrank", "clustered", "needle", "tied", "file"};
+    const char *expected[] = {"gaussian", "local", "lowrank", "clustered",
+                              "needle",   "tied",  "file"};
     for (size_t e = 0; e < sizeof expected / sizeof expected[0]; e++)
         cr_expect_not_null(ds_find(expected[e]), "%s missing", expected[e]);
     for (int n = 0; n < ds_count(); n++) {
         const ds_ops *d = ds_at(n);
         cr_expect(d->name && d->summary && d->definition && d->fill, "dataset %d incomplete", n);
         cr_expect_eq(ds_find(d->name), d, "%s: name not unique", d->name);
-        cr_expect_eq(d->takes_path, d->shape != NULL, "%s: a path and a shape go together", d->name);
+        cr_expect_eq(d->takes_path, d->shape != NULL, "%s: a path and a shape go together",
+                     d->name);
         cr_expect(d->params.count >= 0 && d->params.count <= ATTN_MAX_PARAMS);
         for (int p = 0; p < d->params.count; p++) {
             const attn_param_def *pd = &d->params.defs[p];
@@ -110,7 +113,8 @@ Test(datasets, deterministic_per_seed_and_thread_count)
             inputs b = make(ds, &s, &p, 7), other = make(ds, &s, &p, 8);
             const size_t qb = (size_t)attn_q_elems(&s) * 4, kb = (size_t)attn_kv_elems(&s) * 4;
             cr_expect(memcmp(a.q, b.q, qb) == 0 && memcmp(a.k, b.k, kb) == 0 &&
-                      memcmp(a.v, b.v, kb) == 0, "%s shape %zu: 1 and 2 threads differ", ds->name, c);
+                          memcmp(a.v, b.v, kb) == 0,
+                      "%s shape %zu: 1 and 2 threads differ", ds->name, c);
             cr_expect(memcmp(a.q, other.q, qb) != 0 && memcmp(a.k, other.k, kb) != 0,
                       "%s shape %zu: seeds 7 and 8 give the same inputs", ds->name, c);
             bool finite = true;
@@ -175,14 +179,16 @@ Test(datasets, local_is_an_ar1_sequence)
         inputs in = make(ds, &s, &p, 5);
         double m, var;
         moments(in.k, attn_kv_elems(&s), &m, &var);
-        cr_expect(fabs(m) < 0.06 && fabs(var * 2 - 1) < 0.1, "rho %g: mean %g var %g", rhos[r], m, var);
+        cr_expect(fabs(m) < 0.06 && fabs(var * 2 - 1) < 0.1, "rho %g: mean %g var %g", rhos[r], m,
+                  var);
         double c1 = autocorrelation(in.k, &s, 1), c2 = autocorrelation(in.k, &s, 2);
         cr_expect(fabs(c1 - rhos[r]) < 0.02, "rho %g: lag-1 correlation %g", rhos[r], c1);
         cr_expect(fabs(c2 - rhos[r] * rhos[r]) < 0.03, "rho %g: lag-2 correlation %g", rhos[r], c2);
         /* the query at position p is the key at p, for every head of the group */
         for (int64_t h = 0; h < s.H; h++)
             cr_expect(memcmp(in.q + h * s.T * s.D, in.k + h / 2 * s.S * s.D,
-                             (size_t)(s.T * s.D) * 4) == 0, "head %lld", (long long)h);
+                             (size_t)(s.T * s.D) * 4) == 0,
+                      "head %lld", (long long)h);
         release(&in);
     }
     /* decode-like T < S: the T queries are the newest positions */
@@ -267,13 +273,16 @@ Test(datasets, clustered_rows_gather_around_centroids)
             if (c > 0.5) close++, close_cos += c;
             else if (c > 0.45) middle++;
         }
-    cr_expect(fabs((double)close / pairs - 0.25) < 0.06, "same-cluster pairs %g", (double)close / pairs);
-    cr_expect(fabs(close_cos / close - 1 / 1.09) < 0.03, "same-cluster cosine %g", close_cos / close);
+    cr_expect(fabs((double)close / pairs - 0.25) < 0.06, "same-cluster pairs %g",
+              (double)close / pairs);
+    cr_expect(fabs(close_cos / close - 1 / 1.09) < 0.03, "same-cluster cosine %g",
+              close_cos / close);
     cr_expect_lt((double)middle / pairs, 0.01, "no gap between clusters");
     /* every query lies near the keys of one cluster */
     for (int64_t i = 0; i < s.H * s.T; i++) {
         double best = -1;
-        for (int64_t j = 0; j < s.S; j++) best = fmax(best, cosine(in.q + i * s.D, in.k + j * s.D, s.D));
+        for (int64_t j = 0; j < s.S; j++)
+            best = fmax(best, cosine(in.q + i * s.D, in.k + j * s.D, s.D));
         cr_expect_gt(best, 0.8, "query %lld is near no key (%g)", (long long)i, best);
     }
     double m, var;
@@ -322,7 +331,8 @@ static void check_needle(const attn_shape *s, const char *sets, int64_t min_plan
     int64_t n;
     ds_plant *pl = plants_of(ds, s, &p, 17, &n);
     cr_expect(n >= min_plants && n <= max_plants, "%s: %lld plants", sets, (long long)n);
-    const int64_t D = s->D, group = s->H / s->Hkv, dist = (int64_t)p.v[ds_param_index(ds, "distance")];
+    const int64_t D = s->D, group = s->H / s->Hkv,
+                  dist = (int64_t)p.v[ds_param_index(ds, "distance")];
     const double margin = p.v[ds_param_index(ds, "margin")];
     double weight = 0;
     for (int64_t e = 0; e < n; e++) {
@@ -390,8 +400,17 @@ Test(datasets, needle_plants_what_it_states)
     check_needle(&gqa, "", 64, 64);
     /* decode (T = 1): the one query of each head is planted; with one KV head for 4 query heads
      * a fixed distance leaves one plant per KV head, a uniform one plants every head */
-    check_needle(&(attn_shape){.B = 1, .H = 4, .Hkv = 4, .T = 1, .S = 500, .D = 64, .causal = true,
-                               .scale = 1 / 8.0, .threads = 1, .decode = true}, "", 4, 4);
+    check_needle(&(attn_shape){.B = 1,
+                               .H = 4,
+                               .Hkv = 4,
+                               .T = 1,
+                               .S = 500,
+                               .D = 64,
+                               .causal = true,
+                               .scale = 1 / 8.0,
+                               .threads = 1,
+                               .decode = true},
+                 "", 4, 4);
     const attn_shape mqa = shape(1, 4, 1, 1, 500, 64, true);
     check_needle(&mqa, "distance=10", 1, 1);
     check_needle(&mqa, "", 4, 4);
@@ -491,7 +510,8 @@ static int run_bench(char *out, size_t len, const char *fmt, ...)
     return st;
 }
 
-#define SMALL "--kinds full --heads 2 --head-dim 32 --reps 1 --warmup 0 --min-time 0 --threads 1 --quiet"
+#define SMALL                                                                                      \
+    "--kinds full --heads 2 --head-dim 32 --reps 1 --warmup 0 --min-time 0 --threads 1 --quiet"
 
 Test(datasets, cli_lists_sweeps_and_records_dataset_parameters)
 {
@@ -506,8 +526,11 @@ Test(datasets, cli_lists_sweeps_and_records_dataset_parameters)
     char dir[] = "/tmp/attnbench-dscli-XXXXXX", file[256], msg[ATTN_MSG_LEN];
     cr_assert_not_null(mkdtemp(dir));
     snprintf(file, sizeof file, "%s/r.h5", dir);
-    cr_assert_eq(run_bench(out, sizeof out, "sweep " SMALL " --n 40 --causal 1 --dataset local,needle "
-                           "--set rho=0.5,0.8 --set distance=3 --out %s", file), 0, "%s", out);
+    cr_assert_eq(run_bench(out, sizeof out,
+                           "sweep " SMALL " --n 40 --causal 1 --dataset local,needle "
+                           "--set rho=0.5,0.8 --set distance=3 --out %s",
+                           file),
+                 0, "%s", out);
     bench_point *pts;
     int64_t np;
     cr_assert_eq(bench_store_read_points(file, &pts, &np, msg, sizeof msg), ATTN_OK, "%s", msg);
@@ -542,9 +565,11 @@ Test(datasets, cli_lists_sweeps_and_records_dataset_parameters)
     cr_assert_eq(bench_tensor_write(qkv, "v", kd, x + 1, msg, sizeof msg), ATTN_OK, "%s", msg);
     free(x);
     snprintf(file, sizeof file, "%s/f.h5", dir);
-    cr_assert_eq(run_bench(out, sizeof out, "sweep " SMALL " --n 16,32 --causal 0,1 --mode "
-                           "prefill,decode --q-len 2 --dataset file=%s --out %s", qkv, file), 0,
-                 "%s", out);
+    cr_assert_eq(run_bench(out, sizeof out,
+                           "sweep " SMALL " --n 16,32 --causal 0,1 --mode "
+                           "prefill,decode --q-len 2 --dataset file=%s --out %s",
+                           qkv, file),
+                 0, "%s", out);
     cr_assert_eq(bench_store_read_points(file, &pts, &np, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(np, 3, "prefill causal 0 and 1, decode");
     for (int64_t e = 0; e < np; e++) {
@@ -556,8 +581,10 @@ Test(datasets, cli_lists_sweeps_and_records_dataset_parameters)
     free(pts);
 
     /* bench run: NAME=VALUE of the dataset; refusals */
-    cr_assert_eq(run_bench(out, sizeof out, "run full --dataset needle needles=3 --n 64 --heads 2 "
-                           "--head-dim 16 --reps 1 --warmup 0 --min-time 0 --threads 1"), 0, "%s", out);
+    cr_assert_eq(run_bench(out, sizeof out,
+                           "run full --dataset needle needles=3 --n 64 --heads 2 "
+                           "--head-dim 16 --reps 1 --warmup 0 --min-time 0 --threads 1"),
+                 0, "%s", out);
     cr_expect(strstr(out, "100.0%/6") != NULL, "retrieval column: %s", out);
     cr_expect_eq(run_bench(out, sizeof out, "run full rho=0.5 --n 8"), 2, "%s", out);
     cr_expect(strstr(out, "nor has dataset 'gaussian'") != NULL, "%s", out);

@@ -2,8 +2,8 @@
  * test_decode.c — decode mode and grouped K/V heads. Generated from the registry: for every
  * kind, decoding the last T positions (T = 1 and 3) against the KV cache equals the last T rows
  * of the causal prefill on the same k and v (through state_bytes/prepare/decode when the kind
- * has a decode state, as harness/measure/point.c does; else forward on the decode shape); a kind may
- * refuse decode shapes only when its .tests.refuses_decode says so. Then the KV heads mqa and
+ * has a decode state, as harness/measure/point.c does; else forward on the decode shape); a kind
+ * may refuse decode shapes only when its .tests.refuses_decode says so. Then the KV heads mqa and
  * gqa resolve to, and every kind on the dense engine (ATTN_ENGINE_DENSE: the G heads of a KV
  * head stacked in one tile, keys cut into chunks merged afterwards) against the float64
  * reference at Hkv = 1, 2, H with odd T, small tiles and explicit chunk counts, and its decode
@@ -19,7 +19,8 @@ static attn_status run_kind(const attn_ops *ops, const attn_shape *s, const attn
                             const float *q, const float *k, const float *v, float *out)
 {
     if (!(s->decode && ops->decode)) return tu_forward(ops, s, p, q, k, v, out);
-    void *ws = bench_alloc(ops->workspace_bytes(s, p)), *state = bench_alloc(ops->state_bytes(s, p));
+    void *ws = bench_alloc(ops->workspace_bytes(s, p)),
+         *state = bench_alloc(ops->state_bytes(s, p));
     attn_status st = ops->prepare(s, p, k, v, state, ws);
     if (st == ATTN_OK) st = ops->decode(s, p, q, k, v, out, state, ws);
     free(ws), free(state);
@@ -27,7 +28,8 @@ static attn_status run_kind(const attn_ops *ops, const attn_shape *s, const attn
 }
 
 typedef struct decode_case {
-    int64_t B, H, kv_request, S, D; /* kv_request: --kv-heads as given (0: none), resolved per kind */
+    int64_t B, H, kv_request, S,
+        D; /* kv_request: --kv-heads as given (0: none), resolved per kind */
 } decode_case;
 
 /* Decode (T newest queries) vs the last T rows of the causal prefill; false when refused. */
@@ -45,14 +47,16 @@ static bool decode_matches_prefill(const attn_ops *ops, const decode_case *c, in
     snprintf(label, sizeof label, "%s B=%lld H=%lld Hkv=%lld S=%lld D=%lld T=%lld", ops->name,
              (long long)c->B, (long long)c->H, (long long)Hkv, (long long)c->S, (long long)c->D,
              (long long)T);
-    if (attn_check(ops, &pre, &pp, msg, sizeof msg) || attn_check(ops, &dec, &pd, msg, sizeof msg)) {
+    if (attn_check(ops, &pre, &pp, msg, sizeof msg) ||
+        attn_check(ops, &dec, &pd, msg, sizeof msg)) {
         cr_log_info("%s: refused (%s)", label, msg);
         return false;
     }
     const int64_t D = c->D, rows = c->B * c->H, kvn = attn_kv_elems(&pre);
     float *q = tu_random(attn_q_elems(&pre), 1, 11), *k = tu_random(kvn, 1, 12);
     float *v = tu_random(kvn, 1, 13), *o = bench_alloc((size_t)attn_q_elems(&pre) * 4);
-    float *qd = bench_alloc((size_t)(rows * T * D) * 4), *od = bench_alloc((size_t)(rows * T * D) * 4);
+    float *qd = bench_alloc((size_t)(rows * T * D) * 4),
+          *od = bench_alloc((size_t)(rows * T * D) * 4);
     double *last = malloc((size_t)(rows * T * D) * sizeof *last);
     cr_assert_eq(run_kind(ops, &pre, &pp, q, k, v, o), ATTN_OK, "%s: prefill failed", label);
     for (int64_t bh = 0; bh < rows; bh++) { /* the newest T positions of every (b, h) */
@@ -70,9 +74,9 @@ static bool decode_matches_prefill(const attn_ops *ops, const decode_case *c, in
 Test(decode, last_rows_of_prefill_for_every_kind)
 {
     const decode_case cases[] = {
-        {2, 4, 2, 37, 16},  /* batch, grouped heads, odd S */
+        {2, 4, 2, 37, 16},   /* batch, grouped heads, odd S */
         {1, 8, 0, 1500, 32}, /* each kind's default KV heads; S long enough for key chunks */
-        {1, 2, 1, 3, 8},    /* T = S: the whole sequence */
+        {1, 2, 1, 3, 8},     /* T = S: the whole sequence */
     };
     int decoded = 0;
     for (int kn = 0; kn < attn_kind_count(); kn++) {
@@ -101,8 +105,8 @@ Test(decode, mqa_and_gqa_resolve_their_kv_heads)
     /* gqa: the request, else the largest divisor of H that is <= H/4 (1 when none is above 1) */
     cr_expect_eq(attn_kind_kv_heads(gqa, 32, 4), 4);
     cr_expect_eq(attn_kind_kv_heads(gqa, 32, 32), 32);
-    const int64_t expect[][2] = {{32, 8}, {8, 2}, {12, 3}, {16, 4}, {24, 6}, {4, 1}, {7, 1}, {1, 1},
-                                 {2, 1}, {18, 3}, {40, 10}};
+    const int64_t expect[][2] = {{32, 8}, {8, 2}, {12, 3}, {16, 4}, {24, 6}, {4, 1},
+                                 {7, 1},  {1, 1}, {2, 1},  {18, 3}, {40, 10}};
     for (size_t e = 0; e < sizeof expect / sizeof expect[0]; e++)
         cr_expect_eq(attn_kind_kv_heads(gqa, expect[e][0], 0), expect[e][1], "gqa H=%lld: %lld",
                      (long long)expect[e][0], (long long)attn_kind_kv_heads(gqa, expect[e][0], 0));
@@ -130,7 +134,7 @@ Test(decode, mqa_and_gqa_resolve_their_kv_heads)
 Test(decode, grouped_kernel_matches_float64_reference)
 {
     const int64_t H = 4, shapes[][3] = {{37, 37, 1}, {37, 101, 0}, {9, 5, 1}, {1, 700, 1},
-                                        {3, 700, 1}, {129, 129, 1}};  /* T, S, causal */
+                                        {3, 700, 1}, {129, 129, 1}}; /* T, S, causal */
     const char *settings[][4] = {
         /* block_q, block_k, split: strings for attn_param_set; NULL: default */
         {"8", "16", "1", "small tiles, one chunk"},
@@ -156,9 +160,10 @@ Test(decode, grouped_kernel_matches_float64_reference)
                     for (int n = 0; n < 3; n++)
                         if (settings[st][n])
                             cr_assert_eq(attn_param_set(attn_kind_params(ops), &p, names[n],
-                                                        settings[st][n], msg,
-                                                        sizeof msg), ATTN_OK, "%s", msg);
-                    if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue; /* mqa, Hkv>1 */
+                                                        settings[st][n], msg, sizeof msg),
+                                         ATTN_OK, "%s", msg);
+                    if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK)
+                        continue; /* mqa, Hkv>1 */
                     const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
                     float *q = tu_random(qn, 1, 21), *k = tu_random(kvn, 1, 22);
                     float *v = tu_random(kvn, 1, 23), *o = bench_alloc((size_t)qn * 4);

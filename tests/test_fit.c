@@ -14,12 +14,15 @@
 #include "results.h"
 #include "rng.h"
 
-#define NEAR(a, b, tol) cr_expect(fabs((a) - (b)) <= (tol), "%s = %.12g, expected %.12g", #a, (a), (b))
+#define NEAR(a, b, tol)                                                                            \
+    cr_expect(fabs((a) - (b)) <= (tol), "%s = %.12g, expected %.12g", #a, (a), (b))
 
 Test(fit, student_t_quantiles_match_tables)
 {
-    const struct { double dof, t; } table[] = {
-        {1, 12.7062047364}, {2, 4.30265272991}, {3, 3.18244630528}, {4, 2.77644510520},
+    const struct {
+        double dof, t;
+    } table[] = {
+        {1, 12.7062047364},  {2, 4.30265272991},  {3, 3.18244630528},    {4, 2.77644510520},
         {10, 2.22813885196}, {30, 2.04227245630}, {1000, 1.96233908083}, {1e5, 1.95998770753},
     };
     for (size_t r = 0; r < sizeof table / sizeof table[0]; r++) {
@@ -121,8 +124,8 @@ Test(fit, crossover_on_synthetic_curves)
     double full[5], lin[5], half[5], cubic[5], fullbig[5];
     for (int i = 0; i < 5; i++) {
         full[i] = n[i] * n[i];
-        lin[i] = 100 * n[i];             /* faster than full above n = 100 */
-        half[i] = 0.5 * full[i];         /* always faster */
+        lin[i] = 100 * n[i];                /* faster than full above n = 100 */
+        half[i] = 0.5 * full[i];            /* always faster */
         cubic[i] = n[i] * n[i] * n[i] / 50; /* faster only below n = 50 */
         fullbig[i] = big[i] * big[i];
     }

@@ -32,8 +32,7 @@ static void remove_tmpdir(void)
 {
     char cmd[512];
     snprintf(cmd, sizeof cmd, "rm -rf '%s'", tmpdir);
-    if (system(cmd) != 0)
-        fprintf(stderr, "could not remove %s\n", tmpdir);
+    if (system(cmd) != 0) fprintf(stderr, "could not remove %s\n", tmpdir);
 }
 
 TestSuite(h5store, .init = make_tmpdir, .fini = remove_tmpdir);
@@ -150,8 +149,7 @@ static void write_two_runs(const char *path)
             bench_point pt = make_point(run.run_id, k == 0 ? "flash" : "naive", (int)seq);
             double s[3];
             samples_for(seq, s, 3);
-            cr_assert_eq(bench_store_add_point(st, &pt, s, 3, msg, sizeof msg), ATTN_OK, "%s",
-                         msg);
+            cr_assert_eq(bench_store_add_point(st, &pt, s, 3, msg, sizeof msg), ATTN_OK, "%s", msg);
             cr_assert_eq(pt.point_id, seq);
         }
         bench_store_close(st);
@@ -263,7 +261,7 @@ Test(h5store, reopen_appends)
 {
     const char *path = tmp("a.h5");
     char msg[ATTN_MSG_LEN];
-    double s[2] = { 0.5, 0.25 };
+    double s[2] = {0.5, 0.25};
     for (int which = 1; which <= 3; which++) {
         bench_store *st = NULL;
         cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
@@ -344,7 +342,7 @@ static void write_foreign_hdf5(const char *path)
     hsize_t dims = 3;
     hid_t sp = H5Screate_simple(1, &dims, NULL);
     hid_t d = H5Dcreate2(f, "x", H5T_NATIVE_INT, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
-    int v[3] = { 1, 2, 3 };
+    int v[3] = {1, 2, 3};
     cr_assert_geq(H5Dwrite(d, H5T_NATIVE_INT, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), 0);
     H5Dclose(d);
     H5Sclose(sp);
@@ -481,7 +479,7 @@ static attn_status file_fill(const char *path, const attn_shape *s, float *q, fl
 Test(h5store, closes_every_hdf5_handle)
 {
     char msg[ATTN_MSG_LEN];
-        const char *text = tmp("x.txt");
+    const char *text = tmp("x.txt");
     FILE *tf = fopen(text, "w");
     cr_assert_not_null(tf);
     fputs("text\n", tf);
@@ -510,8 +508,8 @@ Test(h5store, closes_every_hdf5_handle)
     free(fits);
 
     /* tensors written by tensor_io.c, read (and refused) by the file dataset */
-    int64_t dims[4] = { 1, 1, 2, 2 };
-    float x[4] = { 1, 2, 3, 4 }, y[3][4];
+    int64_t dims[4] = {1, 1, 2, 2};
+    float x[4] = {1, 2, 3, 4}, y[3][4];
     const char *tpath = tmp("ids_t.h5");
     cr_assert_eq(bench_tensor_write(tpath, "q", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(bench_tensor_write(tpath, "q", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
@@ -565,26 +563,23 @@ Test(h5store, tensor_round_trip_and_replace)
 {
     const char *path = tmp("t.h5");
     char msg[ATTN_MSG_LEN];
-    int64_t dims[4] = { 2, 3, 5, 7 };
+    int64_t dims[4] = {2, 3, 5, 7};
     int64_t n = 2 * 3 * 5 * 7;
     float *x = malloc((size_t)n * sizeof *x);
-    for (int64_t i = 0; i < n; i++)
-        x[i] = (float)i * 0.5f - 3.0f;
+    for (int64_t i = 0; i < n; i++) x[i] = (float)i * 0.5f - 3.0f;
     cr_assert_eq(bench_tensor_write(path, "q", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(bench_tensor_write(path, "k", dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
 
     int64_t got[4];
     float *y = NULL;
     cr_assert(tu_read_tensor(path, "q", got, &y));
-    for (int i = 0; i < 4; i++)
-        cr_assert_eq(got[i], dims[i]);
-    for (int64_t i = 0; i < n; i++)
-        cr_assert_eq(y[i], x[i]);
+    for (int i = 0; i < 4; i++) cr_assert_eq(got[i], dims[i]);
+    for (int64_t i = 0; i < n; i++) cr_assert_eq(y[i], x[i]);
     free(y);
 
     /* replace q with another shape; k stays */
-    int64_t dims2[4] = { 1, 1, 1, 3 };
-    float z[3] = { 1.0f, -2.0f, 3.5f };
+    int64_t dims2[4] = {1, 1, 1, 3};
+    float z[3] = {1.0f, -2.0f, 3.5f};
     cr_assert_eq(bench_tensor_write(path, "q", dims2, z, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert(tu_read_tensor(path, "q", got, &y));
     cr_assert_eq(got[3], 3);
@@ -618,21 +613,20 @@ static void write_raw(const char *path, const char *name, int rank, const hsize_
 static void write_qkv(const char *path, const char *odd, int rank, const hsize_t *dims, hid_t ftype,
                       hid_t mtype, const void *data)
 {
-    static const float zeros[24] = { 0 };
-    const hsize_t qd[4] = { 1, 2, 3, 4 }, kd[4] = { 1, 1, 5, 4 };
-    const char *names[3] = { "q", "k", "v" };
+    static const float zeros[24] = {0};
+    const hsize_t qd[4] = {1, 2, 3, 4}, kd[4] = {1, 1, 5, 4};
+    const char *names[3] = {"q", "k", "v"};
     for (int n = 0; n < 3; n++) {
         if (odd && strcmp(odd, names[n]) == 0)
             write_raw(path, names[n], rank, dims, ftype, mtype, data);
-        else
-            write_raw(path, names[n], 4, n ? kd : qd, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, zeros);
+        else write_raw(path, names[n], 4, n ? kd : qd, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, zeros);
     }
 }
 
 Test(h5store, file_dataset_converts_float64)
 {
     const char *path = tmp("f64.h5");
-    hsize_t dims[4] = { 1, 1, 5, 4 };
+    hsize_t dims[4] = {1, 1, 5, 4};
     double v[20];
     for (int i = 0; i < 20; i++) v[i] = i % 2 ? 0.1 * i : -1e30 / (i + 1);
     write_qkv(path, "v", 4, dims, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v);
@@ -642,16 +636,15 @@ Test(h5store, file_dataset_converts_float64)
     cr_assert(s.B == 1 && s.H == 2 && s.Hkv == 1 && s.T == 3 && s.S == 5 && s.D == 4);
     float q[24], k[20], y[20];
     cr_assert_eq(file_fill(path, &s, q, k, y, msg), ATTN_OK, "%s", msg);
-    for (int i = 0; i < 20; i++)
-        cr_assert_eq(y[i], (float)v[i]);
+    for (int i = 0; i < 20; i++) cr_assert_eq(y[i], (float)v[i]);
 }
 
 Test(h5store, file_dataset_errors)
 {
     char msg[ATTN_MSG_LEN];
-    const float data[24] = { 0 };
-    const int idata[24] = { 0 };
-    const hsize_t d3[3] = { 1, 5, 4 }, d4[4] = { 1, 1, 5, 4 }, z4[4] = { 1, 0, 5, 4 };
+    const float data[24] = {0};
+    const int idata[24] = {0};
+    const hsize_t d3[3] = {1, 5, 4}, d4[4] = {1, 1, 5, 4}, z4[4] = {1, 0, 5, 4};
     const char *rank3 = tmp("rank3.h5"), *ints = tmp("ints.h5"), *empty = tmp("empty.h5");
     const char *noq = tmp("noq.h5");
     write_qkv(rank3, "k", 3, d3, H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, data);
@@ -676,7 +669,7 @@ Test(h5store, file_dataset_errors)
     fclose(f);
     cr_assert_eq(file_shape(txt, 0, NULL, msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "cannot read") && strstr(msg, "as an HDF5 file"), "%s", msg);
-    int64_t one[4] = { 1, 1, 1, 1 }, dims[4];
+    int64_t one[4] = {1, 1, 1, 1}, dims[4];
     float x = 1.0f, *y = NULL;
     cr_assert_eq(bench_tensor_write(txt, "q", one, &x, msg, sizeof msg), ATTN_EINVAL);
     cr_assert(strstr(msg, "not an HDF5 file"), "%s", msg);
@@ -687,6 +680,7 @@ Test(h5store, file_dataset_errors)
     cr_assert_eq(y[0], 1.0f);
     free(y);
     cr_assert_eq(bench_tensor_write("/nonexistent-dir-attnbench/t.h5", "q", one, &x, msg,
-                                    sizeof msg), ATTN_EINVAL);
+                                    sizeof msg),
+                 ATTN_EINVAL);
     cr_assert(strstr(msg, "cannot create"), "%s", msg);
 }

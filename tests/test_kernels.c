@@ -17,7 +17,8 @@ Test(kernels, vexp_is_accurate_over_the_range)
     memcpy(y, x, N * sizeof *y);
     float got_sum = attn_vexp_sum(y, N, shift);
     for (int j = 0; j < N; j++) {
-        double e = exp((double)(x[j] - shift)); /* the argument rounded to float, as the kernel sees it */
+        double e =
+            exp((double)(x[j] - shift)); /* the argument rounded to float, as the kernel sees it */
         sum += e;
         double rel = fabs(y[j] - e) / e;
         if (rel > worst) worst = rel;
@@ -55,7 +56,8 @@ Test(kernels, vmax_handles_every_length)
 Test(kernels, tile_matches_one_shot_softmax)
 {
     const int64_t rows = 5, S = 23, D = 6, blk = 7;
-    float *q = tu_random(rows * D, 2.0, 1), *k = tu_random(S * D, 2.0, 2), *v = tu_random(S * D, 1, 3);
+    float *q = tu_random(rows * D, 2.0, 1), *k = tu_random(S * D, 2.0, 2),
+          *v = tu_random(S * D, 1, 3);
     const int64_t sees[5] = {0, 1, 8, 22, 23}; /* keys visible to each row */
     float *scratch = bench_alloc(attn_tile_floats(rows, blk, D) * sizeof(float));
     float out[5 * 6];
@@ -80,8 +82,8 @@ Test(kernels, tile_matches_one_shot_softmax)
         for (int d = 0; d < D; d++) {
             double o = 0;
             for (int j = 0; j < sees[r]; j++) o += w[j] / sum * v[j * D + d];
-            cr_expect(fabs(out[r * D + d] - o) <= 1e-5 * (1 + fabs(o)), "row %d d %d: %g vs %g",
-                      r, d, out[r * D + d], o);
+            cr_expect(fabs(out[r * D + d] - o) <= 1e-5 * (1 + fabs(o)), "row %d d %d: %g vs %g", r,
+                      d, out[r * D + d], o);
         }
     }
     free(q), free(k), free(v), free(scratch);

@@ -25,8 +25,10 @@ enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
 /* Small values an integer parameter also takes (when inside its range and not already an end
  * or the default): they make windows, strides, blocks and draws awkward at the test shapes. */
 static const double small_values[] = {1, 2, 3, 7};
-enum { NSMALL = sizeof small_values / sizeof small_values[0],
-       MAX_VARIANTS = 1 + (2 + NSMALL) * ATTN_MAX_PARAMS };
+enum {
+    NSMALL = sizeof small_values / sizeof small_values[0],
+    MAX_VARIANTS = 1 + (2 + NSMALL) * ATTN_MAX_PARAMS
+};
 
 /* Parameter variants of a kind: defaults, then each parameter at its min and at its max, and
  * each integer parameter at the small values. Resolve them per shape (attn_params_resolve). */
@@ -51,9 +53,8 @@ static int variants(const attn_ops *ops, attn_params *out, char names[][96])
     return n;
 }
 
-static void check_against_definition(const attn_ops *ops, const attn_shape *s,
-                                      const attn_params *p, const char *label, double sigma,
-                                      double tol)
+static void check_against_definition(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                     const char *label, double sigma, double tol)
 {
     char msg[ATTN_MSG_LEN];
     attn_params resolved = *p;
@@ -62,7 +63,8 @@ static void check_against_definition(const attn_ops *ops, const attn_shape *s,
     if (attn_check(ops, s, p, msg, sizeof msg) != ATTN_OK) return; /* refused: not a case */
     float *q = tu_random(attn_q_elems(s), sigma, 1), *k = tu_random(attn_kv_elems(s), sigma, 2);
     float *v = tu_random(attn_kv_elems(s), 1.0, 3), *o = bench_alloc(attn_q_elems(s) * 4);
-    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name, label);
+    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name,
+                 label);
     double *ref = tu_reference(ops, s, p, q, k, v);
     int64_t n = attn_q_elems(s);
     bool finite = true;
@@ -154,9 +156,10 @@ Test(kinds, large_logits_stay_finite_and_accurate)
  * masked and visible keys share blocks. */
 Test(kinds, masked_keys_have_zero_influence)
 {
-    const tu_shape_case cases[] = {{1, 2, 1, 9, 12, 8, true}, {1, 2, 2, 12, 9, 8, true},
-                                {1, 2, 1, 100, 90, 8, true}, /* diagonal blocks in row groups */
-                                {1, 2, 1, 3, 2, 4, true}}; /* T > S: row 0 sees nothing */
+    const tu_shape_case cases[] = {{1, 2, 1, 9, 12, 8, true},
+                                   {1, 2, 2, 12, 9, 8, true},
+                                   {1, 2, 1, 100, 90, 8, true}, /* diagonal blocks in row groups */
+                                   {1, 2, 1, 3, 2, 4, true}};   /* T > S: row 0 sees nothing */
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         if (!ops->allows) continue;

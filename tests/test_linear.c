@@ -15,15 +15,14 @@ enum { MAPS = 4 };
 static const char *const map_names[MAPS] = {"elu", "relu", "favor", "trig"};
 
 static const tu_shape_case shapes[] = {
-    {1, 1, 1, 1, 1, 1, false},     /* smallest */
-    {1, 2, 1, 1, 7, 8, true},      /* one query (decode-like), MQA */
-    {2, 4, 2, 13, 13, 16, true},   /* odd T, GQA, batch */
-    {1, 4, 4, 33, 70, 32, false},  /* S > T */
-    {1, 4, 2, 33, 70, 32, true},   /* S > T causal: queries at positions 37..69 */
-    {1, 2, 2, 70, 33, 32, true},   /* T > S: the first 37 rows see no key */
-    {1, 3, 1, 5, 300, 1, false},   /* D = 1, long S */
-    {1, 3, 1, 5, 300, 1, true},
-    {1, 2, 1, 65, 130, 128, true}, /* D = 128 */
+    {1, 1, 1, 1, 1, 1, false},    /* smallest */
+    {1, 2, 1, 1, 7, 8, true},     /* one query (decode-like), MQA */
+    {2, 4, 2, 13, 13, 16, true},  /* odd T, GQA, batch */
+    {1, 4, 4, 33, 70, 32, false}, /* S > T */
+    {1, 4, 2, 33, 70, 32, true},  /* S > T causal: queries at positions 37..69 */
+    {1, 2, 2, 70, 33, 32, true},  /* T > S: the first 37 rows see no key */
+    {1, 3, 1, 5, 300, 1, false},  /* D = 1, long S */
+    {1, 3, 1, 5, 300, 1, true},     {1, 2, 1, 65, 130, 128, true}, /* D = 128 */
     {2, 2, 2, 129, 129, 64, false},
 };
 enum { NSHAPES = sizeof shapes / sizeof shapes[0] };
@@ -116,8 +115,8 @@ Test(linear, large_logits_stay_finite_and_accurate)
                     label(&s, settings, lab, sizeof lab);
                     float mx;
                     double err = error_vs_reference(&s, &p, sigmas[si], &mx);
-                    cr_expect(err <= 1e-3, "%s sigma=%g: rel L2 error %.3g > 1e-3", lab,
-                              sigmas[si], err);
+                    cr_expect(err <= 1e-3, "%s sigma=%g: rel L2 error %.3g > 1e-3", lab, sigmas[si],
+                              err);
                 }
 }
 
@@ -177,7 +176,8 @@ Test(linear, decode_equals_last_rows_of_prefill)
                 attn_shape pre = attn_shape_init(B, H, Hkv, S, S, D, true);
                 pre.threads = 2;
                 const int64_t T = Ts[ti], qn = attn_q_elems(&pre), kvn = attn_kv_elems(&pre);
-                float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
+                float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2),
+                      *v = tu_random(kvn, 1, 3);
                 float *o = bench_alloc((size_t)qn * 4);
                 cr_assert_eq(tu_forward(ops, &pre, &p, q, k, v, o), ATTN_OK);
 
@@ -191,7 +191,8 @@ Test(linear, decode_equals_last_rows_of_prefill)
                 double *want = malloc((size_t)(B * H * T * D) * sizeof(double));
                 for (int64_t bh = 0; bh < B * H; bh++) {
                     memcpy(qd + bh * T * D, q + (bh * S + S - T) * D, (size_t)(T * D) * 4);
-                    for (int64_t e = 0; e < T * D; e++) want[bh * T * D + e] = o[(bh * S + S - T) * D + e];
+                    for (int64_t e = 0; e < T * D; e++)
+                        want[bh * T * D + e] = o[(bh * S + S - T) * D + e];
                 }
                 void *state = bench_alloc(sb), *copy = bench_alloc(sb);
                 void *ws = bench_alloc(ops->workspace_bytes(&dec, &p));
@@ -224,7 +225,8 @@ Test(linear, decode_cost_is_independent_of_the_cache)
         b.S = 1000000;
         cr_expect_eq(ops->flops(&a, &p), ops->flops(&b, &p), "%s flops", settings);
         cr_expect_eq(ops->bytes(&a, &p), ops->bytes(&b, &p), "%s bytes", settings);
-        cr_expect_eq(ops->workspace_bytes(&a, &p), ops->workspace_bytes(&b, &p), "%s workspace", settings);
+        cr_expect_eq(ops->workspace_bytes(&a, &p), ops->workspace_bytes(&b, &p), "%s workspace",
+                     settings);
         cr_expect_eq(ops->state_bytes(&a, &p), ops->state_bytes(&b, &p), "%s state", settings);
         /* bytes: q, out, the state read and one new k, v row per KV head */
         const double W = m >= 2 ? 256.0 * 64 : 0, M = m == 3 ? 512 : (m == 2 ? 256 : 64);
@@ -265,7 +267,8 @@ Test(linear, favor_error_shrinks_with_features)
         cr_log_info("causal=%d: mean error %.3f %.3f %.3f at m = 16, 64, 256", causal, err[0],
                     err[1], err[2]);
         cr_expect(err[1] < 0.8 * err[0] && err[2] < 0.8 * err[1],
-                  "causal=%d: error does not shrink: %.3f %.3f %.3f", causal, err[0], err[1], err[2]);
+                  "causal=%d: error does not shrink: %.3f %.3f %.3f", causal, err[0], err[1],
+                  err[2]);
         cr_expect(err[2] < 0.5 * err[0], "causal=%d: m=256 error %.3f not half of m=16's %.3f",
                   causal, err[2], err[0]);
         cr_expect(err[2] < 0.2, "causal=%d: m=256 error %.3f", causal, err[2]);
@@ -306,7 +309,8 @@ Test(linear, future_keys_have_no_influence)
                     continue;
                 }
                 double num = 0, den = 0;
-                for (int64_t d = 0; d < D; d++) num += (a[d] - b[d]) * (a[d] - b[d]), den += a[d] * a[d];
+                for (int64_t d = 0; d < D; d++)
+                    num += (a[d] - b[d]) * (a[d] - b[d]), den += a[d] * a[d];
                 cr_expect(sqrt(num / den) <= 1e-5, "%s: row %lld of head %lld moved by %.3g",
                           settings, (long long)i, (long long)h, sqrt(num / den));
             }
@@ -340,8 +344,8 @@ Test(linear, features_depend_on_the_seed_only)
             double same = 0, diff = 0;
             for (int64_t e = 0; e < qn; e++)
                 same = fmax(same, fabs(o1[e] - o2[e])), diff = fmax(diff, fabs(o1[e] - o3[e]));
-            cr_expect_leq(same, 1e-6, "%s causal=%d: 1 vs 2 threads differ by %g", settings,
-                          causal, same);
+            cr_expect_leq(same, 1e-6, "%s causal=%d: 1 vs 2 threads differ by %g", settings, causal,
+                          same);
             cr_expect_gt(diff, 1e-3, "%s causal=%d: seeds 5 and 6 give the same output", settings,
                          causal);
             free(q), free(k), free(v), free(o1), free(o2), free(o3);

@@ -57,10 +57,7 @@ static int bench_env(const char *env, const char *fmt, ...)
     return st;
 }
 
-static bool have_gnuplot(void)
-{
-    return system("command -v gnuplot >/dev/null 2>&1") == 0;
-}
+static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 /* Entries of a directory (0 if it does not exist). */
 static int count_entries(const char *path)
@@ -106,11 +103,19 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     cr_assert_eq(bench_env("", "plot %s --run 1 --out %s", file, out), 0, "stderr: %s", err_text);
     /* prefill on gaussian and needle: time, memory, throughput on gaussian (the first), accuracy
      * once per dataset; decode on gaussian only: the single-dataset names */
-    const char *figs[] = {"time_vs_n", "memory_vs_n", "throughput_vs_n", "accuracy_vs_n_gaussian",
-                          "accuracy_vs_n_needle", "accuracy_vs_window_gaussian",
-                          "accuracy_vs_window_needle", "error_vs_cost_gaussian",
-                          "error_vs_cost_needle", "time_vs_n_decode", "memory_vs_n_decode",
-                          "throughput_vs_n_decode", "accuracy_vs_n_decode"};
+    const char *figs[] = {"time_vs_n",
+                          "memory_vs_n",
+                          "throughput_vs_n",
+                          "accuracy_vs_n_gaussian",
+                          "accuracy_vs_n_needle",
+                          "accuracy_vs_window_gaussian",
+                          "accuracy_vs_window_needle",
+                          "error_vs_cost_gaussian",
+                          "error_vs_cost_needle",
+                          "time_vs_n_decode",
+                          "memory_vs_n_decode",
+                          "throughput_vs_n_decode",
+                          "accuracy_vs_n_decode"};
     const int nfigs = sizeof figs / sizeof figs[0];
     for (int k = 0; k < nfigs; k++) {
         char path[600];
@@ -120,14 +125,17 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     }
     cr_expect_eq(count_entries(out), nfigs, "the output directory holds more than the figures");
     cr_expect(strstr(out_text, "skipped time_vs_heads.png: no series was measured at 2 or more "
-                               "heads") != NULL, "%s", out_text);
+                               "heads") != NULL,
+              "%s", out_text);
     cr_expect(strstr(out_text, "plots: 13 figures of run 1") != NULL, "%s", out_text);
 
     /* the heads and kv_heads runs: those figures, and one line for the figures over n */
-    cr_assert_eq(bench_env("", "plot %s --run 2 --out %s", file, in_dir("heads")), 0, "%s", err_text);
+    cr_assert_eq(bench_env("", "plot %s --run 2 --out %s", file, in_dir("heads")), 0, "%s",
+                 err_text);
     expect_png(in_dir("heads/time_vs_heads.png"));
     cr_expect(strstr(out_text, "every series has a single n") != NULL, "%s", out_text);
-    cr_assert_eq(bench_env("", "plot %s --out %s", file, in_dir("kv")), 0, "%s", err_text); /* last run */
+    cr_assert_eq(bench_env("", "plot %s --out %s", file, in_dir("kv")), 0, "%s",
+                 err_text); /* last run */
     expect_png(in_dir("kv/time_vs_kv_heads.png"));
     cr_expect_eq(count_entries(in_dir("kv")), 1);
 }
@@ -173,7 +181,8 @@ Test(plot, svg_and_pdf)
     for (int k = 0; k < 2; k++) {
         char out[300], path[400], head[8] = {0};
         snprintf(out, sizeof out, "%s/%s", dir, formats[k][0]);
-        cr_assert_eq(bench_env("", "plot %s --run 2 --out %s --format %s", file, out, formats[k][0]),
+        cr_assert_eq(bench_env("", "plot %s --run 2 --out %s --format %s", file, out,
+                               formats[k][0]),
                      0, "%s", err_text);
         snprintf(path, sizeof path, "%s/time_vs_heads.%s", out, formats[k][0]);
         FILE *f = fopen(path, "rb");
@@ -197,7 +206,8 @@ static void expect_refused(const char *words, int code, const char *env, const c
 Test(plot, bad_files_empty_runs_and_bad_options_exit_2_and_draw_nothing)
 {
     char msg[ATTN_MSG_LEN], args[1200];
-    const char *notes = in_dir("notes.txt"), *empty = in_dir("empty.h5"), *failed = in_dir("failed.h5");
+    const char *notes = in_dir("notes.txt"), *empty = in_dir("empty.h5"),
+               *failed = in_dir("failed.h5");
     FILE *f = fopen(notes, "w");
     fputs("my notes\n", f);
     fclose(f);
@@ -214,7 +224,9 @@ Test(plot, bad_files_empty_runs_and_bad_options_exit_2_and_draw_nothing)
     bench_store_close(st);
 
     const char *out = in_dir("none");
-    const struct { const char *words, *fmt, *path; } cases[] = {
+    const struct {
+        const char *words, *fmt, *path;
+    } cases[] = {
         {"No such file", "%s %s --out %s", "/nonexistent/r.h5"},
         {"not an attnbench results file", "%s %s --out %s", notes},
         {"has no runs yet", "%s %s --out %s", empty},
@@ -285,7 +297,8 @@ Test(plot, a_missing_or_failing_gnuplot_exits_1_and_leaves_no_image_and_no_tempo
     cr_expect_eq(count_entries(out), 1, "a failed plot left files in %s", out);
     char old[32] = "";
     f = fopen(in_dir("out/time_vs_n.png"), "r");
-    cr_expect(fgets(old, sizeof old, f) && strcmp(old, "old figure") == 0, "the old image was replaced");
+    cr_expect(fgets(old, sizeof old, f) && strcmp(old, "old figure") == 0,
+              "the old image was replaced");
     fclose(f);
     cr_expect_eq(count_entries(tmp), 0, "temporary files left in %s", tmp);
 
@@ -321,25 +334,32 @@ Test(plot, fit_recovers_the_fixture_exponents_and_crossovers_and_replaces_its_ro
     cr_assert_eq(bench_store_read_fits(file, &rows, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(n, 28); /* 13 series: time and rss each, and lowrank's varying workspace (x2) */
     for (int causal = 0; causal <= 1; causal++) {
-        const bench_fit_row *full = find_row(rows, n, "full", PF_FULL, "gaussian", causal, "prefill", "time");
+        const bench_fit_row *full =
+            find_row(rows, n, "full", PF_FULL, "gaussian", causal, "prefill", "time");
         cr_expect(fabs(full->exponent - 2) < 0.1 && full->exponent_lo < 2 && full->exponent_hi > 2,
                   "full: %g [%g, %g]", full->exponent, full->exponent_lo, full->exponent_hi);
         cr_expect(fabs(full->theory - 2) < 1e-9 && full->points == 6 && full->n_min == 256 &&
                   full->n_max == 8192 && full->r2 > 0.99);
         cr_expect_str_eq(full->crossover, "");
-        const bench_fit_row *w64 = find_row(rows, n, "window", "window=64", "gaussian", causal, "prefill", "time");
-        cr_expect(fabs(w64->exponent - 1) < 0.1 && fabs(w64->theory - 1) < 1e-9, "%g", w64->exponent);
+        const bench_fit_row *w64 =
+            find_row(rows, n, "window", "window=64", "gaussian", causal, "prefill", "time");
+        cr_expect(fabs(w64->exponent - 1) < 0.1 && fabs(w64->theory - 1) < 1e-9, "%g",
+                  w64->exponent);
         cr_expect_str_eq(w64->crossover, "always");
         cr_expect_str_eq(w64->reference_params, PF_FULL);
-        const bench_fit_row *w256 = find_row(rows, n, "window", "window=256", "gaussian", causal, "prefill", "time");
+        const bench_fit_row *w256 =
+            find_row(rows, n, "window", "window=256", "gaussian", causal, "prefill", "time");
         cr_expect_str_eq(w256->crossover, "above");
         cr_expect(fabs(w256->crossover_n / 614.4 - 1) < 0.1, "crossover at %g, built at 614.4",
                   w256->crossover_n);
         cr_expect(fabs(w256->ratio_at_max - 614.4 / 8192) < 0.01 && w256->ratio_n == 8192);
-        const bench_fit_row *ws = find_row(rows, n, "lowrank", "features=64", "gaussian", causal, "prefill", "workspace");
+        const bench_fit_row *ws =
+            find_row(rows, n, "lowrank", "features=64", "gaussian", causal, "prefill", "workspace");
         cr_expect(fabs(ws->exponent - 1) < 1e-9 && isnan(ws->theory));
-        const bench_fit_row *rss = find_row(rows, n, "full", PF_FULL, "gaussian", causal, "prefill", "rss_added");
-        cr_expect(fabs(rss->exponent - rss->theory) < 1e-9, "rss %g vs theory %g", rss->exponent, rss->theory);
+        const bench_fit_row *rss =
+            find_row(rows, n, "full", PF_FULL, "gaussian", causal, "prefill", "rss_added");
+        cr_expect(fabs(rss->exponent - rss->theory) < 1e-9, "rss %g vs theory %g", rss->exponent,
+                  rss->theory);
     }
     const bench_fit_row *dec = find_row(rows, n, "full", PF_FULL, "gaussian", 1, "decode", "time");
     cr_expect(fabs(dec->exponent - 1) < 0.1 && dec->q_len == 1, "decode: %g", dec->exponent);
@@ -375,7 +395,8 @@ static const attn_ops *find_fake(const char *name)
     return strcmp(name, "strided") == 0 ? &fake_strided : attn_kind_find(name);
 }
 
-static void put_point(bench_run_data *rd, const char *kind, const char *params, int64_t n, int causal)
+static void put_point(bench_run_data *rd, const char *kind, const char *params, int64_t n,
+                      int causal)
 {
     bench_point *pt = &rd->pts[rd->n++];
     memset(pt, 0, sizeof *pt);
@@ -476,7 +497,8 @@ Test(plot, labels_leave_settings_that_only_differ_between_kinds_to_the_subtitle)
     bench_series_label(&rd, set, 2, 1, over_n, label, sizeof label);
     cr_expect_str_eq(label, "mqa");
     bench_common_settings(&rd, idx + 4, 4, BENCH_K_ALL & ~BENCH_K_N, label, sizeof label);
-    cr_expect_str_eq(label, "causal, needle(needles=16,margin=4), prefill, B=1, H=8, Hkv=8 (mqa Hkv=1), D=64");
+    cr_expect_str_eq(
+        label, "causal, needle(needles=16,margin=4), prefill, B=1, H=8, Hkv=8 (mqa Hkv=1), D=64");
     bench_series_free(set, nset);
     bench_run_data_free(&rd);
 }
@@ -496,7 +518,8 @@ Test(plot, sweep_with_plots_draws_its_run)
     /* a directory that cannot be made: the sweep's results stay, the exit status says 1 */
     const int code = bench_env("", "%s --out %s --plots %s/notes/x", tiny, res, res);
     cr_expect_eq(code, 1, "%s", err_text);
-    cr_expect(strstr(err_text, "no plots") && strstr(err_text, "the results are saved"), "%s", err_text);
+    cr_expect(strstr(err_text, "no plots") && strstr(err_text, "the results are saved"), "%s",
+              err_text);
     bench_run *runs;
     int64_t n;
     char msg[ATTN_MSG_LEN];

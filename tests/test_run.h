@@ -1,5 +1,6 @@
 /* test_run.h — running the bench binary from a test, as a user would: `ENV bench ARGS` through sh,
- * stdin from /dev/null, stdout and stderr captured. Header-only (static) so each test links alone. */
+ * stdin from /dev/null, stdout and stderr captured. Header-only (static) so each test links alone.
+ */
 #ifndef TEST_RUN_H
 #define TEST_RUN_H
 

@@ -23,7 +23,8 @@ static int sparse_kinds(const attn_ops **out)
         if (ops->engine != ATTN_ENGINE_BLOCK_SPARSE) continue;
         cr_assert(ops->tests.small && ops->tests.large && ops->tests.as_full,
                   "%s runs on the block-sparse engine: it must declare .tests.small, .large and "
-                  ".as_full", ops->name);
+                  ".as_full",
+                  ops->name);
         cr_assert_lt(n, MAX_KINDS);
         out[n++] = ops;
     }
@@ -55,8 +56,8 @@ static float *run(const attn_ops *ops, const attn_shape *s, const attn_params *p
 Test(sparse, limits_equal_full_attention)
 {
     const attn_ops *full = attn_kind_find("full");
-    const int64_t cases[][4] = {{37, 37, 1, 0}, {37, 37, 1, 1}, {13, 40, 2, 1}, {1, 50, 2, 1},
-                                {40, 13, 1, 0}};
+    const int64_t cases[][4] = {
+        {37, 37, 1, 0}, {37, 37, 1, 1}, {13, 40, 2, 1}, {1, 50, 2, 1}, {40, 13, 1, 0}};
     int ran = 0;
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
@@ -258,8 +259,8 @@ Test(sparse, workspace_is_small_at_a_million_keys)
 Test(sparse, random_draws_per_block_and_per_token)
 {
     const attn_ops *ops = attn_kind_find("random");
-    const int64_t cases[][3] = {{45, 45, 1}, {45, 45, 0}, {50, 37, 1}, {50, 37, 0}, {13, 70, 1},
-                                {13, 70, 0}, {1, 70, 1}};
+    const int64_t cases[][3] = {{45, 45, 1}, {45, 45, 0}, {50, 37, 1}, {50, 37, 0},
+                                {13, 70, 1}, {13, 70, 0}, {1, 70, 1}};
     const char *const texts[] = {"draw=block,block=7,random=4,seed=5",
                                  "draw=block,block=7,random=20,seed=5",
                                  "draw=block,block=1,random=3", "draw=token,random=4,seed=5",
@@ -292,9 +293,9 @@ Test(sparse, random_draws_per_block_and_per_token)
                         if (per_block && j != pos && j != pos0 && (!causal || j <= pos0))
                             cr_expect_eq(a, ops->allows(&s, &p, h, i0, j),
                                          "%s T=%lld S=%lld causal=%d h=%lld: rows %lld and %lld"
-                                         " differ on key %lld", texts[t], (long long)T,
-                                         (long long)S, causal, (long long)h, (long long)i,
-                                         (long long)i0, (long long)j);
+                                         " differ on key %lld",
+                                         texts[t], (long long)T, (long long)S, causal, (long long)h,
+                                         (long long)i, (long long)i0, (long long)j);
                     }
                     allowed += (double)seen;
                     if (per_block && !causal) {
@@ -320,15 +321,18 @@ Test(sparse, random_draws_per_block_and_per_token)
             for (int64_t h = 0; h < 2; h++) {
                 memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
                 for (int64_t j = 0; j < S; j++)
-                    cr_expect_eq(ops->allows(&pre, &pp, h, S - 1, j), ops->allows(&dec, &pd, h, 0, j),
+                    cr_expect_eq(ops->allows(&pre, &pp, h, S - 1, j),
+                                 ops->allows(&dec, &pd, h, 0, j),
                                  "%s causal=%d: key %lld of head %lld", texts[t], causal,
                                  (long long)j, (long long)h);
             }
             cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
             for (int64_t e = 0; e < 2 * D; e++) {
                 const float a = o[((e / D) * S + S - 1) * D + e % D], bd = od[e];
-                cr_expect(fabsf(a - bd) <= 1e-5f * (1 + fabsf(a)), "%s causal=%d: prefill %g, "
-                          "decode %g", texts[t], causal, a, bd);
+                cr_expect(fabsf(a - bd) <= 1e-5f * (1 + fabsf(a)),
+                          "%s causal=%d: prefill %g, "
+                          "decode %g",
+                          texts[t], causal, a, bd);
             }
             free(q), free(k), free(v), free(o), free(od), free(qd);
         }

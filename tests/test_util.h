@@ -1,5 +1,6 @@
-/* test_util.h — helpers the test files share: test shapes, seeded random tensors, exact-size workspaces,
- * running a kind's forward, relative L2 error. Header-only (static) so each test links alone. */
+/* test_util.h — helpers the test files share: test shapes, seeded random tensors, exact-size
+ * workspaces, running a kind's forward, relative L2 error. Header-only (static) so each test links
+ * alone. */
 #ifndef TEST_UTIL_H
 #define TEST_UTIL_H
 

@@ -52,12 +52,12 @@ typedef struct attn_test_hints {
 } attn_test_hints;
 
 typedef struct attn_ops {
-    const char *name;                  /* unique, [a-z0-9_]+: the CLI's KIND */
-    const char *summary;               /* one line for `bench list` */
+    const char *name;    /* unique, [a-z0-9_]+: the CLI's KIND */
+    const char *summary; /* one line for `bench list` */
     /* The exact definition, several lines, for `bench list --verbose` (and docs/kinds.md, which
      * is generated from it): the one place the kind's mathematics is written down. */
     const char *definition;
-    attn_param_table params;           /* ATTN_PARAM_TABLE(name, defs); none: {.owner = name} */
+    attn_param_table params; /* ATTN_PARAM_TABLE(name, defs); none: {.owner = name} */
 
     /* Refuse every invalid shape/parameter combination: fill msg, return ATTN_EINVAL. */
     attn_status (*check)(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
@@ -67,16 +67,17 @@ typedef struct attn_ops {
     double (*flops)(const attn_shape *s, const attn_params *p);
     double (*bytes)(const attn_shape *s, const attn_params *p);
     /* The computation. No allocation, printing or exit; scratch comes from workspace. */
-    attn_status (*forward)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
-                           const float *v, float *out, void *workspace);
+    attn_status (*forward)(const attn_shape *s, const attn_params *p, const float *q,
+                           const float *k, const float *v, float *out, void *workspace);
 
     /* Exactly one of the two definitions below is set. */
     /* Softmax over a mask: may query i of head h see key j? (the generic reference checks it) */
     bool (*allows)(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j);
     /* Or the kind's own exact definition in float64, for query rows i of head (b,h):
      * out[r][d] for rows[r] = (b*H + h)*T + i, r < nrows. */
-    attn_status (*reference)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
-                             const float *v, const int64_t *rows, int64_t nrows, double *out);
+    attn_status (*reference)(const attn_shape *s, const attn_params *p, const float *q,
+                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
+                             double *out);
 
     /* ---- optional slots (NULL: the generic behaviour) ---- */
 
@@ -101,8 +102,8 @@ typedef struct attn_ops {
 
     /* ---- descriptions (no behaviour) ---- */
 
-    attn_engine engine;                /* set by the engine's slot macro */
-    attn_test_hints tests;             /* what the generic tests need to know */
+    attn_engine engine;    /* set by the engine's slot macro */
+    attn_test_hints tests; /* what the generic tests need to know */
 } attn_ops;
 
 /* ---- registry (registry.c) ---- */

@@ -21,7 +21,8 @@ typedef enum { ATTN_OK = 0, ATTN_EINVAL = 2, ATTN_EFAIL = 1 } attn_status;
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...);
+attn_status
+attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...);
 
 /* ---- shapes (shape.c) ---- */
 
@@ -31,18 +32,18 @@ attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt
  * T (queries) and S (keys) may differ (cross attention, decode). A causal mask aligns the last
  * query with the last key: query i sees key j iff j <= i + S - T. */
 typedef struct attn_shape {
-    int64_t B;      /* batch */
-    int64_t H;      /* query heads */
-    int64_t Hkv;    /* key/value heads; divides H */
-    int64_t T;      /* queries per head (q_len) */
-    int64_t S;      /* keys per head (kv_len) */
-    int64_t D;      /* head dimension (of q, k and v) */
-    bool causal;    /* query i sees key j only if j <= i + S - T */
-    double scale;   /* score scale; attn_shape_init sets 1/sqrt(D) */
-    int threads;    /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
-    bool decode;    /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
-                       whose S keys are a KV cache; kinds with a decode state use it
-                       (attention.h) */
+    int64_t B;    /* batch */
+    int64_t H;    /* query heads */
+    int64_t Hkv;  /* key/value heads; divides H */
+    int64_t T;    /* queries per head (q_len) */
+    int64_t S;    /* keys per head (kv_len) */
+    int64_t D;    /* head dimension (of q, k and v) */
+    bool causal;  /* query i sees key j only if j <= i + S - T */
+    double scale; /* score scale; attn_shape_init sets 1/sqrt(D) */
+    int threads;  /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
+    bool decode;  /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
+                     whose S keys are a KV cache; kinds with a decode state use it
+                     (attention.h) */
 } attn_shape;
 
 /* A shape with scale 1/sqrt(D), threads 1. */
@@ -68,7 +69,7 @@ typedef struct attn_param_def {
     const char *name;    /* e.g. "block_q" */
     const char *summary; /* one line for `bench list` */
     double def, min, max;
-    bool integer;        /* refuse non-integral values */
+    bool integer;               /* refuse non-integral values */
     const char *const *choices; /* named values: NULL-terminated names of the integer values
                                    0..n-1 (integer, min 0, max n-1); NULL for a number */
 } attn_param_def;
@@ -82,17 +83,17 @@ typedef struct attn_params {
  * count is 0), and the owner's name and role, used in messages ("kind 'window' has no
  * parameter 'x'", "window: parameter window=0 is out of range [1, 1e+09]"). */
 typedef struct attn_param_table {
-    const char *owner;          /* the kind's or dataset's name */
+    const char *owner; /* the kind's or dataset's name */
     const attn_param_def *defs;
     int count;
-    const char *role;           /* what the owner is: NULL for "kind", or e.g. "dataset" */
+    const char *role; /* what the owner is: NULL for "kind", or e.g. "dataset" */
 } attn_param_table;
 
 /* A table initializer from a static array of definitions: ATTN_PARAM_TABLE("window", params). */
-#define ATTN_PARAM_TABLE(owner_name, def_array)                                                   \
-    {                                                                                             \
-        .owner = (owner_name), .defs = (def_array),                                               \
-        .count = (int)(sizeof(def_array) / sizeof((def_array)[0]))                                \
+#define ATTN_PARAM_TABLE(owner_name, def_array)                                                    \
+    {                                                                                              \
+        .owner = (owner_name), .defs = (def_array),                                                \
+        .count = (int)(sizeof(def_array) / sizeof((def_array)[0]))                                 \
     }
 
 /* The defaults of a table. */

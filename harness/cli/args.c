@@ -99,8 +99,8 @@ attn_status bench_parse_double(const char *text, const char *what, double min, d
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a number", what, text);
     }
     if (v < min || v > max) {
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: %s is out of range [%.12g, %.12g]", what, text,
-                         min, max);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: %s is out of range [%.12g, %.12g]", what,
+                         text, min, max);
     }
     *out = v;
     return ATTN_OK;
@@ -147,8 +147,8 @@ void bench_free_strings(char **items, int n)
 enum { MAX_LIST = 4096 };
 
 /* One item of an integer list: a number or a range; appends to vals. */
-static attn_status parse_item(char *item, const char *what, int64_t min, int64_t max,
-                              int64_t *vals, int *n, char *msg, size_t msg_len)
+static attn_status parse_item(char *item, const char *what, int64_t min, int64_t max, int64_t *vals,
+                              int *n, char *msg, size_t msg_len)
 {
     char *c1 = strchr(item, ':');
     if (!c1) {
@@ -218,8 +218,10 @@ attn_status bench_parse_file_args(int argc, char **argv, const bench_opt *opts, 
     const char *pos[1] = {NULL};
     int npos = 0;
     *run_id = 0;
-    attn_status st = bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1, &npos, command, msg, msg_len);
-    if (!st && *run_text) st = bench_parse_i64(*run_text, "--run", 1, INT64_MAX, run_id, msg, msg_len);
+    attn_status st =
+        bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1, &npos, command, msg, msg_len);
+    if (!st && *run_text)
+        st = bench_parse_i64(*run_text, "--run", 1, INT64_MAX, run_id, msg, msg_len);
     *path = pos[0];
     return st;
 }

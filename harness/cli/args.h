@@ -13,11 +13,11 @@
 #include "attention.h"
 
 typedef struct bench_opt {
-    const char *name;     /* "--n" */
-    const char *metavar;  /* "LIST"; NULL for a flag (its value becomes "1") */
-    const char *help;     /* one line, may mention the default */
-    const char **value;   /* where the text goes; left unchanged when the option is absent */
-    int *count;           /* repeatable option: value is an array of max entries, count = used */
+    const char *name;    /* "--n" */
+    const char *metavar; /* "LIST"; NULL for a flag (its value becomes "1") */
+    const char *help;    /* one line, may mention the default */
+    const char **value;  /* where the text goes; left unchanged when the option is absent */
+    int *count;          /* repeatable option: value is an array of max entries, count = used */
     int max;
 } bench_opt;
 

@@ -24,7 +24,8 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
          bench_parse_i64(m->accuracy_rows, "--accuracy-rows", 1, 1 << 20, &rows, msg, msg_len)))
         return ATTN_EINVAL;
     cfg->threads = (int)threads;
-    cfg->timing = (bench_timing_cfg){.warmup = (int)warmup, .warmup_time_s = warmup_time,
+    cfg->timing = (bench_timing_cfg){.warmup = (int)warmup,
+                                     .warmup_time_s = warmup_time,
                                      .min_reps = (int)reps,
                                      .min_time_s = min_time,
                                      .max_reps = (int)(reps > 100000 ? reps : 100000)};

@@ -15,7 +15,8 @@
 
 /* The settings of a series over n; the same minus kind and params for its reference. */
 static const bench_group_by over_n = {BENCH_K_ALL & ~BENCH_K_N, NULL};
-static const bench_group_by same_shape = {BENCH_K_ALL & ~BENCH_K_N & ~BENCH_K_KIND & ~BENCH_K_PARAMS,
+static const bench_group_by same_shape = {BENCH_K_ALL & ~BENCH_K_N & ~BENCH_K_KIND &
+                                              ~BENCH_K_PARAMS,
                                           NULL};
 
 typedef enum { M_TIME, M_RSS, M_WORKSPACE, M_COUNT } metric;
@@ -24,7 +25,8 @@ typedef enum { M_TIME, M_RSS, M_WORKSPACE, M_COUNT } metric;
 static bool rss_added_known(const bench_run_data *rd, const bench_series *s)
 {
     for (int64_t i = 0; i < s->n; i++)
-        if (rd->pts[s->idx[i]].base_rss_bytes < 0 || rd->pts[s->idx[i]].peak_rss_bytes < 0) return false;
+        if (rd->pts[s->idx[i]].base_rss_bytes < 0 || rd->pts[s->idx[i]].peak_rss_bytes < 0)
+            return false;
     return true;
 }
 
@@ -116,25 +118,37 @@ static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t
         char msg[ATTN_MSG_LEN];
         if (bench_fit_power_law(x, y, np, &f, msg, sizeof msg) != ATTN_OK) continue;
         bench_fit_row *r = &rows[nrows++];
-        *r = (bench_fit_row){.run_id = rd->run.run_id, .batch = pt->batch, .heads = pt->heads,
-                             .kv_heads = pt->kv_heads, .head_dim = pt->head_dim,
+        *r = (bench_fit_row){.run_id = rd->run.run_id,
+                             .batch = pt->batch,
+                             .heads = pt->heads,
+                             .kv_heads = pt->kv_heads,
+                             .head_dim = pt->head_dim,
                              .q_len = strcmp(pt->mode, "decode") == 0 ? pt->q_len : 0,
-                             .causal = pt->causal, .points = (int32_t)np, .n_min = (int64_t)x[0],
-                             .n_max = (int64_t)x[np - 1], .exponent = f.slope,
-                             .exponent_lo = f.slope_lo, .exponent_hi = f.slope_hi, .r2 = f.r2,
-                             .prefactor = exp(f.intercept), .theory = NAN, .crossover_n = NAN,
+                             .causal = pt->causal,
+                             .points = (int32_t)np,
+                             .n_min = (int64_t)x[0],
+                             .n_max = (int64_t)x[np - 1],
+                             .exponent = f.slope,
+                             .exponent_lo = f.slope_lo,
+                             .exponent_hi = f.slope_hi,
+                             .r2 = f.r2,
+                             .prefactor = exp(f.intercept),
+                             .theory = NAN,
+                             .crossover_n = NAN,
                              .ratio_at_max = NAN};
         snprintf(r->kind, sizeof r->kind, "%s", pt->kind);
         snprintf(r->params, sizeof r->params, "%s", rd->params[s->idx[0]]);
         snprintf(r->dataset, sizeof r->dataset, "%s", pt->dataset);
         snprintf(r->dataset_params, sizeof r->dataset_params, "%s", pt->dataset_params);
         snprintf(r->mode, sizeof r->mode, "%s", pt->mode);
-        snprintf(r->metric, sizeof r->metric, "%s", m == M_RSS && !added ? "peak_rss" : metric_names[m]);
+        snprintf(r->metric, sizeof r->metric, "%s",
+                 m == M_RSS && !added ? "peak_rss" : metric_names[m]);
         if (m != M_WORKSPACE && bench_fit_power_law(x, ty, np, &th, msg, sizeof msg) == ATTN_OK)
             r->theory = th.slope;
         if (ref < 0) continue;
         const bench_point *rp = &rd->pts[set[ref].idx[0]];
-        snprintf(r->reference_params, sizeof r->reference_params, "%s", rd->params[set[ref].idx[0]]);
+        snprintf(r->reference_params, sizeof r->reference_params, "%s",
+                 rd->params[set[ref].idx[0]]);
         r->reference_kv_heads = rp->kv_heads;
         const int64_t nr = series_xy(rd, &set[ref], m, added, xr, yr, NULL);
         bench_crossover c = bench_crossover_find(x, y, np, xr, yr, nr);
@@ -181,8 +195,8 @@ static void print_table(const bench_run_data *rd, const bench_series *set, int64
         bench_series_label(rd, set, nset, row_series[r], over_n, label, sizeof label);
         if ((int)strlen(label) > width) width = (int)strlen(label);
     }
-    printf("%-*s  %-9s  %-11s %3s  %8s  %-15s %7s  %6s  %s\n", width, "series", "metric", "n", "pts",
-           "exponent", "95% CI", "R2", "theory", "vs full at the same settings");
+    printf("%-*s  %-9s  %-11s %3s  %8s  %-15s %7s  %6s  %s\n", width, "series", "metric", "n",
+           "pts", "exponent", "95% CI", "R2", "theory", "vs full at the same settings");
     for (int64_t r = 0; r < nrows; r++) {
         const bench_fit_row *f = &rows[r];
         bench_series_label(rd, set, nset, row_series[r], over_n, label, sizeof label);
@@ -203,13 +217,13 @@ static void print_table(const bench_run_data *rd, const bench_series *set, int64
 
 /* A fit of one run: its series, those fitted, and their rows. */
 typedef struct fit_work {
-    int64_t *all;            /* every point of the run: 0..rd->n-1 */
-    double *n_of;            /* per point: its n */
-    double *buf;             /* scratch of fit_series: 5 arrays of rd->n */
-    bench_fit_row *rows;     /* the fit rows, M_COUNT per series at most */
-    int64_t *row_series;     /* per row: its series in fit_set */
-    bench_series *set;       /* the run's series over n */
-    bench_series *fit_set;   /* those measured at 2+ n (not owned: set's) */
+    int64_t *all;          /* every point of the run: 0..rd->n-1 */
+    double *n_of;          /* per point: its n */
+    double *buf;           /* scratch of fit_series: 5 arrays of rd->n */
+    bench_fit_row *rows;   /* the fit rows, M_COUNT per series at most */
+    int64_t *row_series;   /* per row: its series in fit_set */
+    bench_series *set;     /* the run's series over n */
+    bench_series *fit_set; /* those measured at 2+ n (not owned: set's) */
     int64_t nset, fitted, nrows;
 } fit_work;
 

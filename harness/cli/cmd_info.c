@@ -11,7 +11,8 @@ int bench_cmd_info(int argc, char **argv)
     const char *help = NULL, *threads_s = NULL, *n_s = NULL, *reps_s = NULL, *skip = NULL;
     const char *skip_bw = NULL;
     const bench_opt opts[] = {
-        {"--threads", "N", "BLAS threads for the sgemm measurement (default: all CPUs)", &threads_s},
+        {"--threads", "N", "BLAS threads for the sgemm measurement (default: all CPUs)",
+         &threads_s},
         {"--sgemm-n", "N", "size of the square sgemm (default 2048)", &n_s},
         {"--reps", "N", "sgemm repetitions, median reported (default 5)", &reps_s},
         {"--no-sgemm", NULL, "skip the sgemm measurement", &skip},
@@ -24,16 +25,18 @@ int bench_cmd_info(int argc, char **argv)
     char msg[ATTN_MSG_LEN];
     int64_t threads = bench_cpu_count(), n = 2048, reps = 5;
     if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 0, &npos, "info", msg, sizeof msg) ||
-        (threads_s && bench_parse_i64(threads_s, "--threads", 1, 1024, &threads, msg, sizeof msg)) ||
+        (threads_s &&
+         bench_parse_i64(threads_s, "--threads", 1, 1024, &threads, msg, sizeof msg)) ||
         (n_s && bench_parse_i64(n_s, "--sgemm-n", 16, 32768, &n, msg, sizeof msg)) ||
         (reps_s && bench_parse_i64(reps_s, "--reps", 1, 1000, &reps, msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
-        bench_print_help("bench info [--threads N] [--sgemm-n N] [--no-sgemm] [--no-bandwidth]",
-                         "Prints the facts every results file records (host, CPU, build, libraries,\n"
-                         "git commit) and measures the two yardsticks results are read against:\n"
-                         "OpenBLAS sgemm GFLOP/s (compute) and memory read GB/s (decode).",
-                         opts, nopts);
+        bench_print_help(
+            "bench info [--threads N] [--sgemm-n N] [--no-sgemm] [--no-bandwidth]",
+            "Prints the facts every results file records (host, CPU, build, libraries,\n"
+            "git commit) and measures the two yardsticks results are read against:\n"
+            "OpenBLAS sgemm GFLOP/s (compute) and memory read GB/s (decode).",
+            opts, nopts);
         return 0;
     }
     bench_run run = {0};
@@ -54,9 +57,11 @@ int bench_cmd_info(int argc, char **argv)
                g, (long long)n, (long long)threads, (long long)reps);
     }
     if (!skip_bw) {
-        double bw = bench_mem_bandwidth_gbs((int)threads, BENCH_BANDWIDTH_BYTES, BENCH_BANDWIDTH_REPS);
-        printf("memory read     %.1f GB/s  (parallel sum over %d MiB, %lld threads, median of %d)\n",
-               bw, BENCH_BANDWIDTH_BYTES >> 20, (long long)threads, BENCH_BANDWIDTH_REPS);
+        double bw =
+            bench_mem_bandwidth_gbs((int)threads, BENCH_BANDWIDTH_BYTES, BENCH_BANDWIDTH_REPS);
+        printf(
+            "memory read     %.1f GB/s  (parallel sum over %d MiB, %lld threads, median of %d)\n",
+            bw, BENCH_BANDWIDTH_BYTES >> 20, (long long)threads, BENCH_BANDWIDTH_REPS);
     }
     return 0;
 }

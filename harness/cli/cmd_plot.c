@@ -47,13 +47,13 @@ static double y_retrieval(const bench_point *pt)
 /* ---- the figures ---- */
 
 typedef struct subset {
-    const char *mode;        /* "prefill", "decode", ... */
-    int64_t *idx;            /* points of that mode (and dataset, causal: see plot_mode) */
+    const char *mode; /* "prefill", "decode", ... */
+    int64_t *idx;     /* points of that mode (and dataset, causal: see plot_mode) */
     int64_t n;
-    double *x;               /* scratch: one x per point of the run */
-    char suffix[96];         /* after the figure's name: "", "_needle", "_causal" */
-    char title[64];          /* after its title: "", " on needle", " (causal)" */
-    char note[256];          /* a line under the subtitle, or "" */
+    double *x;       /* scratch: one x per point of the run */
+    char suffix[96]; /* after the figure's name: "", "_needle", "_causal" */
+    char title[64];  /* after its title: "", " on needle", " (causal)" */
+    char note[256];  /* a line under the subtitle, or "" */
 } subset;
 
 /* A figure's file name (no extension): name, the subset's suffix, then the mode unless prefill. */
@@ -120,7 +120,8 @@ static const char *n_axis(const subset *ss)
 static const bench_group_by over_n = {BENCH_K_ALL & ~BENCH_K_N, NULL};
 
 /* Group ss's points over n. */
-static attn_status series_over_n(const plot_ctx *cx, const subset *ss, bench_series **set, int64_t *nset)
+static attn_status series_over_n(const plot_ctx *cx, const subset *ss, bench_series **set,
+                                 int64_t *nset)
 {
     for (int64_t i = 0; i < ss->n; i++) ss->x[ss->idx[i]] = (double)cx->rd->pts[ss->idx[i]].kv_len;
     return bench_series_group(cx->rd, ss->idx, ss->n, over_n, ss->x, set, nset);
@@ -132,10 +133,12 @@ static attn_status fig_time_vs_n(plot_ctx *cx, const subset *ss, const bench_ser
     figure f;
     const bool decode = strcmp(ss->mode, "decode") == 0;
     begin(&f, cx, ss, "time_vs_n",
-          decode ? "Time per decode step vs KV-cache length" : "Time per forward vs sequence length",
+          decode ? "Time per decode step vs KV-cache length"
+                 : "Time per forward vs sequence length",
           ss->idx, ss->n, BENCH_K_N);
-    panel *p = bench_fig_add_panel(&f, "", n_axis(ss), decode ? "median time per decode step (ms)"
-                                                    : "median time per forward (ms)");
+    panel *p = bench_fig_add_panel(&f, "", n_axis(ss),
+                                   decode ? "median time per decode step (ms)"
+                                          : "median time per forward (ms)");
     p->logx = p->logy = p->ntics = true;
     p->lines = false;
     bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, y_time_ms);
@@ -149,7 +152,8 @@ static attn_status fig_time_vs_n(plot_ctx *cx, const subset *ss, const bench_ser
         ps->x0 = ps->x[0], ps->x1 = ps->x[ps->n - 1];
         snprintf(ps->suffix, sizeof ps->suffix, "  (n^{%.2f})", fit.slope);
     }
-    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg, msg_len);
+    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg,
+                  msg_len);
 }
 
 static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
@@ -162,13 +166,17 @@ static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_s
         added &= !isnan(bench_rss_of(&cx->rd->pts[ss->idx[i]], true));
         workspace |= cx->rd->pts[ss->idx[i]].workspace_bytes > 0;
     }
-    panel *p = bench_fig_add_panel(&f, added ? "measured: peak RSS - RSS at the point's start (what it added)"
-                                   : "measured: peak RSS of the process", n_axis(ss), "");
+    panel *p =
+        bench_fig_add_panel(&f,
+                            added ? "measured: peak RSS - RSS at the point's start (what it added)"
+                                  : "measured: peak RSS of the process",
+                            n_axis(ss), "");
     p->logx = p->logy = p->ntics = true;
     bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, added ? y_rss_added : y_rss);
     bench_fig_bytes_unit(p, added ? "peak RSS - base RSS" : "peak RSS");
     if (workspace) {
-        panel *w = bench_fig_add_panel(&f, "declared: workspace (scratch the kind asks for)", n_axis(ss), "");
+        panel *w = bench_fig_add_panel(&f, "declared: workspace (scratch the kind asks for)",
+                                       n_axis(ss), "");
         w->logx = w->logy = w->ntics = true;
         bench_fig_add_set(w, cx->rd, set, nset, over_n, ss->x, y_workspace);
         bench_fig_bytes_unit(w, "workspace");
@@ -182,26 +190,35 @@ static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const ben
     figure f;
     const bool decode = strcmp(ss->mode, "decode") == 0;
     const bench_run *run = &cx->rd->run;
-    begin(&f, cx, ss, "throughput_vs_n", decode ? "Decode throughput vs KV-cache length: bytes "
-                                                  "read per second" : "Throughput vs sequence length",
+    begin(&f, cx, ss, "throughput_vs_n",
+          decode ? "Decode throughput vs KV-cache length: bytes "
+                   "read per second"
+                 : "Throughput vs sequence length",
           ss->idx, ss->n, BENCH_K_N);
-    panel *p = bench_fig_add_panel(&f, "", n_axis(ss), decode ? "GB/s (q, k, v, out bytes / median time)"
-                                                    : "GFLOP/s (useful flops / median time)");
+    panel *p = bench_fig_add_panel(&f, "", n_axis(ss),
+                                   decode ? "GB/s (q, k, v, out bytes / median time)"
+                                          : "GFLOP/s (useful flops / median time)");
     p->logx = p->ntics = p->yzero = true;
     bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, decode ? y_gbytes : y_gflops);
     const double line = decode ? run->mem_bandwidth_gbs : run->sgemm_gflops;
     if (line > 0) {
         p->hline = line;
-        if (decode) snprintf(p->hline_label, sizeof p->hline_label, "memory read bandwidth: %.1f GB/s", line);
-        else snprintf(p->hline_label, sizeof p->hline_label, "OpenBLAS sgemm (n=2048): %.0f GFLOP/s", line);
+        if (decode)
+            snprintf(p->hline_label, sizeof p->hline_label, "memory read bandwidth: %.1f GB/s",
+                     line);
+        else
+            snprintf(p->hline_label, sizeof p->hline_label, "OpenBLAS sgemm (n=2048): %.0f GFLOP/s",
+                     line);
     }
-    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg, msg_len);
+    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg,
+                  msg_len);
 }
 
 static bool any_retrieval(const plot_ctx *cx, const int64_t *idx, int64_t n)
 {
     for (int64_t i = 0; i < n; i++)
-        if (cx->rd->pts[idx[i]].retrieval_queries > 0 && isfinite(cx->rd->pts[idx[i]].retrieval)) return true;
+        if (cx->rd->pts[idx[i]].retrieval_queries > 0 && isfinite(cx->rd->pts[idx[i]].retrieval))
+            return true;
     return false;
 }
 
@@ -209,9 +226,11 @@ static attn_status fig_accuracy_vs_n(plot_ctx *cx, const subset *ss, const bench
                                      int64_t nset, char *msg, size_t msg_len)
 {
     figure f;
-    begin(&f, cx, ss, "accuracy_vs_n", "Accuracy vs sequence length (against exact float64 attention)",
-          ss->idx, ss->n, BENCH_K_N);
-    panel *p = bench_fig_add_panel(&f, "relative L2 error", n_axis(ss), "relative L2 error vs exact float64");
+    begin(&f, cx, ss, "accuracy_vs_n",
+          "Accuracy vs sequence length (against exact float64 attention)", ss->idx, ss->n,
+          BENCH_K_N);
+    panel *p = bench_fig_add_panel(&f, "relative L2 error", n_axis(ss),
+                                   "relative L2 error vs exact float64");
     p->logx = p->logy = p->ntics = true;
     bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, y_rel_err);
     if (any_retrieval(cx, ss->idx, ss->n)) {
@@ -225,7 +244,8 @@ static attn_status fig_accuracy_vs_n(plot_ctx *cx, const subset *ss, const bench
 
 /* The parameters swept in ss: names whose (normalized) value differs between two points of one
  * kind. Names go into names[0..*count) (at most max). */
-static void swept_params(const plot_ctx *cx, const subset *ss, char names[][64], int *count, int max)
+static void swept_params(const plot_ctx *cx, const subset *ss, char names[][64], int *count,
+                         int max)
 {
     const bench_run_data *rd = cx->rd;
     *count = 0;
@@ -279,7 +299,8 @@ static int spread_n(const bench_run_data *rd, const subset *ss, int64_t ns[4])
     for (int64_t i = 0; i < ss->n; i++)
         if (d == 0 || all[i] != all[d - 1]) all[d++] = all[i];
     const int k = d < 4 ? (int)d : 4;
-    for (int i = 0; i < k; i++) ns[i] = all[k == 1 ? 0 : (int64_t)llround((double)i * (double)(d - 1) / (k - 1))];
+    for (int i = 0; i < k; i++)
+        ns[i] = all[k == 1 ? 0 : (int64_t)llround((double)i * (double)(d - 1) / (k - 1))];
     free(all);
     return k;
 }
@@ -315,7 +336,8 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
     snprintf(title, sizeof title, "Accuracy vs parameter %s%s", name,
              nn == 4 ? " (at 4 of the measured n)" : "");
     begin(&f, cx, ss, fname, title, idx, m, BENCH_K_N | BENCH_K_PARAMS);
-    panel *p = bench_fig_add_panel(&f, "relative L2 error", name, "relative L2 error vs exact float64");
+    panel *p =
+        bench_fig_add_panel(&f, "relative L2 error", name, "relative L2 error vs exact float64");
     double lo = INFINITY, hi = 0;
     for (int64_t i = 0; i < m; i++) lo = fmin(lo, ss->x[idx[i]]), hi = fmax(hi, ss->x[idx[i]]);
     p->logx = lo > 0 && hi >= 4 * lo;
@@ -323,12 +345,14 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
     p->ntics = p->logx; /* ticks at the measured values */
     if (!st) bench_fig_add_set(p, rd, set, nset, by, ss->x, y_rel_err);
     if (!st && any_retrieval(cx, idx, m)) {
-        panel *r = bench_fig_add_panel(&f, "retrieval (needle datasets)", name, "fraction of planted queries retrieved");
+        panel *r = bench_fig_add_panel(&f, "retrieval (needle datasets)", name,
+                                       "fraction of planted queries retrieved");
         r->logx = r->ntics = p->logx;
         r->yzero = true;
         bench_fig_add_set(r, rd, set, nset, by, ss->x, y_retrieval);
     }
-    if (!st) st = finish(cx, ss, &f, "no series has a finite error at 2 or more values", msg, msg_len);
+    if (!st)
+        st = finish(cx, ss, &f, "no series has a finite error at 2 or more values", msg, msg_len);
     else bench_fig_free(&f);
     bench_series_free(set, nset);
     free(idx);
@@ -361,12 +385,14 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
     for (int64_t i = 0; i < ss->n; i++) ss->x[ss->idx[i]] = rd->pts[ss->idx[i]].time_median_s * 1e3;
     attn_status st = bench_series_group(rd, ss->idx, ss->n, by, ss->x, &set, &nset);
     for (int64_t k = 0; !st && k < nset; k++)
-        if (set[k].n >= 2 && rd->pts[set[k].idx[0]].kv_len > best_n) best_n = rd->pts[set[k].idx[0]].kv_len;
+        if (set[k].n >= 2 && rd->pts[set[k].idx[0]].kv_len > best_n)
+            best_n = rd->pts[set[k].idx[0]].kv_len;
     bench_series_free(set, nset);
     set = NULL, nset = 0;
     if (st) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     if (best_n == 0) {
-        skip(cx, ss, "error_vs_cost", "no kind was measured at 2 or more parameter values at one n");
+        skip(cx, ss, "error_vs_cost",
+             "no kind was measured at 2 or more parameter values at one n");
         return ATTN_OK;
     }
     int64_t *idx = malloc((size_t)ss->n * sizeof *idx), m = 0;
@@ -377,15 +403,18 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
     snprintf(title, sizeof title, "Error vs cost at n = %s: one point per parameter value",
              bench_format_count((double)best_n, c, sizeof c));
     begin(&f, cx, ss, "error_vs_cost", title, idx, m, BENCH_K_PARAMS);
-    panel *p = bench_fig_add_panel(&f, "", "median time per forward (ms)", "relative L2 error vs exact float64");
+    panel *p = bench_fig_add_panel(&f, "", "median time per forward (ms)",
+                                   "relative L2 error vs exact float64");
     p->logx = p->logy = true;
     const bench_group_by no_causal = {by.fields & ~BENCH_K_CAUSAL, NULL};
     for (int64_t k = 0; !st && k < nset; k++) {
-        /* labels among all series (as add_set makes them), and the swept values beside each point */
+        /* labels among all series (as add_set makes them), and the swept values beside each point
+         */
         char label[LABEL_LEN], key[LABEL_LEN];
         bench_series_label(rd, set, nset, k, by, label, sizeof label);
         bench_series_label(rd, set, nset, k, no_causal, key, sizeof key);
-        if (!bench_fig_add_series(p, rd, &set[k], ss->x, y_rel_err, label, key, rd->pts[set[k].idx[0]].causal != 0))
+        if (!bench_fig_add_series(p, rd, &set[k], ss->x, y_rel_err, label, key,
+                                  rd->pts[set[k].idx[0]].causal != 0))
             continue;
         pseries *ps = &p->s[p->ns - 1];
         bool twin = false; /* a causal series whose non-causal twin carries the tags */
@@ -425,7 +454,8 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
     const char *name = kv ? "time_vs_kv_heads" : "time_vs_heads";
     /* vs heads, a series follows its kind's kv_heads rule (MHA: = heads; mqa: 1) unless the run
      * swept kv_heads too, then one series per kv_heads value */
-    bench_group_by by = {BENCH_K_ALL & ~BENCH_K_N & ~axis & ~(kv ? 0u : (unsigned)BENCH_K_KV_HEADS), NULL};
+    bench_group_by by = {BENCH_K_ALL & ~BENCH_K_N & ~axis & ~(kv ? 0u : (unsigned)BENCH_K_KV_HEADS),
+                         NULL};
     for (int64_t i = 0; i < ss->n; i++)
         ss->x[ss->idx[i]] = (double)(kv ? rd->pts[ss->idx[i]].kv_heads : rd->pts[ss->idx[i]].heads);
     int64_t best_n = 0;
@@ -444,7 +474,8 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
                 distinct += !same;
                 dup |= same;
             }
-            if (distinct >= 2 && rd->pts[set[k].idx[0]].kv_len > best_n) best_n = rd->pts[set[k].idx[0]].kv_len;
+            if (distinct >= 2 && rd->pts[set[k].idx[0]].kv_len > best_n)
+                best_n = rd->pts[set[k].idx[0]].kv_len;
         }
         bench_series_free(set, nset);
         set = NULL, nset = 0;
@@ -456,21 +487,24 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     }
     if (best_n == 0) {
-        skip(cx, ss, name, kv ? "no series was measured at 2 or more kv_heads (sweep --kv-heads 1,2,8)"
-                              : "no series was measured at 2 or more heads (sweep --heads 4,8,16)");
+        skip(cx, ss, name,
+             kv ? "no series was measured at 2 or more kv_heads (sweep --kv-heads 1,2,8)"
+                : "no series was measured at 2 or more heads (sweep --heads 4,8,16)");
         free(idx);
         return ATTN_OK;
     }
     st = group_at_n(rd, ss, best_n, by, idx, &m, &set, &nset, msg, msg_len);
     figure f;
     char title[160], c[32];
-    snprintf(title, sizeof title, kv ? "Time vs KV heads (MHA to GQA to MQA) at n = %s"
-                                     : "Time vs query heads at n = %s",
+    snprintf(title, sizeof title,
+             kv ? "Time vs KV heads (MHA to GQA to MQA) at n = %s"
+                : "Time vs query heads at n = %s",
              bench_format_count((double)best_n, c, sizeof c));
     begin(&f, cx, ss, name, title, idx, m, axis | (kv ? 0u : (unsigned)BENCH_K_KV_HEADS));
-    panel *p = bench_fig_add_panel(&f, "", kv ? "key/value heads Hkv" : "query heads H",
-                                   strcmp(ss->mode, "decode") == 0 ? "median time per decode step (ms)"
-                                                                   : "median time per forward (ms)");
+    panel *p =
+        bench_fig_add_panel(&f, "", kv ? "key/value heads Hkv" : "query heads H",
+                            strcmp(ss->mode, "decode") == 0 ? "median time per decode step (ms)"
+                                                            : "median time per forward (ms)");
     p->logx = p->logy = p->ntics = true;
     if (!st) bench_fig_add_set(p, rd, set, nset, by, ss->x, y_time_ms);
     for (int s = 0; !st && !kv && s < p->ns; s++) { /* how each line sets its KV heads */
@@ -486,7 +520,8 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
         char rule[48] = "";
         if (mha) snprintf(rule, sizeof rule, " (Hkv = H)");
         else if (mqa) snprintf(rule, sizeof rule, " (Hkv = 1)");
-        else if (ratio) snprintf(rule, sizeof rule, " (Hkv = H/%lld)", (long long)(a->heads / a->kv_heads));
+        else if (ratio)
+            snprintf(rule, sizeof rule, " (Hkv = H/%lld)", (long long)(a->heads / a->kv_heads));
         const size_t used = strlen(p->s[s].label);
         snprintf(p->s[s].label + used, sizeof p->s[s].label - used, "%s", rule);
     }
@@ -521,8 +556,10 @@ static attn_status plot_figures(plot_ctx *cx, subset *ss, unsigned which, char *
         }
         if (!st && which & FIG_ACCURACY) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
     } else {
-        skip(cx, ss, which == FIG_COST ? "{time,memory,throughput}_vs_n"
-                     : which == FIG_ACCURACY ? "accuracy_vs_n" : "{time,memory,throughput,accuracy}_vs_n",
+        skip(cx, ss,
+             which == FIG_COST       ? "{time,memory,throughput}_vs_n"
+             : which == FIG_ACCURACY ? "accuracy_vs_n"
+                                     : "{time,memory,throughput,accuracy}_vs_n",
              "every series has a single n (sweep --n with 2 or more values)");
     }
     bench_series_free(set, nset);
@@ -530,7 +567,8 @@ static attn_status plot_figures(plot_ctx *cx, subset *ss, unsigned which, char *
         char names[16][64];
         int nnames = 0;
         swept_params(cx, ss, names, &nnames, 16);
-        for (int k = 0; !st && k < nnames; k++) st = fig_accuracy_vs_param(cx, ss, names[k], msg, msg_len);
+        for (int k = 0; !st && k < nnames; k++)
+            st = fig_accuracy_vs_param(cx, ss, names[k], msg, msg_len);
         if (!st && nnames) st = fig_error_vs_cost(cx, ss, names, nnames, msg, msg_len);
     }
     if (!st && which & FIG_COST) st = fig_time_vs_heads(cx, ss, BENCH_K_HEADS, msg, msg_len);
@@ -550,14 +588,16 @@ static void narrow(const plot_ctx *cx, const subset *ss, subset *sub, int64_t li
 
 /* ss's figures `which`; with causal 0 and 1 and more than MAX_LINES series over n, once per
  * causal value (suffix _noncausal, _causal). */
-static attn_status plot_by_causal(plot_ctx *cx, subset *ss, unsigned which, char *msg, size_t msg_len)
+static attn_status plot_by_causal(plot_ctx *cx, subset *ss, unsigned which, char *msg,
+                                  size_t msg_len)
 {
     int64_t with[2] = {-1, -1}; /* a point of each causal value */
     for (int64_t i = 0; i < ss->n; i++) with[cx->rd->pts[ss->idx[i]].causal != 0] = ss->idx[i];
     bench_series *set = NULL;
     int64_t nset = 0;
     if (with[0] < 0 || with[1] < 0) return plot_figures(cx, ss, which, msg, msg_len);
-    if (series_over_n(cx, ss, &set, &nset)) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    if (series_over_n(cx, ss, &set, &nset))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     bench_series_free(set, nset);
     if (nset <= MAX_LINES) return plot_figures(cx, ss, which, msg, msg_len);
     subset sub = *ss;
@@ -585,7 +625,9 @@ static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len
     int nds = 0;
     for (int64_t i = 0; i < ss->n && nds < 64; i++) {
         int k = 0;
-        while (k < nds && !bench_same_settings(cx->rd, first[k], ss->idx[i], (bench_group_by){ds, NULL})) k++;
+        while (k < nds &&
+               !bench_same_settings(cx->rd, first[k], ss->idx[i], (bench_group_by){ds, NULL}))
+            k++;
         if (k == nds) first[nds++] = ss->idx[i];
     }
     if (nds <= 1) return plot_by_causal(cx, ss, FIG_COST | FIG_ACCURACY, msg, msg_len);
@@ -594,7 +636,8 @@ static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len
     for (int k = 0; k < nds; k++) {
         const bench_point *pt = &cx->rd->pts[first[k]];
         bool twin = false;
-        for (int o = 0; o < nds; o++) twin |= o != k && strcmp(cx->rd->pts[first[o]].dataset, pt->dataset) == 0;
+        for (int o = 0; o < nds; o++)
+            twin |= o != k && strcmp(cx->rd->pts[first[o]].dataset, pt->dataset) == 0;
         snprintf(text[k], sizeof text[k], "%s%s%s%s", pt->dataset, twin ? "(" : "",
                  twin ? pt->dataset_params : "", twin ? ")" : "");
     }
@@ -602,10 +645,13 @@ static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len
     if (!(sub.idx = malloc((size_t)ss->n * sizeof *sub.idx)))
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     narrow(cx, ss, &sub, first[0], ds);
-    int w = snprintf(sub.note, sizeof sub.note, "timings and memory on %s only (they hardly depend "
-                     "on the data); the run also has ", text[0]);
+    int w = snprintf(sub.note, sizeof sub.note,
+                     "timings and memory on %s only (they hardly depend "
+                     "on the data); the run also has ",
+                     text[0]);
     for (int k = 1; k < nds && w < (int)sizeof sub.note; k++)
-        w += snprintf(sub.note + w, sizeof sub.note - (size_t)w, "%s%s", k > 1 ? ", " : "", text[k]);
+        w +=
+            snprintf(sub.note + w, sizeof sub.note - (size_t)w, "%s%s", k > 1 ? ", " : "", text[k]);
     snprintf(sub.title, sizeof sub.title, " on %s", text[0]);
     attn_status st = plot_by_causal(cx, &sub, FIG_COST, msg, msg_len);
     sub.note[0] = '\0';
@@ -616,7 +662,8 @@ static attn_status plot_mode(plot_ctx *cx, subset *ss, char *msg, size_t msg_len
         int same_name = 0; /* earlier datasets of the same name: _needle, _needle_2 */
         for (int o = 0; o < k; o++)
             same_name += strcmp(cx->rd->pts[first[o]].dataset, cx->rd->pts[first[k]].dataset) == 0;
-        if (same_name) snprintf(sub.suffix, sizeof sub.suffix, "%s_%s_%d", ss->suffix, safe, same_name + 1);
+        if (same_name)
+            snprintf(sub.suffix, sizeof sub.suffix, "%s_%s_%d", ss->suffix, safe, same_name + 1);
         else snprintf(sub.suffix, sizeof sub.suffix, "%s_%s", ss->suffix, safe);
         snprintf(sub.title, sizeof sub.title, " on %s", text[k]);
         st = plot_by_causal(cx, &sub, FIG_ACCURACY, msg, msg_len);
@@ -635,15 +682,17 @@ static attn_status make_dirs(const char *dir, char *msg, size_t msg_len)
         if (*s == '/' || end) {
             *s = '\0';
             if (mkdir(path, 0777) != 0 && errno != EEXIST)
-                return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: %s (choose another --out)",
-                                 path, strerror(errno));
+                return attn_fail(ATTN_EINVAL, msg, msg_len,
+                                 "cannot create %s: %s (choose another --out)", path,
+                                 strerror(errno));
             if (end) break;
             *s = '/';
         }
     }
     struct stat st;
     if (stat(dir, &st) != 0 || !S_ISDIR(st.st_mode))
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is not a directory (choose another --out)", dir);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is not a directory (choose another --out)",
+                         dir);
     if (access(dir, W_OK | X_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot write in %s: %s (choose another --out)",
                          dir, strerror(errno));
@@ -654,7 +703,8 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
                                const char *format, FILE *out, char *msg, size_t msg_len)
 {
     if (!bench_gnuplot_format_ok(format))
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "--format: '%s' is not png, svg or pdf", format);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--format: '%s' is not png, svg or pdf",
+                         format);
     bench_run_data rd;
     attn_status st = bench_run_load(path, run_id, &rd, msg, msg_len);
     if (st) return st;
@@ -668,7 +718,8 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
     /* modes in order of first appearance */
     for (int64_t first = 0; !st && first < rd.n; first++) {
         bool seen = false;
-        for (int64_t e = 0; e < first && !seen; e++) seen = strcmp(rd.pts[e].mode, rd.pts[first].mode) == 0;
+        for (int64_t e = 0; e < first && !seen; e++)
+            seen = strcmp(rd.pts[e].mode, rd.pts[first].mode) == 0;
         if (seen) continue;
         ss.mode = rd.pts[first].mode;
         ss.n = 0;
@@ -677,11 +728,14 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
         st = plot_mode(&cx, &ss, msg, msg_len);
     }
     if (!st && cx.written == 0)
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "run %lld of %s: nothing to draw (%d figures "
-                       "skipped%s)", (long long)rd.run.run_id, path, cx.skipped,
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "run %lld of %s: nothing to draw (%d figures "
+                       "skipped%s)",
+                       (long long)rd.run.run_id, path, cx.skipped,
                        out ? ", see above" : ": sweep --n with 2 or more values");
     else if (!st)
-        fprintf(out ? out : stdout, "plots: %d figure%s of run %lld in %s%s\n", cx.written, cx.written == 1 ? "" : "s", (long long)rd.run.run_id, dir,
+        fprintf(out ? out : stdout, "plots: %d figure%s of run %lld in %s%s\n", cx.written,
+                cx.written == 1 ? "" : "s", (long long)rd.run.run_id, dir,
                 rd.failed ? " (failed points left out)" : "");
     free(ss.idx);
     free(ss.x);
@@ -701,7 +755,8 @@ int bench_cmd_plot(int argc, char **argv)
 {
     const char *help = NULL, *run_s = NULL, *out_s = NULL, *format = "png";
     const bench_opt opts[] = {
-        {"--out", "DIR", "where the figures go (default: plots/ under the bench directory)", &out_s},
+        {"--out", "DIR", "where the figures go (default: plots/ under the bench directory)",
+         &out_s},
         {"--run", "ID", "the run to draw (default: the last run in the file)", &run_s},
         {"--format", "FMT", "png (default, 800x500), svg or pdf", &format},
         {"--help", NULL, "this help", &help},
@@ -709,8 +764,8 @@ int bench_cmd_plot(int argc, char **argv)
     const char *file = NULL;
     char msg[ATTN_MSG_LEN];
     int64_t run_id = 0;
-    if (bench_parse_file_args(argc, argv, opts, sizeof opts / sizeof opts[0], "plot", &file,
-                              &run_s, &run_id, msg, sizeof msg))
+    if (bench_parse_file_args(argc, argv, opts, sizeof opts / sizeof opts[0], "plot", &file, &run_s,
+                              &run_id, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
@@ -724,7 +779,8 @@ int bench_cmd_plot(int argc, char **argv)
             opts, sizeof opts / sizeof opts[0]);
         return 0;
     }
-    if (!file) return bench_fail(ATTN_EINVAL, "bench plot needs a results file: bench plot FILE.h5");
+    if (!file)
+        return bench_fail(ATTN_EINVAL, "bench plot needs a results file: bench plot FILE.h5");
     char dir[4096];
     if (out_s) snprintf(dir, sizeof dir, "%s", out_s);
     else bench_default_plot_dir(dir, sizeof dir);

@@ -40,13 +40,15 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
     const bool in_kind = attn_param_index(attn_kind_params(spec->ops), name) >= 0;
     const bool in_dataset = ds_param_index(spec->dataset, name) >= 0;
     if (in_kind && in_dataset)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is ambiguous: kind '%s' and dataset '%s' "
-                         "both have a parameter '%s'", arg, spec->ops->name, spec->dataset->name,
-                         name);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s is ambiguous: kind '%s' and dataset '%s' "
+                         "both have a parameter '%s'",
+                         arg, spec->ops->name, spec->dataset->name, name);
     if (!in_kind && !in_dataset)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "kind '%s' has no parameter '%s', nor has "
-                         "dataset '%s' (see bench list, bench datasets)", spec->ops->name, name,
-                         spec->dataset->name);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "kind '%s' has no parameter '%s', nor has "
+                         "dataset '%s' (see bench list, bench datasets)",
+                         spec->ops->name, name, spec->dataset->name);
     if (in_kind)
         return attn_param_set(attn_kind_params(spec->ops), &spec->params, name, eq + 1, msg,
                               msg_len);
@@ -70,8 +72,8 @@ static attn_status choose(const run_opts *o, const char **pos, int npos, bench_p
         spec->dataset = ds_find("file");
         spec->dataset_params = ds_params_defaults(spec->dataset);
         spec->dataset_params.path = o->input;
-    } else if (ds_parse(o->dataset ? o->dataset : "gaussian", &spec->dataset,
-                        &spec->dataset_params, msg, msg_len)) {
+    } else if (ds_parse(o->dataset ? o->dataset : "gaussian", &spec->dataset, &spec->dataset_params,
+                        msg, msg_len)) {
         return ATTN_EINVAL;
     }
     for (int a = 1; a < npos; a++)
@@ -101,11 +103,19 @@ static attn_status parse_shape(const run_opts *o, bool fixed, bench_measure_cfg 
         (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)))
         return ATTN_EINVAL;
     if (fixed && (o->n || o->kv_len || o->heads || o->kv_heads || o->head_dim || o->batch))
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s gives the shape and the data: drop --n, "
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s gives the shape and the data: drop --n, "
                          "--kv-len, --heads, --kv-heads, --head-dim, --batch (--q-len keeps its "
-                         "newest queries)", o->input ? "--input" : "--dataset file=PATH");
-    *req = (bench_shape_req){.n = n, .q_len = T, .kv_len = S, .batch = B, .heads = H,
-                             .kv_heads = Hkv, .head_dim = D, .causal = causal != 0,
+                         "newest queries)",
+                         o->input ? "--input" : "--dataset file=PATH");
+    *req = (bench_shape_req){.n = n,
+                             .q_len = T,
+                             .kv_len = S,
+                             .batch = B,
+                             .heads = H,
+                             .kv_heads = Hkv,
+                             .head_dim = D,
+                             .causal = causal != 0,
                              .decode = decode};
     return ATTN_OK;
 }
@@ -172,22 +182,30 @@ int bench_cmd_run(int argc, char **argv)
     run_opts o = {0};
     const bench_opt opts[] = {
         {"--n", "N", "sequence length: q_len = kv_len = N (default 1024); decode: kv_len", &o.n},
-        {"--mode", "MODE", "prefill (all n queries) or decode (--q-len newest queries against a "
-                           "KV cache of n keys; default prefill)", &o.mode},
+        {"--mode", "MODE",
+         "prefill (all n queries) or decode (--q-len newest queries against a "
+         "KV cache of n keys; default prefill)",
+         &o.mode},
         {"--q-len", "T", "queries per head (overrides --n; decode default 1)", &o.q_len},
         {"--kv-len", "S", "keys per head (overrides --n): cross attention when != q_len",
          &o.kv_len},
         {"--heads", "H", "query heads (default 8)", &o.heads},
-        {"--kv-heads", "G", "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
-                            "own grouping)", &o.kv_heads},
+        {"--kv-heads", "G",
+         "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
+         "own grouping)",
+         &o.kv_heads},
         {"--head-dim", "D", "head dimension (default 64)", &o.head_dim},
         {"--batch", "B", "batch size (default 1)", &o.batch},
         {"--causal", "0|1", "causal mask, last query aligned with last key (default 0; decode 1)",
          &o.causal},
-        {"--dataset", "NAME", "input generator, or file=FILE.h5 (default gaussian; see bench "
-                              "datasets)", &o.dataset},
-        {"--input", "FILE.h5", "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
-                               "as --dataset file=FILE.h5", &o.input},
+        {"--dataset", "NAME",
+         "input generator, or file=FILE.h5 (default gaussian; see bench "
+         "datasets)",
+         &o.dataset},
+        {"--input", "FILE.h5",
+         "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
+         "as --dataset file=FILE.h5",
+         &o.input},
         {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &o.output},
         {"--out", "RESULTS.h5", "also append this point as a run to a results file", &o.results},
         {"--help", NULL, "this help", &o.help},

@@ -47,7 +47,8 @@ typedef struct grid {
     int nkinds, ndatasets;
     ds_variant *datasets; /* one per --dataset item, then (expand_datasets) one per variant */
     int nvariants;
-    int_axis n, heads, kv_heads, head_dim, batch, causal, mode, q_len; /* mode: 0 prefill, 1 decode */
+    int_axis n, heads, kv_heads, head_dim, batch, causal, q_len;
+    int_axis mode; /* 0 prefill, 1 decode */
     param_axis sets[MAX_SETS];
     int nsets;
 } grid;
@@ -182,12 +183,14 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
     if (!kind && !dataset) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--set %s: no swept kind has a parameter '%s', nor has a swept "
-                         "dataset (see bench list, bench datasets)", pa->name, pa->name);
+                         "dataset (see bench list, bench datasets)",
+                         pa->name, pa->name);
     }
     if (kind && dataset) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--set %s is ambiguous: kind '%s' and dataset '%s' both have a parameter "
-                         "'%s'; sweep them in separate runs", pa->name, kind, dataset, pa->name);
+                         "'%s'; sweep them in separate runs",
+                         pa->name, kind, dataset, pa->name);
     }
     if (bench_split_list(eq + 1, "--set", &pa->values, &pa->n, msg, msg_len)) return ATTN_EINVAL;
     g->nsets++;
@@ -195,8 +198,18 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
 }
 
 /* The grid axes of one kind's parameter combination, in odometer order: n turns fastest. */
-enum { AX_N, AX_HEAD_DIM, AX_KV_HEADS, AX_HEADS, AX_BATCH, AX_Q_LEN, AX_CAUSAL, AX_DATASET, AX_MODE,
-       NAXES };
+enum {
+    AX_N,
+    AX_HEAD_DIM,
+    AX_KV_HEADS,
+    AX_HEADS,
+    AX_BATCH,
+    AX_Q_LEN,
+    AX_CAUSAL,
+    AX_DATASET,
+    AX_MODE,
+    NAXES
+};
 
 /* The points found so far. */
 typedef struct spec_list {
@@ -217,7 +230,8 @@ static bool is_point(const grid *g, const attn_ops *ops, const int *i)
     if ((decode && i[AX_CAUSAL] > 0) || (!decode && i[AX_Q_LEN] > 0)) return false;
     /* kinds that fix their KV heads (mqa) see one value only */
     const int64_t H = g->heads.v[i[AX_HEADS]];
-    const int64_t Hkv = attn_kind_kv_heads(ops, H, g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0);
+    const int64_t Hkv =
+        attn_kind_kv_heads(ops, H, g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0);
     for (int gj = 0; gj < i[AX_KV_HEADS]; gj++)
         if (attn_kind_kv_heads(ops, H, g->kv_heads.v[gj]) == Hkv) return false;
     return true;
@@ -243,13 +257,18 @@ static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const a
     const bool decode = g->mode.v[i[AX_MODE]] != 0;
     const int64_t n = g->n.v[i[AX_N]];
     bench_point_spec *sp = &out->v[out->n++];
-    *sp = (bench_point_spec){.ops = ops, .params = *p, .dataset = dv->ops,
+    *sp = (bench_point_spec){.ops = ops,
+                             .params = *p,
+                             .dataset = dv->ops,
                              .dataset_params = dv->params};
-    const bench_shape_req req = {
-        .n = n, .q_len = decode ? g->q_len.v[i[AX_Q_LEN]] : 0, .batch = g->batch.v[i[AX_BATCH]],
-        .heads = g->heads.v[i[AX_HEADS]], .head_dim = g->head_dim.v[i[AX_HEAD_DIM]],
-        .kv_heads = g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0,
-        .causal = decode || g->causal.v[i[AX_CAUSAL]] != 0, .decode = decode};
+    const bench_shape_req req = {.n = n,
+                                 .q_len = decode ? g->q_len.v[i[AX_Q_LEN]] : 0,
+                                 .batch = g->batch.v[i[AX_BATCH]],
+                                 .heads = g->heads.v[i[AX_HEADS]],
+                                 .head_dim = g->head_dim.v[i[AX_HEAD_DIM]],
+                                 .kv_heads = g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0,
+                                 .causal = decode || g->causal.v[i[AX_CAUSAL]] != 0,
+                                 .decode = decode};
     char where[4200];
     snprintf(where, sizeof where, "--dataset %s=%s", dv->ops->name,
              dv->params.path ? dv->params.path : "");
@@ -265,15 +284,18 @@ static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const a
 
 /* The points of kind ops with parameters p: every grid position, the mode turning slowest and n
  * fastest. */
-static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc,
-                                   const attn_ops *ops, const attn_params *p, spec_list *out,
-                                   char *msg, size_t msg_len)
+static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc, const attn_ops *ops,
+                                   const attn_params *p, spec_list *out, char *msg, size_t msg_len)
 {
-    int size[NAXES] = {[AX_N] = g->n.n, [AX_HEAD_DIM] = g->head_dim.n,
+    int size[NAXES] = {[AX_N] = g->n.n,
+                       [AX_HEAD_DIM] = g->head_dim.n,
                        [AX_KV_HEADS] = g->kv_heads.n ? g->kv_heads.n : 1,
-                       [AX_HEADS] = g->heads.n, [AX_BATCH] = g->batch.n,
-                       [AX_Q_LEN] = g->q_len.n, [AX_CAUSAL] = g->causal.n,
-                       [AX_DATASET] = g->nvariants, [AX_MODE] = g->mode.n};
+                       [AX_HEADS] = g->heads.n,
+                       [AX_BATCH] = g->batch.n,
+                       [AX_Q_LEN] = g->q_len.n,
+                       [AX_CAUSAL] = g->causal.n,
+                       [AX_DATASET] = g->nvariants,
+                       [AX_MODE] = g->mode.n};
     int i[NAXES] = {0};
     for (int a = 0; a < NAXES; a++)
         if (size[a] == 0) return ATTN_OK;
@@ -351,11 +373,11 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
     char params[160], dparams[160];
     attn_params_format(attn_kind_params(sp->ops), &sp->params, params, sizeof params);
     ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
-    snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s", sp->ops->name,
-             sp->shape.decode ? " decode" : "",
-             (long long)sp->shape.S, (long long)sp->shape.B, (long long)sp->shape.H,
-             (long long)sp->shape.Hkv, (long long)sp->shape.D, sp->shape.causal,
-             sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
+    snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s",
+             sp->ops->name, sp->shape.decode ? " decode" : "", (long long)sp->shape.S,
+             (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
+             (long long)sp->shape.D, sp->shape.causal, sp->dataset->name, *dparams ? "(" : "",
+             dparams, *dparams ? ")" : "", params);
 }
 
 /* The options of bench sweep as text (NULL: not given). */
@@ -388,8 +410,8 @@ static attn_status parse_kinds(const sweep_opts *o, grid *g, char *msg, size_t m
         return ATTN_EINVAL;
     for (int k = 0; k < g->nkinds; k++)
         if (!attn_kind_find(g->kind_names[k]))
-            return attn_fail(ATTN_EINVAL, msg, msg_len, "--kinds: unknown kind '%s' (see bench list)",
-                             g->kind_names[k]);
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "--kinds: unknown kind '%s' (see bench list)", g->kind_names[k]);
     return ATTN_OK;
 }
 
@@ -437,8 +459,8 @@ static attn_status open_results(const sweep_opts *o, char *path, size_t len, ben
 
 /* What happened to a sweep's points. */
 typedef struct sweep_tally {
-    int failed, noisy;   /* points that failed; that warned of noisy timings */
-    bool store_failed;   /* a point could not be stored (msg says why): the sweep stopped */
+    int failed, noisy; /* points that failed; that warned of noisy timings */
+    bool store_failed; /* a point could not be stored (msg says why): the sweep stopped */
 } sweep_tally;
 
 /* Seconds points [from, count) should take at the rate seen so far; NaN before any. */
@@ -467,8 +489,8 @@ static sweep_tally measure_points(const bench_point_spec *specs, bench_point *po
         double *samples = NULL;
         int64_t nsamples = 0;
         char why[ATTN_MSG_LEN];
-        if (bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples, &nsamples, NULL,
-                            why, sizeof why) != ATTN_OK) {
+        if (bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples, &nsamples, NULL, why,
+                            sizeof why) != ATTN_OK) {
             t.failed++;
             if (!quiet) bench_progress_end(&pr);
             fprintf(stderr, "bench: %s: %s\n", label, why);
@@ -501,8 +523,10 @@ static void print_summary(const bench_run *run, const bench_point *points, int64
     printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run->run_id,
            (long long)npoints, t->failed ? ", some failed: see status/message" : "");
     if (t->noisy)
-        fprintf(stderr, "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
-                "steady them, " BENCH_NOISE_FIX ".\n", t->noisy);
+        fprintf(stderr,
+                "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
+                "steady them, " BENCH_NOISE_FIX ".\n",
+                t->noisy);
 }
 
 /* The run's figures into --plots DIR (or plots/); 0, or 1 when they cannot be drawn. */
@@ -529,15 +553,17 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
     char msg[ATTN_MSG_LEN];
     const bool quiet = o->quiet != NULL;
     if (!quiet)
-        fprintf(stderr, "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
-                "memory read bandwidth...\n", mc->threads);
+        fprintf(stderr,
+                "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
+                "memory read bandwidth...\n",
+                mc->threads);
     bench_run run = bench_new_run(argc, argv, mc);
     if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
         bench_store_close(store);
         return bench_fail(ATTN_EFAIL, msg);
     }
-    const sweep_tally t = measure_points(specs, points, npoints, run.run_id, store, quiet, msg,
-                                         sizeof msg);
+    const sweep_tally t =
+        measure_points(specs, points, npoints, run.run_id, store, quiet, msg, sizeof msg);
     bench_store_close(store);
     if (t.store_failed) return bench_fail(ATTN_EFAIL, msg);
     print_summary(&run, points, npoints, out_path, mc->threads, quiet, &t);
@@ -550,10 +576,13 @@ int bench_cmd_sweep(int argc, char **argv)
     sweep_opts o = {0};
     const bench_opt opts[] = {
         {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &o.kinds},
-        {"--n", "LIST", "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default "
-                        DEFAULT_N ")", &o.n},
-        {"--mode", "LIST", "prefill, decode or prefill,decode (default prefill); decode: --q-len "
-                           "newest queries against a KV cache of n keys, causal", &o.mode},
+        {"--n", "LIST",
+         "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default " DEFAULT_N ")",
+         &o.n},
+        {"--mode", "LIST",
+         "prefill, decode or prefill,decode (default prefill); decode: --q-len "
+         "newest queries against a KV cache of n keys, causal",
+         &o.mode},
         {"--q-len", "LIST", "decode only: new queries per step (default 1)", &o.q_len},
         {"--heads", "LIST", "query heads (default 8)", &o.heads},
         {"--kv-heads", "LIST", "key/value heads, each dividing every --heads (default: = heads)",
@@ -561,16 +590,24 @@ int bench_cmd_sweep(int argc, char **argv)
         {"--head-dim", "LIST", "head dimensions (default 64)", &o.head_dim},
         {"--batch", "LIST", "batch sizes (default 1)", &o.batch},
         {"--causal", "LIST", "0, 1 or 0,1 (default " DEFAULT_CAUSAL ")", &o.causal},
-        {"--dataset", "LIST", "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
-                              "bench datasets)", &o.dataset},
-        {"--set", "NAME=V1,V2", "sweep a parameter of the kinds or of the datasets (repeatable); "
-                                "those without it ignore it", o.set, &o.nset, BENCH_COUNT(o.set)},
-        {"--out", "FILE.h5", "results file; appended to if it exists (default "
-                             "results/<UTC time>.h5)", &o.out},
+        {"--dataset", "LIST",
+         "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
+         "bench datasets)",
+         &o.dataset},
+        {"--set", "NAME=V1,V2",
+         "sweep a parameter of the kinds or of the datasets (repeatable); "
+         "those without it ignore it",
+         o.set, &o.nset, BENCH_COUNT(o.set)},
+        {"--out", "FILE.h5",
+         "results file; appended to if it exists (default "
+         "results/<UTC time>.h5)",
+         &o.out},
         {"--quiet", NULL, "no progress line and no summary table", &o.quiet},
         {"--help", NULL, "this help", &o.help},
-        {"--plots", "DIR", "then draw the run's figures into DIR (as bench plot does; with no "
-                           "options at all, into plots/)", &o.plots},
+        {"--plots", "DIR",
+         "then draw the run's figures into DIR (as bench plot does; with no "
+         "options at all, into plots/)",
+         &o.plots},
         BENCH_MEASURE_OPTS(&o.measure),
     };
     const char *pos[1];

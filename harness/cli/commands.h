@@ -48,18 +48,20 @@ typedef struct bench_measure_cfg {
 
 /* The option table entries for m (a bench_measure_opts *), to end a command's table, which the
  * compiler then sizes: bench_opt opts[] = {..., BENCH_MEASURE_OPTS(&mo)}. */
-#define BENCH_MEASURE_OPTS(m)                                                                     \
-    {"--threads", "N", "OpenMP threads for the forward (default: all CPUs); BLAS runs 1 inside", \
-     &(m)->threads},                                                                            \
-    {"--reps", "N", "timed repetitions, at least (default 5)", &(m)->reps},                     \
-    {"--warmup", "N", "untimed runs first, at least (default 1; 0: none)", &(m)->warmup},       \
-    {"--warmup-time", "SEC", "and warm up for at least this long (default 0.05)",               \
-     &(m)->warmup_time},                                                                        \
-    {"--min-time", "SEC", "time repetitions for at least this long in all (default 0.2)",       \
-     &(m)->min_time},                                                                           \
-    {"--seed", "N", "seed of the generated inputs (default 1)", &(m)->seed},                    \
-    {"--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",   \
-     &(m)->accuracy_rows}
+#define BENCH_MEASURE_OPTS(m)                                                                      \
+    {"--threads", "N", "OpenMP threads for the forward (default: all CPUs); BLAS runs 1 inside",   \
+     &(m)->threads},                                                                               \
+        {"--reps", "N", "timed repetitions, at least (default 5)", &(m)->reps},                    \
+        {"--warmup", "N", "untimed runs first, at least (default 1; 0: none)", &(m)->warmup},      \
+        {"--warmup-time", "SEC", "and warm up for at least this long (default 0.05)",              \
+         &(m)->warmup_time},                                                                       \
+        {"--min-time", "SEC", "time repetitions for at least this long in all (default 0.2)",      \
+         &(m)->min_time},                                                                          \
+        {"--seed", "N", "seed of the generated inputs (default 1)", &(m)->seed},                   \
+    {                                                                                              \
+        "--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",   \
+            &(m)->accuracy_rows                                                                    \
+    }
 /* Parse with defaults: threads = CPUs, reps 5, warmup 1 run and 0.05 s, min-time 0.2 s,
  * seed 1, rows 64. */
 attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,

@@ -8,19 +8,20 @@
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: bench COMMAND [options]      (bench COMMAND --help for its options)\n\n"
-            "attnbench measures efficient-attention kinds: time, throughput, memory and accuracy\n"
-            "against exact float64 attention, into HDF5 results files.\n\n"
-            "commands:\n"
-            "  sweep     measure a grid of kinds and shapes into results/<time>.h5\n"
-            "  run       measure one kind at one shape (or on your own q/k/v from HDF5)\n"
-            "  plot      figures of a run: time, memory, throughput, accuracy vs n, heads, parameters\n"
-            "  fit       exponents of time and memory over n, crossovers with full (stored in /fits)\n"
-            "  list      kinds and their parameters\n"
-            "  datasets  input generators, their parameters and definitions\n"
-            "  info      machine and build facts; sgemm GFLOP/s and memory read GB/s\n"
-            "  test      (./bench launcher only) build and run the test suite\n");
+    fprintf(
+        f,
+        "usage: bench COMMAND [options]      (bench COMMAND --help for its options)\n\n"
+        "attnbench measures efficient-attention kinds: time, throughput, memory and accuracy\n"
+        "against exact float64 attention, into HDF5 results files.\n\n"
+        "commands:\n"
+        "  sweep     measure a grid of kinds and shapes into results/<time>.h5\n"
+        "  run       measure one kind at one shape (or on your own q/k/v from HDF5)\n"
+        "  plot      figures of a run: time, memory, throughput, accuracy vs n, heads, parameters\n"
+        "  fit       exponents of time and memory over n, crossovers with full (stored in /fits)\n"
+        "  list      kinds and their parameters\n"
+        "  datasets  input generators, their parameters and definitions\n"
+        "  info      machine and build facts; sgemm GFLOP/s and memory read GB/s\n"
+        "  test      (./bench launcher only) build and run the test suite\n");
 }
 
 int main(int argc, char **argv)
@@ -43,11 +44,14 @@ int main(int argc, char **argv)
     static const struct {
         const char *name;
         int (*fn)(int, char **);
-    } cmds[] = {{"sweep", bench_cmd_sweep}, {"run", bench_cmd_run}, {"list", bench_cmd_list},
-                {"info", bench_cmd_info}, {"datasets", bench_cmd_datasets},
-                {"fit", bench_cmd_fit}, {"plot", bench_cmd_plot}};
+    } cmds[] = {{"sweep", bench_cmd_sweep},       {"run", bench_cmd_run},
+                {"list", bench_cmd_list},         {"info", bench_cmd_info},
+                {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
+                {"plot", bench_cmd_plot}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
         if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
-    fprintf(stderr, "bench: unknown command '%s' (commands: sweep, run, plot, fit, list, datasets, info)\n", argv[1]);
+    fprintf(stderr,
+            "bench: unknown command '%s' (commands: sweep, run, plot, fit, list, datasets, info)\n",
+            argv[1]);
     return 2;
 }

@@ -10,9 +10,10 @@ static attn_status file_shape(const bench_point_spec *spec, attn_shape *s, int64
     if (spec->dataset->shape(&spec->dataset_params, s, msg, msg_len)) return ATTN_EINVAL;
     const int64_t Hkv = attn_kind_kv_heads(spec->ops, s->H, s->Hkv);
     if (Hkv != s->Hkv)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s has %lld KV heads but kind %s runs with "
-                         "%lld%s", where, (long long)s->Hkv, spec->ops->name, (long long)Hkv,
-                         hint);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s has %lld KV heads but kind %s runs with "
+                         "%lld%s",
+                         where, (long long)s->Hkv, spec->ops->name, (long long)Hkv, hint);
     return ATTN_OK;
 }
 

@@ -11,10 +11,10 @@
 
 /* The shape asked for on the command line. */
 typedef struct bench_shape_req {
-    int64_t n;                 /* q_len and kv_len unless given */
-    int64_t q_len, kv_len;     /* <= 0: n; a file dataset: its newest q_len queries (<= 0: all) */
+    int64_t n;             /* q_len and kv_len unless given */
+    int64_t q_len, kv_len; /* <= 0: n; a file dataset: its newest q_len queries (<= 0: all) */
     int64_t batch, heads, head_dim;
-    int64_t kv_heads;          /* 0: the kind's default for heads */
+    int64_t kv_heads; /* 0: the kind's default for heads */
     bool causal, decode;
 } bench_shape_req;
 

@@ -1,10 +1,11 @@
 /* table.c — one aligned line per point: shape, median time, throughput, memory, error. */
-#include "memory.h"
 #include "table.h"
+#include "memory.h"
 
 void bench_table_header(FILE *f, bool retrieval)
 {
-    fprintf(f, "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %8s %10s %10s %9s "
+    fprintf(f,
+            "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %11s %6s %9s %7s %8s %10s %10s %9s "
             "%9s%s  %s\n",
             "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "median_ms", "cv%", "GFLOP/s",
             "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
@@ -32,23 +33,27 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool r
         return;
     }
     char frac[16] = "-";
-    if (sgemm_gflops > 0) snprintf(frac, sizeof frac, "%.0f%%", 100 * pt->gflops_per_s / sgemm_gflops);
-    char retr[40] = "", val[24] = "-"; /* retrieval: hits in % of the planted queries / their count */
+    if (sgemm_gflops > 0)
+        snprintf(frac, sizeof frac, "%.0f%%", 100 * pt->gflops_per_s / sgemm_gflops);
+    /* retrieval: hits in % of the planted queries / their count */
+    char retr[40] = "", val[24] = "-";
     if (pt->retrieval_queries > 0)
         snprintf(val, sizeof val, "%.1f%%/%d", 100 * pt->retrieval, (int)pt->retrieval_queries);
     if (retrieval) snprintf(retr, sizeof retr, "  %11s", val);
-    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9.2e %9.2e%s  %s%s%s\n", pt->time_median_s * 1e3,
-            pt->time_cv * 100, pt->gflops_per_s, frac, pt->gbytes_per_s, ws, rss, pt->rel_err,
-            pt->self_rel_err, retr, pt->params, *pt->dataset_params ? "  " : "", pt->dataset_params);
+    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9.2e %9.2e%s  %s%s%s\n",
+            pt->time_median_s * 1e3, pt->time_cv * 100, pt->gflops_per_s, frac, pt->gbytes_per_s,
+            ws, rss, pt->rel_err, pt->self_rel_err, retr, pt->params,
+            *pt->dataset_params ? "  " : "", pt->dataset_params);
 }
 
 int bench_warn_noisy(const bench_point *pt, bool with_fix)
 {
     if (!(pt->time_cv > 0.10)) return 0;
-    fprintf(stderr, "bench: warning: %s T=%lld S=%lld: timings vary (CV %.0f%% over %d reps, "
-            "median %.3g ms)%s%s\n", pt->kind, (long long)pt->q_len, (long long)pt->kv_len,
-            pt->time_cv * 100, pt->reps, pt->time_median_s * 1e3,
-            with_fix ? ": the machine is busy or the run is short: " : "",
+    fprintf(stderr,
+            "bench: warning: %s T=%lld S=%lld: timings vary (CV %.0f%% over %d reps, "
+            "median %.3g ms)%s%s\n",
+            pt->kind, (long long)pt->q_len, (long long)pt->kv_len, pt->time_cv * 100, pt->reps,
+            pt->time_median_s * 1e3, with_fix ? ": the machine is busy or the run is short: " : "",
             with_fix ? BENCH_NOISE_FIX : "");
     return 1;
 }

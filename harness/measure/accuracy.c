@@ -23,9 +23,9 @@ double bench_rel_l2(const float *o, const double *ref, int64_t n)
 }
 
 attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                   const float *q, const float *k, const float *v,
-                                   const float *out, int64_t rows_wanted, uint64_t seed,
-                                   bench_accuracy *acc, char *msg, size_t msg_len)
+                                   const float *q, const float *k, const float *v, const float *out,
+                                   int64_t rows_wanted, uint64_t seed, bench_accuracy *acc,
+                                   char *msg, size_t msg_len)
 {
     const int64_t total = s->B * s->H * s->T, D = s->D;
     const int64_t cap = total < rows_wanted ? total : rows_wanted;
@@ -70,8 +70,8 @@ done:
     return st;
 }
 
-double bench_retrieval(const attn_shape *s, const float *v, const float *out, const ds_plant *plants,
-                       int64_t n)
+double bench_retrieval(const attn_shape *s, const float *v, const float *out,
+                       const ds_plant *plants, int64_t n)
 {
     const int64_t D = s->D, S = s->S;
     int64_t hits = 0;

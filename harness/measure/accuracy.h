@@ -29,13 +29,13 @@ typedef struct bench_accuracy {
 int64_t bench_sample_rows(int64_t total, int64_t wanted, uint64_t seed, int64_t *rows);
 
 attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                   const float *q, const float *k, const float *v,
-                                   const float *out, int64_t rows_wanted, uint64_t seed,
-                                   bench_accuracy *acc, char *msg, size_t msg_len);
+                                   const float *q, const float *k, const float *v, const float *out,
+                                   int64_t rows_wanted, uint64_t seed, bench_accuracy *acc,
+                                   char *msg, size_t msg_len);
 
 /* Retrieval accuracy of out on n planted queries (definition above); NaN when n == 0. */
-double bench_retrieval(const attn_shape *s, const float *v, const float *out, const ds_plant *plants,
-                       int64_t n);
+double bench_retrieval(const attn_shape *s, const float *v, const float *out,
+                       const ds_plant *plants, int64_t n);
 /* The planted queries that dataset ds (parameters p, seed) made for shape s, and the retrieval
  * accuracy of out on them: *queries = 0 and *retrieval = NaN for a dataset without plants.
  * ATTN_EFAIL only when out of memory. */

@@ -148,8 +148,8 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
     forward_call call = {spec, q, k, v, b->out, b->ws, b->state};
     const attn_status st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
     if (st != ATTN_OK)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)",
-                         spec->ops->name, (int)st);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)", spec->ops->name,
+                         (int)st);
     pt->peak_rss_bytes = bench_peak_rss_bytes();
     bench_stats t = bench_stats_of(*samples_s, *nsamples);
     pt->reps = (int32_t)t.n;
@@ -178,9 +178,9 @@ static attn_status measure_point_accuracy(const bench_point_spec *spec, const fl
     pt->self_rel_err = acc.self_rel_err;
     pt->cosine = acc.cosine;
     int64_t planted = 0;
-    if (generated && bench_measure_retrieval(spec->dataset, &spec->dataset_params, s, spec->seed,
-                                             v, out, &planted, &pt->retrieval, msg,
-                                             msg_len) != ATTN_OK)
+    if (generated &&
+        bench_measure_retrieval(spec->dataset, &spec->dataset_params, s, spec->seed, v, out,
+                                &planted, &pt->retrieval, msg, msg_len) != ATTN_OK)
         return ATTN_EFAIL;
     pt->retrieval_queries = (int32_t)planted;
     return ATTN_OK;
@@ -194,8 +194,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     *nsamples = 0;
     if (out_keep) *out_keep = NULL;
     bench_point_describe(spec, pt);
-    if (bench_point_check(spec, msg, msg_len) != ATTN_OK)
-        return mark_failed(pt, ATTN_EINVAL, msg);
+    if (bench_point_check(spec, msg, msg_len) != ATTN_OK) return mark_failed(pt, ATTN_EINVAL, msg);
 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();

@@ -13,12 +13,12 @@
 typedef struct bench_point_spec {
     const attn_ops *ops;
     attn_params params;
-    attn_shape shape;          /* shape.threads = OpenMP threads for the forward */
-    const ds_ops *dataset;     /* generator; ignored when inputs are given */
-    ds_params dataset_params;  /* its parameters (and file path) */
+    attn_shape shape;         /* shape.threads = OpenMP threads for the forward */
+    const ds_ops *dataset;    /* generator; ignored when inputs are given */
+    ds_params dataset_params; /* its parameters (and file path) */
     uint64_t seed;
     bench_timing_cfg timing;
-    int64_t accuracy_rows;     /* rows compared with the float64 references */
+    int64_t accuracy_rows; /* rows compared with the float64 references */
 } bench_point_spec;
 
 /* Fill pt's identity columns (kind, params, shape, dataset, seed, ...) from spec. */

@@ -12,57 +12,57 @@
 #include <stdint.h>
 
 typedef struct bench_run {
-    int64_t run_id;            /* assigned by bench_store_begin_run: 1, 2, ... within a file */
-    char started_at[32];       /* ISO 8601 UTC, e.g. 2026-11-22T03:05:02Z */
-    char command[1024];        /* the command line, arguments separated by spaces */
-    char git_commit[64];       /* `git describe --always --dirty` at build time */
+    int64_t run_id;      /* assigned by bench_store_begin_run: 1, 2, ... within a file */
+    char started_at[32]; /* ISO 8601 UTC, e.g. 2026-11-22T03:05:02Z */
+    char command[1024];  /* the command line, arguments separated by spaces */
+    char git_commit[64]; /* `git describe --always --dirty` at build time */
     char host[64];
     char cpu_model[128];
     char build[128];           /* compiler, build type, flags that matter */
     char openblas_config[128]; /* openblas_get_config() */
     char hdf5_version[32];
-    int32_t threads;           /* OpenMP threads used by the forwards */
-    int32_t blas_threads;      /* OpenBLAS threads in force outside parallel regions */
-    uint64_t seed;             /* base seed of the inputs */
-    double sgemm_gflops;       /* measured OpenBLAS sgemm (2048^3) at the start of the run */
-    double mem_bandwidth_gbs;  /* measured memory read bandwidth (STREAM-like sum) at the start */
+    int32_t threads;          /* OpenMP threads used by the forwards */
+    int32_t blas_threads;     /* OpenBLAS threads in force outside parallel regions */
+    uint64_t seed;            /* base seed of the inputs */
+    double sgemm_gflops;      /* measured OpenBLAS sgemm (2048^3) at the start of the run */
+    double mem_bandwidth_gbs; /* measured memory read bandwidth (STREAM-like sum) at the start */
 } bench_run;
 
 typedef struct bench_point {
     int64_t run_id;
-    int64_t point_id;          /* 0, 1, ... within the file (unique across runs) */
+    int64_t point_id; /* 0, 1, ... within the file (unique across runs) */
     char kind[32];
-    char params[160];          /* "name=value,..." in the kind's parameter order */
+    char params[160]; /* "name=value,..." in the kind's parameter order */
     char dataset[32];
-    char dataset_params[96];   /* "name=value,..." of the dataset's parameters */
-    char mode[16];             /* "prefill", or "decode": q_len newest queries against a KV cache
-                                  of kv_len keys; one forward is one decode step */
+    char dataset_params[96]; /* "name=value,..." of the dataset's parameters */
+    char mode[16];           /* "prefill", or "decode": q_len newest queries against a KV cache
+                                of kv_len keys; one forward is one decode step */
     int64_t batch, heads, kv_heads, q_len, kv_len, head_dim;
     int32_t causal;
     int32_t threads;
-    uint64_t seed;             /* seed of this point's inputs */
-    int32_t warmup, reps;      /* warm-up runs and timed repetitions (reps rows in /samples) */
+    uint64_t seed;        /* seed of this point's inputs */
+    int32_t warmup, reps; /* warm-up runs and timed repetitions (reps rows in /samples) */
     double time_median_s, time_min_s, time_max_s, time_p95_s, time_mean_s, time_stddev_s, time_cv;
-    double flops;              /* useful flops of one forward */
-    double gflops_per_s;       /* flops / median time / 1e9 */
-    double bytes;              /* bytes of q, out and of the k, v rows the kind reads, moved once */
-    double gbytes_per_s;       /* bytes / median time / 1e9 */
-    double kv_bytes;           /* of which k and v (the KV cache read per decode step) */
-    int64_t state_bytes;       /* decode state kept between steps (linear), 0 if none */
-    int64_t workspace_bytes;   /* exact scratch declared by the kind and allocated */
-    int64_t peak_rss_bytes;    /* peak resident set of the process during the point */
-    int64_t base_rss_bytes;    /* resident set when the point started (libraries, code): the
-                                  point itself added at most peak - base */
-    int32_t accuracy_rows;     /* query rows compared to the float64 reference */
-    double rel_err;            /* ||o - o_ref||_2 / ||o_ref||_2 over the sampled rows, vs exact softmax */
-    double max_abs_err;        /* max |o - o_ref| over the sampled rows, vs exact softmax */
-    double cosine;             /* mean over sampled rows of cos(o_row, o_ref_row), vs exact softmax */
+    double flops;            /* useful flops of one forward */
+    double gflops_per_s;     /* flops / median time / 1e9 */
+    double bytes;            /* bytes of q, out and of the k, v rows the kind reads, moved once */
+    double gbytes_per_s;     /* bytes / median time / 1e9 */
+    double kv_bytes;         /* of which k and v (the KV cache read per decode step) */
+    int64_t state_bytes;     /* decode state kept between steps (linear), 0 if none */
+    int64_t workspace_bytes; /* exact scratch declared by the kind and allocated */
+    int64_t peak_rss_bytes;  /* peak resident set of the process during the point */
+    int64_t base_rss_bytes;  /* resident set when the point started (libraries, code): the
+                                point itself added at most peak - base */
+    int32_t accuracy_rows;   /* query rows compared to the float64 reference */
+    double rel_err;     /* ||o - o_ref||_2 / ||o_ref||_2 over the sampled rows, vs exact softmax */
+    double max_abs_err; /* max |o - o_ref| over the sampled rows, vs exact softmax */
+    double cosine;      /* mean over sampled rows of cos(o_row, o_ref_row), vs exact softmax */
     int32_t retrieval_queries; /* planted queries of a retrieval dataset (needle), 0 otherwise */
     double retrieval;          /* fraction of them whose output is nearest to the planted value
                                   (NaN when retrieval_queries == 0) */
-    double self_rel_err;       /* rel. L2 error vs the kind's own definition (implementation check) */
-    char status[16];           /* "ok" or "error" */
-    char message[160];         /* why, when status is "error" */
+    double self_rel_err; /* rel. L2 error vs the kind's own definition (implementation check) */
+    char status[16];     /* "ok" or "error" */
+    char message[160];   /* why, when status is "error" */
 } bench_point;
 
 #endif

@@ -24,8 +24,14 @@ static double quantile_sorted(const double *sorted, int64_t n, double q)
 
 bench_stats bench_stats_of(const double *x, int64_t n)
 {
-    bench_stats st = {.n = n, .median = NAN, .min = NAN, .max = NAN, .p95 = NAN, .mean = NAN,
-                      .stddev = NAN, .cv = NAN};
+    bench_stats st = {.n = n,
+                      .median = NAN,
+                      .min = NAN,
+                      .max = NAN,
+                      .p95 = NAN,
+                      .mean = NAN,
+                      .stddev = NAN,
+                      .cv = NAN};
     if (n <= 0) return st;
     double *s = malloc((size_t)n * sizeof *s);
     if (!s) return st;

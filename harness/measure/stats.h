@@ -26,8 +26,8 @@ typedef struct bench_timing_cfg {
     int max_reps;         /* never more (bounds the samples of very fast forwards) */
 } bench_timing_cfg;
 
-/* Warm up (both warm-up minimums), then run fn(ctx) until both minimums are met; every duration goes into
- * *samples_s (malloc'd). A non-OK status from fn stops the loop and is returned. */
+/* Warm up (both warm-up minimums), then run fn(ctx) until both minimums are met; every duration
+ * goes into *samples_s (malloc'd). A non-OK status from fn stops the loop and is returned. */
 attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
                             double **samples_s, int64_t *n);
 

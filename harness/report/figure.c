@@ -44,8 +44,9 @@ panel *bench_fig_add_panel(figure *f, const char *title, const char *xlabel, con
 
 /* Add series s of rd (x per point index) to panel p with y = y(point); points with y not finite
  * (or not > 0 on a log axis) are left out. Returns the points added (0: no series added). */
-int64_t bench_fig_add_series(panel *p, const bench_run_data *rd, const bench_series *s, const double *x,
-                             y_of y, const char *label, const char *color_key, bool causal)
+int64_t bench_fig_add_series(panel *p, const bench_run_data *rd, const bench_series *s,
+                             const double *x, y_of y, const char *label, const char *color_key,
+                             bool causal)
 {
     pseries *grown = realloc(p->s, (size_t)(p->ns + 1) * sizeof *grown);
     if (!grown) return 0;
@@ -166,9 +167,9 @@ void bench_fig_add_set(panel *p, const bench_run_data *rd, const bench_series *s
 
 /* ---- gnuplot script ---- */
 
-static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00",
-                                      "#56B4E9", "#000000", "#8C564B", "#7F7F7F", "#9467BD",
-                                      "#17BECF", "#B8860B"};
+static const char *const palette[] = {"#0072B2", "#D55E00", "#009E73", "#CC79A7",
+                                      "#E69F00", "#56B4E9", "#000000", "#8C564B",
+                                      "#7F7F7F", "#9467BD", "#17BECF", "#B8860B"};
 enum { NCOLORS = sizeof palette / sizeof palette[0] };
 
 typedef struct script {
@@ -180,7 +181,8 @@ typedef struct script {
 #if defined(__GNUC__)
 __attribute__((format(printf, 2, 3)))
 #endif
-static void put(script *b, const char *fmt, ...)
+static void
+put(script *b, const char *fmt, ...)
 {
     va_list ap;
     for (int attempt = 0; attempt < 2 && !b->failed; attempt++) {
@@ -331,7 +333,8 @@ static int max_label(const figure *f)
             int n = (int)(strlen(f->p[p].s[s].label) + strlen(f->p[p].s[s].suffix) * 0.6);
             if (n > w) w = n;
         }
-        if (!isnan(f->p[p].hline) && (int)strlen(f->p[p].hline_label) > w) w = (int)strlen(f->p[p].hline_label);
+        if (!isnan(f->p[p].hline) && (int)strlen(f->p[p].hline_label) > w)
+            w = (int)strlen(f->p[p].hline_label);
         for (int s = 0; s < f->p[p].ns; s++)
             if (f->p[p].s[s].fit && (int)strlen(FITS_ENTRY) > w) w = (int)strlen(FITS_ENTRY);
     }
@@ -340,10 +343,10 @@ static int max_label(const figure *f)
 
 /* Where a figure's parts go: page size, panel positions (fractions of the page) and the legend. */
 typedef struct layout {
-    int width, height, rows;   /* pixels; legend rows */
+    int width, height, rows;     /* pixels; legend rows */
     double left, right, gap, pw; /* panel 0's left edge, the legend's, between panels, a panel */
-    bool fits;                 /* the legend has the fits' entry */
-    bool mixed;                /* causal and non-causal series: open markers, dashes for causal */
+    bool fits;                   /* the legend has the fits' entry */
+    bool mixed;                  /* causal and non-causal series: open markers, dashes for causal */
 } layout;
 
 /* The legend lists panel 0's series, its reference line and the fits' entry, every one of them:
@@ -391,10 +394,12 @@ static void put_page(script *b, const figure *f, const layout *L)
         put(b, "set label 3 %s at screen 0.5,%.4f center font ',8' textcolor rgb '#444444'\n", q,
             note_y);
     }
-    put(b, "set grid xtics ytics mxtics mytics lc rgb '#e4e4e4' lw 1, lc rgb '#f2f2f2' lw 1\n"
-           "set border lc rgb '#555555'\nset tics nomirror out scale 0.6\n"
-           "set key at screen %.4f,%.4f left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
-           "maxrows %d noautotitle\n", L->right + 0.012, key_y, L->rows);
+    put(b,
+        "set grid xtics ytics mxtics mytics lc rgb '#e4e4e4' lw 1, lc rgb '#f2f2f2' lw 1\n"
+        "set border lc rgb '#555555'\nset tics nomirror out scale 0.6\n"
+        "set key at screen %.4f,%.4f left top Left reverse samplen 2.5 spacing 1.15 font ',9' "
+        "maxrows %d noautotitle\n",
+        L->right + 0.012, key_y, L->rows);
 }
 
 /* Panel pi's place, titles, scales, tics and ranges. */
@@ -404,8 +409,10 @@ static void put_axes(script *b, const figure *f, int pi, const layout *L)
     const double l = L->left + pi * (L->pw + L->gap);
     const double top = 1 - 100.0 / L->height, bottom = 65.0 / L->height;
     char q[1200], q2[1200];
-    put(b, "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
-           "set tmargin at screen %.4f\nset bmargin at screen %.4f\n", l, l + L->pw, top, bottom);
+    put(b,
+        "set lmargin at screen %.4f\nset rmargin at screen %.4f\n"
+        "set tmargin at screen %.4f\nset bmargin at screen %.4f\n",
+        l, l + L->pw, top, bottom);
     bench_gnuplot_quote(p->title, true, q, sizeof q);
     put(b, "set title %s font ',10' offset 0,-0.3\n", f->np > 1 ? q : "''");
     bench_gnuplot_quote(p->xlabel, true, q, sizeof q);
@@ -444,12 +451,15 @@ static void put_series(script *b, const panel *p, int pi, const pseries *ps, con
         item ? ", \\\n  " : "", data, p->lines ? "linespoints" : "points", color, pt,
         dashed ? 2 : 1, pi == 0 ? title : "''");
     if (ps->tag)
-        put(b, ", \\\n  %s using 1:2:3 with labels offset char 0.6,0.6 left font ',8' "
-               "textcolor rgb '%s' notitle", data, color);
+        put(b,
+            ", \\\n  %s using 1:2:3 with labels offset char 0.6,0.6 left font ',8' "
+            "textcolor rgb '%s' notitle",
+            data, color);
     if (ps->fit)
-        put(b, ", \\\n  (x >= %.17g && x <= %.17g) ? %.17g * x**%.17g : 1/0 with lines "
-               "lc rgb '%s' lw 1.3 dt %d notitle", ps->x0, ps->x1, ps->c, ps->k, color,
-            dashed ? 2 : 1);
+        put(b,
+            ", \\\n  (x >= %.17g && x <= %.17g) ? %.17g * x**%.17g : 1/0 with lines "
+            "lc rgb '%s' lw 1.3 dt %d notitle",
+            ps->x0, ps->x1, ps->c, ps->k, color, dashed ? 2 : 1);
 }
 
 /* Panel pi's plot command: its series (data files written now), reference line, fits' entry. */

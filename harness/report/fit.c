@@ -17,11 +17,16 @@
 attn_status bench_fit_power_law(const double *x, const double *y, int64_t n, bench_fit *fit,
                                 char *msg, size_t msg_len)
 {
-    *fit = (bench_fit){.n = n, .slope = NAN, .intercept = NAN, .slope_se = NAN, .slope_lo = NAN,
-                       .slope_hi = NAN, .r2 = NAN};
+    *fit = (bench_fit){.n = n,
+                       .slope = NAN,
+                       .intercept = NAN,
+                       .slope_se = NAN,
+                       .slope_lo = NAN,
+                       .slope_hi = NAN,
+                       .r2 = NAN};
     if (n < 2)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "a power-law fit needs 2 points or more (got %lld)",
-                         (long long)n);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "a power-law fit needs 2 points or more (got %lld)", (long long)n);
     double mx = 0, my = 0;
     for (int64_t i = 0; i < n; i++) {
         if (!(x[i] > 0) || !(y[i] > 0) || !isfinite(x[i]) || !isfinite(y[i]))
@@ -136,8 +141,8 @@ static double zero_between(ratio_at a, ratio_at b)
     return exp(log(a.x) + f * (log(b.x) - log(a.x)));
 }
 
-bench_crossover bench_crossover_find(const double *x, const double *y, int64_t n,
-                                     const double *xr, const double *yr, int64_t nr)
+bench_crossover bench_crossover_find(const double *x, const double *y, int64_t n, const double *xr,
+                                     const double *yr, int64_t nr)
 {
     bench_crossover c = {.kind = BENCH_CROSS_NONE, .at = NAN, .ratio_at_max = NAN, .max_x = NAN};
     ratio_at *r = malloc((size_t)(n > 0 ? n : 1) * sizeof *r);

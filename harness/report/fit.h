@@ -12,12 +12,13 @@
 #include "attn_core.h"
 
 typedef struct bench_fit {
-    int64_t n;                  /* points fitted */
-    double slope;               /* the exponent k: ln y = intercept + slope · ln x */
-    double intercept;           /* ln c */
-    double slope_se;            /* standard error of the slope; NaN when n < 3 */
-    double slope_lo, slope_hi;  /* 95 % confidence interval, slope ± t(0.975, n-2) · se; NaN when n < 3 */
-    double r2;                  /* 1 - SSE/SST of the log-log fit; NaN when every ln y is equal */
+    int64_t n;        /* points fitted */
+    double slope;     /* the exponent k: ln y = intercept + slope · ln x */
+    double intercept; /* ln c */
+    double slope_se;  /* standard error of the slope; NaN when n < 3 */
+    double slope_lo,
+        slope_hi; /* 95 % confidence interval, slope ± t(0.975, n-2) · se; NaN when n < 3 */
+    double r2;    /* 1 - SSE/SST of the log-log fit; NaN when every ln y is equal */
 } bench_fit;
 
 /* Least squares line through (ln x[i], ln y[i]), i < n. Needs n >= 2, every x and y finite and
@@ -40,16 +41,16 @@ typedef enum {
 
 typedef struct bench_crossover {
     bench_cross_kind kind;
-    double at;            /* ABOVE, BELOW: the crossing; NaN otherwise */
-    double ratio_at_max;  /* y / y_ref at the largest common x (NaN if none) */
-    double max_x;         /* that x */
-    int64_t common;       /* x values the two curves share */
+    double at;           /* ABOVE, BELOW: the crossing; NaN otherwise */
+    double ratio_at_max; /* y / y_ref at the largest common x (NaN if none) */
+    double max_x;        /* that x */
+    int64_t common;      /* x values the two curves share */
 } bench_crossover;
 
 /* Where curve y(x) falls below the reference yr(xr). The curves are compared at the x values
  * both have (x need not be sorted; y, yr > 0). The crossing is the last sign change of
  * ln(y/yr) over ascending x, interpolated linearly in (ln x, ln y/yr) between its two points. */
-bench_crossover bench_crossover_find(const double *x, const double *y, int64_t n,
-                                     const double *xr, const double *yr, int64_t nr);
+bench_crossover bench_crossover_find(const double *x, const double *y, int64_t n, const double *xr,
+                                     const double *yr, int64_t nr);
 
 #endif

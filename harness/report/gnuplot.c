@@ -211,8 +211,7 @@ static int run_gnuplot(const bench_gnuplot *g, const char *text, const char *err
 }
 
 attn_status bench_gnuplot_render(bench_gnuplot *g, const char *script, const char *format,
-                                 int width, int height, const char *dest, char *msg,
-                                 size_t msg_len)
+                                 int width, int height, const char *dest, char *msg, size_t msg_len)
 {
     size_t f = 0;
     while (f < sizeof formats / sizeof formats[0] && strcmp(formats[f].name, format) != 0) f++;
@@ -228,11 +227,16 @@ attn_status bench_gnuplot_render(bench_gnuplot *g, const char *script, const cha
     char *text = malloc(len);
     if (!text) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for a gnuplot script");
     if (f == 2) /* pdfcairo takes inches */
-        snprintf(text, len, "set terminal pdfcairo size %g,%g enhanced font 'sans,7'\nset output %s\n%s\nunset output\n",
-                 width / 100.0, height / 100.0, quoted, script);
+        snprintf(
+            text, len,
+            "set terminal pdfcairo size %g,%g enhanced font 'sans,7'\nset output %s\n%s\nunset output\n",
+            width / 100.0, height / 100.0, quoted, script);
     else
-        snprintf(text, len, "set terminal %s size %d,%d enhanced font 'sans,10'%s\nset output %s\n%s\nunset output\n",
-                 formats[f].terminal, width, height, f == 0 ? " background '#ffffff'" : "", quoted, script);
+        snprintf(
+            text, len,
+            "set terminal %s size %d,%d enhanced font 'sans,10'%s\nset output %s\n%s\nunset output\n",
+            formats[f].terminal, width, height, f == 0 ? " background '#ffffff'" : "", quoted,
+            script);
     const int status = run_gnuplot(g, text, err_path), run_errno = errno;
     free(text);
     if (status != 0) {
@@ -240,7 +244,8 @@ attn_status bench_gnuplot_render(bench_gnuplot *g, const char *script, const cha
         first_error(err_path, why, sizeof why);
         unlink(image);
         if (status < 0)
-            return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot run %s: %s", g->exe, strerror(run_errno));
+            return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot run %s: %s", g->exe,
+                             strerror(run_errno));
         return attn_fail(ATTN_EFAIL, msg, msg_len, "gnuplot failed drawing %s (exit %d): %s", dest,
                          status, why);
     }
@@ -248,7 +253,8 @@ attn_status bench_gnuplot_render(bench_gnuplot *g, const char *script, const cha
         unlink(image);
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "gnuplot exited normally but drew no valid %s image for %s (does it have "
-                         "the %s terminal?)", format, dest, formats[f].terminal);
+                         "the %s terminal?)",
+                         format, dest, formats[f].terminal);
     }
     attn_status st = install(image, dest, msg, msg_len);
     unlink(image);

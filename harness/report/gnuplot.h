@@ -18,9 +18,9 @@
 #include "attn_core.h"
 
 typedef struct bench_gnuplot {
-    char exe[4096];   /* the gnuplot executable found on PATH */
-    char dir[4096];   /* the private temporary directory ("" when closed) */
-    int files;        /* data files made so far */
+    char exe[4096]; /* the gnuplot executable found on PATH */
+    char dir[4096]; /* the private temporary directory ("" when closed) */
+    int files;      /* data files made so far */
 } bench_gnuplot;
 
 /* Find gnuplot on PATH and make the private directory (under $TMPDIR or /tmp). ATTN_EFAIL with a

@@ -59,14 +59,16 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
         bool autocap[ATTN_MAX_PARAMS] = {false};
         for (int64_t p = first; p < rd->n; p++) {
             attn_params v;
-            if (strcmp(rd->pts[p].kind, ops->name) != 0 || !parse_params(ops, rd->pts[p].params, &v))
+            if (strcmp(rd->pts[p].kind, ops->name) != 0 ||
+                !parse_params(ops, rd->pts[p].params, &v))
                 continue;
             for (int i = 0; i < ops->params.count; i++)
                 autocap[i] |= resolved_default(ops, &rd->pts[p], &v, i) != ops->params.defs[i].def;
         }
         for (int64_t p = first; p < rd->n; p++) {
             attn_params v;
-            if (strcmp(rd->pts[p].kind, ops->name) != 0 || !parse_params(ops, rd->pts[p].params, &v))
+            if (strcmp(rd->pts[p].kind, ops->name) != 0 ||
+                !parse_params(ops, rd->pts[p].params, &v))
                 continue;
             /* the recorded items in their order, an auto value's replaced by "auto" */
             char items[160];
@@ -77,7 +79,8 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
                 char *eq = strchr(item, '=');
                 *eq = '\0'; /* parse_params saw every item has one */
                 const int i = attn_param_index(attn_kind_params(ops), item);
-                const bool is_auto = autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];
+                const bool is_auto =
+                    autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];
                 w += snprintf(rd->params[p] + w, 160 - (size_t)w, "%s%s=%s", w ? "," : "", item,
                               is_auto ? "auto" : eq + 1);
             }
@@ -99,8 +102,10 @@ attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd,
     if (run_id != 0)
         for (r = 0; r < rd->nruns && runs[r].run_id != run_id; r++) {}
     if (rd->nruns == 0)
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s has no runs yet (fill it with bench sweep "
-                       "--out %s)", path, path);
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "%s has no runs yet (fill it with bench sweep "
+                       "--out %s)",
+                       path, path);
     else if (r == rd->nruns)
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s has no run %lld (it has runs %lld..%lld)",
                        path, (long long)run_id, (long long)runs[0].run_id,
@@ -128,10 +133,14 @@ attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd,
         long long id = (long long)rd->run.run_id, failed = (long long)rd->failed;
         bench_run_data_free(rd);
         if (failed)
-            return attn_fail(ATTN_EINVAL, msg, msg_len, "run %lld of %s has no measured point: all "
-                             "%lld failed (see their status and message)", id, path, failed);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "run %lld of %s has no points (was its sweep "
-                         "interrupted before the first one ended?)", id, path);
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "run %lld of %s has no measured point: all "
+                             "%lld failed (see their status and message)",
+                             id, path, failed);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "run %lld of %s has no points (was its sweep "
+                         "interrupted before the first one ended?)",
+                         id, path);
     }
     bench_series_normalize(rd, attn_kind_find);
     return ATTN_OK;
@@ -148,8 +157,10 @@ void bench_run_data_free(bench_run_data *rd)
 
 double bench_expected_bytes(const bench_point *pt)
 {
-    const double q = (double)pt->batch * (double)pt->heads * (double)pt->q_len * (double)pt->head_dim;
-    const double kv = (double)pt->batch * (double)pt->kv_heads * (double)pt->kv_len * (double)pt->head_dim;
+    const double q =
+        (double)pt->batch * (double)pt->heads * (double)pt->q_len * (double)pt->head_dim;
+    const double kv =
+        (double)pt->batch * (double)pt->kv_heads * (double)pt->kv_len * (double)pt->head_dim;
     return sizeof(float) * (2 * q + 2 * kv) + (double)pt->workspace_bytes + (double)pt->state_bytes;
 }
 
@@ -168,8 +179,8 @@ void bench_param_value(const char *params, const char *name, char *buf, size_t l
     for (const char *s = params; s && *s; s = strchr(s, ',') ? strchr(s, ',') + 1 : NULL)
         if (strncmp(s, name, nl) == 0 && s[nl] == '=') {
             const char *end = strchr(s + nl + 1, ',');
-            snprintf(buf, len, "%.*s", (int)(end ? end - (s + nl + 1) : (ptrdiff_t)strlen(s + nl + 1)),
-                     s + nl + 1);
+            snprintf(buf, len, "%.*s",
+                     (int)(end ? end - (s + nl + 1) : (ptrdiff_t)strlen(s + nl + 1)), s + nl + 1);
             return;
         }
 }
@@ -219,7 +230,8 @@ static int by_x(const void *a, const void *b)
 {
     const double xa = sort_x[*(const int64_t *)a], xb = sort_x[*(const int64_t *)b];
     if (xa != xb) return (xa > xb) - (xa < xb);
-    return (*(const int64_t *)a > *(const int64_t *)b) - (*(const int64_t *)a < *(const int64_t *)b);
+    return (*(const int64_t *)a > *(const int64_t *)b) -
+           (*(const int64_t *)a < *(const int64_t *)b);
 }
 
 attn_status bench_series_group(const bench_run_data *rd, const int64_t *idx, int64_t m,
@@ -294,13 +306,14 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
     else if (f == BENCH_K_HEAD_DIM) snprintf(buf, len, "D=%lld", (long long)pt->head_dim);
     else if (f == BENCH_K_Q_LEN && strcmp(pt->mode, "decode") == 0)
         snprintf(buf, len, "q_len=%lld", (long long)pt->q_len);
-    else if (f == BENCH_K_N) snprintf(buf, len, "n=%s", bench_format_count((double)pt->kv_len, c, sizeof c));
+    else if (f == BENCH_K_N)
+        snprintf(buf, len, "n=%s", bench_format_count((double)pt->kv_len, c, sizeof c));
 }
 
 /* The settings shown after kind and params, in this order. */
-static const unsigned shown[] = {BENCH_K_CAUSAL, BENCH_K_DATASET, BENCH_K_MODE, BENCH_K_Q_LEN,
-                                 BENCH_K_BATCH, BENCH_K_HEADS, BENCH_K_KV_HEADS, BENCH_K_HEAD_DIM,
-                                 BENCH_K_N};
+static const unsigned shown[] = {BENCH_K_CAUSAL,   BENCH_K_DATASET,  BENCH_K_MODE,
+                                 BENCH_K_Q_LEN,    BENCH_K_BATCH,    BENCH_K_HEADS,
+                                 BENCH_K_KV_HEADS, BENCH_K_HEAD_DIM, BENCH_K_N};
 
 /* Does setting `what` differ between two series of one kind? (A setting that differs only
  * between kinds, like the kv_heads of mqa and full, is said once in the subtitle instead.) */
@@ -378,8 +391,8 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
     }
 }
 
-void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m,
-                           unsigned fields, char *buf, size_t len)
+void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m, unsigned fields,
+                           char *buf, size_t len)
 {
     int w = 0;
     buf[0] = '\0';
@@ -420,4 +433,3 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
         }
     }
 }
-

@@ -24,11 +24,11 @@
 typedef struct bench_run_data {
     char path[4096];
     bench_run run;
-    int64_t nruns;           /* runs in the file */
-    bench_point *pts;        /* the run's points with status "ok", in file order */
-    char (*params)[160];     /* per point: params with the values the kind resolved written "auto" */
+    int64_t nruns;       /* runs in the file */
+    bench_point *pts;    /* the run's points with status "ok", in file order */
+    char (*params)[160]; /* per point: params with the values the kind resolved written "auto" */
     int64_t n;
-    int64_t failed;          /* the run's points with another status (left out) */
+    int64_t failed; /* the run's points with another status (left out) */
 } bench_run_data;
 
 /* Load run run_id of path (0: the last run). Not a results file, no such run, or a run without
@@ -46,14 +46,14 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
 enum {
     BENCH_K_KIND = 1 << 0,
     BENCH_K_PARAMS = 1 << 1,
-    BENCH_K_DATASET = 1 << 2,   /* dataset and dataset_params */
+    BENCH_K_DATASET = 1 << 2, /* dataset and dataset_params */
     BENCH_K_MODE = 1 << 3,
     BENCH_K_CAUSAL = 1 << 4,
     BENCH_K_BATCH = 1 << 5,
     BENCH_K_HEADS = 1 << 6,
     BENCH_K_KV_HEADS = 1 << 7,
     BENCH_K_HEAD_DIM = 1 << 8,
-    BENCH_K_Q_LEN = 1 << 9,     /* decode only (prefill has q_len = n) */
+    BENCH_K_Q_LEN = 1 << 9, /* decode only (prefill has q_len = n) */
     BENCH_K_N = 1 << 10,
     BENCH_K_ALL = (1 << 11) - 1,
 };
@@ -66,7 +66,7 @@ typedef struct bench_group_by {
 } bench_group_by;
 
 typedef struct bench_series {
-    int64_t *idx;   /* its points: indices into rd->pts, in ascending x */
+    int64_t *idx; /* its points: indices into rd->pts, in ascending x */
     int64_t n;
 } bench_series;
 
@@ -90,8 +90,8 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
  * Hkv=8 D=64"; one that is the same within each kind but not between kinds as "Hkv=8 (mqa
  * Hkv=1, gqa Hkv=2)": the first point's value, then each kind with another (kind and params
  * are never included). */
-void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m,
-                           unsigned fields, char *buf, size_t len);
+void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m, unsigned fields,
+                           char *buf, size_t len);
 
 /* Bytes a point's q, k, v, out, workspace and decode state occupy: what its RSS should add. */
 double bench_expected_bytes(const bench_point *pt);

@@ -19,20 +19,17 @@
 #include <unistd.h>
 
 /* Library code never prints: turn off HDF5's automatic error stack printing. */
-static void quiet_hdf5(void)
-{
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-}
+static void quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 /* ---- compound types from field tables ---- */
 
 typedef enum { F_I32, F_I64, F_U64, F_F64, F_STR } field_kind;
 
 typedef struct field {
-    const char *name;  /* member name in the file: the struct field's name */
-    size_t offset;     /* offsetof in the C struct */
+    const char *name; /* member name in the file: the struct field's name */
+    size_t offset;    /* offsetof in the C struct */
     field_kind kind;
-    size_t size;       /* sizeof the struct field (the string length for F_STR) */
+    size_t size; /* sizeof the struct field (the string length for F_STR) */
 } field;
 
 /* The field tables, one field a line (clang-format would pack them into columns). */
@@ -152,20 +149,20 @@ static const field fit_fields[] = {
 #define NFIELDS(t) (sizeof(t) / sizeof((t)[0]))
 
 typedef struct table {
-    const char *dset;     /* "/runs" */
+    const char *dset; /* "/runs" */
     const field *fields;
     size_t nfields;
-    size_t row_size;      /* sizeof the C struct */
+    size_t row_size; /* sizeof the C struct */
     hsize_t chunk_rows;
 } table;
 
-static const table runs_table = { "/runs", run_fields, NFIELDS(run_fields), sizeof(bench_run), 64 };
-static const table points_table = { "/points", point_fields, NFIELDS(point_fields),
-                                    sizeof(bench_point), 64 };
-static const table samples_table = { "/samples", sample_fields, NFIELDS(sample_fields),
-                                     sizeof(sample_row), 1024 };
-static const table fits_table = { "/fits", fit_fields, NFIELDS(fit_fields), sizeof(bench_fit_row),
-                                  64 };
+static const table runs_table = {"/runs", run_fields, NFIELDS(run_fields), sizeof(bench_run), 64};
+static const table points_table = {"/points", point_fields, NFIELDS(point_fields),
+                                   sizeof(bench_point), 64};
+static const table samples_table = {"/samples", sample_fields, NFIELDS(sample_fields),
+                                    sizeof(sample_row), 1024};
+static const table fits_table = {"/fits", fit_fields, NFIELDS(fit_fields), sizeof(bench_fit_row),
+                                 64};
 
 /* The compound type of a table: in memory (struct offsets, NUL-terminated strings) or in the
  * file (packed, NUL-padded strings). Returns a type id to H5Tclose, or -1. */
@@ -174,12 +171,10 @@ static hid_t compound_type(const table *t, bool in_file)
     size_t size = t->row_size;
     if (in_file) {
         size = 0;
-        for (size_t i = 0; i < t->nfields; i++)
-            size += t->fields[i].size;
+        for (size_t i = 0; i < t->nfields; i++) size += t->fields[i].size;
     }
     hid_t ct = H5Tcreate(H5T_COMPOUND, size);
-    if (ct < 0)
-        return -1;
+    if (ct < 0) return -1;
     size_t packed = 0;
     for (size_t i = 0; i < t->nfields; i++) {
         const field *f = &t->fields[i];
@@ -189,16 +184,11 @@ static hid_t compound_type(const table *t, bool in_file)
         if (f->kind == F_STR) {
             hid_t st = H5Tcopy(H5T_C_S1);
             err = st < 0 ? -1 : 0;
-            if (err >= 0)
-                err = H5Tset_size(st, f->size);
-            if (err >= 0)
-                err = H5Tset_strpad(st, in_file ? H5T_STR_NULLPAD : H5T_STR_NULLTERM);
-            if (err >= 0)
-                err = H5Tset_cset(st, H5T_CSET_UTF8);
-            if (err >= 0)
-                err = H5Tinsert(ct, f->name, offset, st);
-            if (st >= 0)
-                H5Tclose(st);
+            if (err >= 0) err = H5Tset_size(st, f->size);
+            if (err >= 0) err = H5Tset_strpad(st, in_file ? H5T_STR_NULLPAD : H5T_STR_NULLTERM);
+            if (err >= 0) err = H5Tset_cset(st, H5T_CSET_UTF8);
+            if (err >= 0) err = H5Tinsert(ct, f->name, offset, st);
+            if (st >= 0) H5Tclose(st);
         } else {
             hid_t nt = f->kind == F_I32   ? H5T_NATIVE_INT32
                        : f->kind == F_I64 ? H5T_NATIVE_INT64
@@ -220,8 +210,7 @@ static void terminate_strings(const table *t, void *rows, int64_t n)
     for (int64_t r = 0; r < n; r++) {
         char *row = (char *)rows + (size_t)r * t->row_size;
         for (size_t i = 0; i < t->nfields; i++)
-            if (t->fields[i].kind == F_STR)
-                row[t->fields[i].offset + t->fields[i].size - 1] = '\0';
+            if (t->fields[i].kind == F_STR) row[t->fields[i].offset + t->fields[i].size - 1] = '\0';
     }
 }
 
@@ -235,18 +224,14 @@ static herr_t create_table(hid_t file, const table *t)
     hid_t space = H5Screate_simple(1, &dims, &maxdims);
     hid_t dcpl = H5Pcreate(H5P_DATASET_CREATE);
     herr_t err = (ftype < 0 || space < 0 || dcpl < 0) ? -1 : 0;
-    if (err >= 0)
-        err = H5Pset_chunk(dcpl, 1, &t->chunk_rows);
+    if (err >= 0) err = H5Pset_chunk(dcpl, 1, &t->chunk_rows);
     if (err >= 0) {
         hid_t dset = H5Dcreate2(file, t->dset, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
         err = dset < 0 ? -1 : H5Dclose(dset);
     }
-    if (dcpl >= 0)
-        H5Pclose(dcpl);
-    if (space >= 0)
-        H5Sclose(space);
-    if (ftype >= 0)
-        H5Tclose(ftype);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
     return err;
 }
 
@@ -254,13 +239,11 @@ static herr_t create_table(hid_t file, const table *t)
 static int64_t table_rows(hid_t dset)
 {
     hid_t space = H5Dget_space(dset);
-    if (space < 0)
-        return -1;
+    if (space < 0) return -1;
     int64_t n = -1;
     if (H5Sget_simple_extent_ndims(space) == 1) {
         hsize_t dims;
-        if (H5Sget_simple_extent_dims(space, &dims, NULL) == 1)
-            n = (int64_t)dims;
+        if (H5Sget_simple_extent_dims(space, &dims, NULL) == 1) n = (int64_t)dims;
     }
     H5Sclose(space);
     return n;
@@ -276,31 +259,25 @@ static herr_t set_rows(hid_t dset, int64_t n)
 /* Write (or read) rows [first, first+n) of a 1-D dataset from (into) buf, memory type mtype. */
 static herr_t rows_io(hid_t dset, hid_t mtype, int64_t first, int64_t n, void *buf, bool write)
 {
-    if (n == 0)
-        return 0;
+    if (n == 0) return 0;
     hsize_t start = (hsize_t)first, count = (hsize_t)n;
     hid_t fspace = H5Dget_space(dset);
     hid_t mspace = H5Screate_simple(1, &count, NULL);
     herr_t err = (fspace < 0 || mspace < 0) ? -1 : 0;
-    if (err >= 0)
-        err = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL);
+    if (err >= 0) err = H5Sselect_hyperslab(fspace, H5S_SELECT_SET, &start, NULL, &count, NULL);
     if (err >= 0)
         err = write ? H5Dwrite(dset, mtype, mspace, fspace, H5P_DEFAULT, buf)
                     : H5Dread(dset, mtype, mspace, fspace, H5P_DEFAULT, buf);
-    if (mspace >= 0)
-        H5Sclose(mspace);
-    if (fspace >= 0)
-        H5Sclose(fspace);
+    if (mspace >= 0) H5Sclose(mspace);
+    if (fspace >= 0) H5Sclose(fspace);
     return err;
 }
 
 /* Append n rows to a 1-D dataset that currently has `first` rows. */
 static herr_t append_rows(hid_t dset, hid_t mtype, int64_t first, const void *rows, int64_t n)
 {
-    if (n == 0)
-        return 0;
-    if (set_rows(dset, first + n) < 0)
-        return -1;
+    if (n == 0) return 0;
+    if (set_rows(dset, first + n) < 0) return -1;
     return rows_io(dset, mtype, first, n, (void *)rows, true);
 }
 
@@ -316,30 +293,23 @@ static herr_t write_format_attrs(hid_t file)
     hid_t stype = H5Tcopy(H5T_C_S1);
     hid_t scalar = H5Screate(H5S_SCALAR);
     herr_t err = (stype < 0 || scalar < 0) ? -1 : 0;
-    if (err >= 0)
-        err = H5Tset_size(stype, strlen(BENCH_FORMAT));
-    if (err >= 0)
-        err = H5Tset_strpad(stype, H5T_STR_NULLPAD);
-    if (err >= 0)
-        err = H5Tset_cset(stype, H5T_CSET_UTF8);
+    if (err >= 0) err = H5Tset_size(stype, strlen(BENCH_FORMAT));
+    if (err >= 0) err = H5Tset_strpad(stype, H5T_STR_NULLPAD);
+    if (err >= 0) err = H5Tset_cset(stype, H5T_CSET_UTF8);
     if (err >= 0) {
         hid_t a = H5Acreate2(file, "format", stype, scalar, H5P_DEFAULT, H5P_DEFAULT);
         err = a < 0 ? -1 : H5Awrite(a, stype, BENCH_FORMAT);
-        if (a >= 0)
-            H5Aclose(a);
+        if (a >= 0) H5Aclose(a);
     }
     if (err >= 0) {
         int32_t version = BENCH_FORMAT_VERSION;
-        hid_t a = H5Acreate2(file, "format_version", H5T_STD_I32LE, scalar, H5P_DEFAULT,
-                             H5P_DEFAULT);
+        hid_t a =
+            H5Acreate2(file, "format_version", H5T_STD_I32LE, scalar, H5P_DEFAULT, H5P_DEFAULT);
         err = a < 0 ? -1 : H5Awrite(a, H5T_NATIVE_INT32, &version);
-        if (a >= 0)
-            H5Aclose(a);
+        if (a >= 0) H5Aclose(a);
     }
-    if (scalar >= 0)
-        H5Sclose(scalar);
-    if (stype >= 0)
-        H5Tclose(stype);
+    if (scalar >= 0) H5Sclose(scalar);
+    if (stype >= 0) H5Tclose(stype);
     return err;
 }
 
@@ -348,18 +318,15 @@ static herr_t write_format_attrs(hid_t file)
 static int read_string_attr(hid_t obj, const char *name, char *buf, size_t len)
 {
     htri_t exists = H5Aexists(obj, name);
-    if (exists <= 0)
-        return exists < 0 ? -1 : 0;
+    if (exists <= 0) return exists < 0 ? -1 : 0;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     hid_t ftype = a < 0 ? -1 : H5Aget_type(a);
     hid_t space = a < 0 ? -1 : H5Aget_space(a);
     hid_t mtype = -1;
     int result = -1;
-    if (ftype < 0 || space < 0)
-        goto done;
+    if (ftype < 0 || space < 0) goto done;
     result = 0;
-    if (H5Tget_class(ftype) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1)
-        goto done;
+    if (H5Tget_class(ftype) != H5T_STRING || H5Sget_simple_extent_npoints(space) != 1) goto done;
     mtype = H5Tcopy(H5T_C_S1);
     /* HDF5 does not convert between ASCII and UTF-8: read in the attribute's own cset */
     if (mtype < 0 || H5Tset_cset(mtype, H5Tget_cset(ftype)) < 0) {
@@ -384,14 +351,10 @@ static int read_string_attr(hid_t obj, const char *name, char *buf, size_t len)
     }
     result = 1;
 done:
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (space >= 0)
-        H5Sclose(space);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (a >= 0)
-        H5Aclose(a);
+    if (mtype >= 0) H5Tclose(mtype);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (a >= 0) H5Aclose(a);
     return result;
 }
 
@@ -400,8 +363,7 @@ done:
 static int read_int_attr(hid_t obj, const char *name, int64_t *value)
 {
     htri_t exists = H5Aexists(obj, name);
-    if (exists <= 0)
-        return exists < 0 ? -1 : 0;
+    if (exists <= 0) return exists < 0 ? -1 : 0;
     hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
     hid_t ftype = a < 0 ? -1 : H5Aget_type(a);
     hid_t space = a < 0 ? -1 : H5Aget_space(a);
@@ -411,12 +373,9 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
         if (H5Tget_class(ftype) == H5T_INTEGER && H5Sget_simple_extent_npoints(space) == 1)
             result = H5Aread(a, H5T_NATIVE_INT64, value) < 0 ? -1 : 1;
     }
-    if (space >= 0)
-        H5Sclose(space);
-    if (ftype >= 0)
-        H5Tclose(ftype);
-    if (a >= 0)
-        H5Aclose(a);
+    if (space >= 0) H5Sclose(space);
+    if (ftype >= 0) H5Tclose(ftype);
+    if (a >= 0) H5Aclose(a);
     return result;
 }
 
@@ -432,18 +391,19 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
 #endif
     if (is_h5 == 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "%s is not an attnbench results file (not an HDF5 file)%s", path, fix);
+                         "%s is not an attnbench results file (not an HDF5 file)%s", path, fix);
     if (is_h5 < 0) {
         if (access(path, R_OK) != 0)
-            return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path, strerror(errno));
+            return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path,
+                             strerror(errno));
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "%s is not an attnbench results file (HDF5 cannot read it)%s", path, fix);
+                         "%s is not an attnbench results file (HDF5 cannot read it)%s", path, fix);
     }
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "cannot open %s: HDF5 refused it (damaged, or open for writing elsewhere?)",
-                    path);
+        return attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "cannot open %s: HDF5 refused it (damaged, or open for writing elsewhere?)", path);
     attn_status st = ATTN_OK;
     char format[64];
     int64_t version = 0;
@@ -452,25 +412,25 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read the 'format' attribute of %s", path);
     } else if (got == 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s is not an attnbench results file (no 'format' attribute)%s", path, fix);
+                       "%s is not an attnbench results file (no 'format' attribute)%s", path, fix);
     } else if (strcmp(format, BENCH_FORMAT) != 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s is not an attnbench results file (format '%.40s', expected '%s')%s", path,
-                  format, BENCH_FORMAT, fix);
+                       "%s is not an attnbench results file (format '%.40s', expected '%s')%s",
+                       path, format, BENCH_FORMAT, fix);
     } else if ((got = read_int_attr(file, "format_version", &version)) <= 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s has no readable integer 'format_version' attribute%s", path, fix);
+                       "%s has no readable integer 'format_version' attribute%s", path, fix);
     } else if (version != BENCH_FORMAT_VERSION) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "%s is an attnbench results file of format_version %lld, but this build "
-                  "reads and writes version %d%s",
-                  path, (long long)version, BENCH_FORMAT_VERSION, fix);
+                       "%s is an attnbench results file of format_version %lld, but this build "
+                       "reads and writes version %d%s",
+                       path, (long long)version, BENCH_FORMAT_VERSION, fix);
     } else {
-        const char *names[] = { runs_table.dset, points_table.dset, samples_table.dset };
+        const char *names[] = {runs_table.dset, points_table.dset, samples_table.dset};
         for (size_t i = 0; i < sizeof names / sizeof names[0] && st == ATTN_OK; i++)
             if (H5Lexists(file, names[i], H5P_DEFAULT) <= 0)
-                st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                          "%s is damaged: it has no %s table%s", path, names[i], fix);
+                st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: it has no %s table%s",
+                               path, names[i], fix);
     }
     H5Fclose(file);
     return st;
@@ -480,24 +440,21 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
 
 struct bench_store {
     hid_t file;
-    hid_t runs, points, samples;          /* datasets */
+    hid_t runs, points, samples;             /* datasets */
     hid_t run_type, point_type, sample_type; /* memory types */
-    int64_t run_id;                       /* last run begun through this handle, or 0 */
+    int64_t run_id;                          /* last run begun through this handle, or 0 */
     char path[4096];
 };
 
 static void store_free(bench_store *st)
 {
-    hid_t ids[] = { st->run_type, st->point_type, st->sample_type };
+    hid_t ids[] = {st->run_type, st->point_type, st->sample_type};
     for (size_t i = 0; i < NFIELDS(ids); i++)
-        if (ids[i] >= 0)
-            H5Tclose(ids[i]);
-    hid_t dsets[] = { st->runs, st->points, st->samples };
+        if (ids[i] >= 0) H5Tclose(ids[i]);
+    hid_t dsets[] = {st->runs, st->points, st->samples};
     for (size_t i = 0; i < NFIELDS(dsets); i++)
-        if (dsets[i] >= 0)
-            H5Dclose(dsets[i]);
-    if (st->file >= 0)
-        H5Fclose(st->file);
+        if (dsets[i] >= 0) H5Dclose(dsets[i]);
+    if (st->file >= 0) H5Fclose(st->file);
     free(st);
 }
 
@@ -505,12 +462,9 @@ static void store_free(bench_store *st)
 static void dir_of(const char *path, char *dir, size_t len)
 {
     const char *slash = strrchr(path, '/');
-    if (!slash)
-        snprintf(dir, len, ".");
-    else if (slash == path)
-        snprintf(dir, len, "/");
-    else
-        snprintf(dir, len, "%.*s", (int)(slash - path), path);
+    if (!slash) snprintf(dir, len, ".");
+    else if (slash == path) snprintf(dir, len, "/");
+    else snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
 /* Create a new results file (refusing to replace one); -1 with msg on error. */
@@ -520,21 +474,23 @@ static hid_t create_results_file(const char *path, char *msg, size_t msg_len)
     dir_of(path, dir, sizeof dir);
     if (access(dir, W_OK | X_OK) != 0) {
         attn_fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: directory %s: %s", path, dir,
-             strerror(errno));
+                  strerror(errno));
         return -1;
     }
     hid_t file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     if (file < 0) {
-        attn_fail(ATTN_EINVAL, msg, msg_len,
-             "cannot create %s: HDF5 could not create the file (check the path and permissions)",
-             path);
+        attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "cannot create %s: HDF5 could not create the file (check the path and permissions)",
+            path);
         return -1;
     }
     if (write_format_attrs(file) < 0 || create_table(file, &runs_table) < 0 ||
         create_table(file, &points_table) < 0 || create_table(file, &samples_table) < 0) {
         H5Fclose(file);
         unlink(path); /* ours, just created: do not leave half a results file behind */
-        attn_fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: writing the empty tables failed", path);
+        attn_fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: writing the empty tables failed",
+                  path);
         return -1;
     }
     return file;
@@ -547,14 +503,19 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     if (!path || !*path)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "no results file given; pass --out FILE.h5");
     bench_store *st = malloc(sizeof *st);
-    if (!st)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory opening %s", path);
-    *st = (bench_store){ .file = -1, .runs = -1, .points = -1, .samples = -1, .run_type = -1,
-                         .point_type = -1, .sample_type = -1, .run_id = 0 };
+    if (!st) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory opening %s", path);
+    *st = (bench_store){.file = -1,
+                        .runs = -1,
+                        .points = -1,
+                        .samples = -1,
+                        .run_type = -1,
+                        .point_type = -1,
+                        .sample_type = -1,
+                        .run_id = 0};
     if (strlen(path) >= sizeof st->path) {
         free(st);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "results file path is too long (%zu characters)",
-                    strlen(path));
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "results file path is too long (%zu characters)", strlen(path));
     }
     snprintf(st->path, sizeof st->path, "%s", path);
 
@@ -568,7 +529,7 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
         if (st->file < 0) {
             free(st);
             return attn_fail(ATTN_EINVAL, msg, msg_len,
-                        "cannot open %s for writing (permissions, or open elsewhere?)", path);
+                             "cannot open %s for writing (permissions, or open elsewhere?)", path);
         }
     } else {
         st->file = create_results_file(path, msg, msg_len);
@@ -583,9 +544,9 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     st->samples = H5Dopen2(st->file, samples_table.dset, H5P_DEFAULT);
     if (st->runs < 0 || st->points < 0 || st->samples < 0) {
         store_free(st);
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "%s is damaged: it lacks one of /runs, /points, /samples; choose another --out",
-                    path);
+        return attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "%s is damaged: it lacks one of /runs, /points, /samples; choose another --out", path);
     }
     st->run_type = compound_type(&runs_table, false);
     st->point_type = compound_type(&points_table, false);
@@ -608,7 +569,7 @@ attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, si
     if (append_rows(st->runs, st->run_type, n, run, 1) < 0) {
         set_rows(st->runs, n);
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append run %lld to /runs in %s",
-                    (long long)run->run_id, st->path);
+                         (long long)run->run_id, st->path);
     }
     if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
@@ -622,18 +583,19 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     quiet_hdf5();
     if (nsamples < 0 || nsamples > INT32_MAX || (nsamples > 0 && !samples_s))
         return attn_fail(ATTN_EINVAL, msg, msg_len, "invalid sample count %lld for a point",
-                    (long long)nsamples);
+                         (long long)nsamples);
     int64_t nruns = table_rows(st->runs);
     int64_t npoints = table_rows(st->points);
     int64_t nrows = table_rows(st->samples);
     if (nruns < 0 || npoints < 0 || nrows < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the table sizes of %s", st->path);
-    if (pt->run_id == 0)
-        pt->run_id = st->run_id; /* the run begun through this handle */
+    if (pt->run_id == 0) pt->run_id = st->run_id; /* the run begun through this handle */
     if (pt->run_id < 1 || pt->run_id > nruns)
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                    "point has run_id %lld but %s has runs 1..%lld; call bench_store_begin_run "
-                    "first", (long long)pt->run_id, st->path, (long long)nruns);
+        return attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "point has run_id %lld but %s has runs 1..%lld; call bench_store_begin_run "
+            "first",
+            (long long)pt->run_id, st->path, (long long)nruns);
     pt->point_id = npoints;
 
     /* Samples first, then the point row: a point in /points always has its samples, and a
@@ -641,22 +603,24 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     sample_row *rows = malloc((size_t)(nsamples > 0 ? nsamples : 1) * sizeof *rows);
     if (!rows)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld samples",
-                    (long long)nsamples);
+                         (long long)nsamples);
     for (int64_t r = 0; r < nsamples; r++)
-        rows[r] = (sample_row){ .run_id = pt->run_id, .point_id = pt->point_id,
-                                .rep = (int32_t)r, .seconds = samples_s[r] };
+        rows[r] = (sample_row){.run_id = pt->run_id,
+                               .point_id = pt->point_id,
+                               .rep = (int32_t)r,
+                               .seconds = samples_s[r]};
     herr_t err = append_rows(st->samples, st->sample_type, nrows, rows, nsamples);
     free(rows);
     if (err < 0) {
         set_rows(st->samples, nrows);
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append %lld samples to /samples in %s",
-                    (long long)nsamples, st->path);
+                         (long long)nsamples, st->path);
     }
     if (append_rows(st->points, st->point_type, npoints, pt, 1) < 0) {
         set_rows(st->points, npoints);
         set_rows(st->samples, nrows);
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append point %lld to /points in %s",
-                    (long long)pt->point_id, st->path);
+                         (long long)pt->point_id, st->path);
     }
     if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
@@ -665,11 +629,9 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
 
 void bench_store_close(bench_store *st)
 {
-    if (!st)
-        return;
+    if (!st) return;
     quiet_hdf5();
-    if (st->file >= 0)
-        H5Fflush(st->file, H5F_SCOPE_GLOBAL);
+    if (st->file >= 0) H5Fflush(st->file, H5F_SCOPE_GLOBAL);
     store_free(st);
 }
 
@@ -682,48 +644,47 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     *file = *dset = -1;
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
-                    path ? strerror(errno) : "no path");
+                         path ? strerror(errno) : "no path");
     attn_status cs = check_results_file(path, "", msg, msg_len);
-    if (cs != ATTN_OK)
-        return cs;
+    if (cs != ATTN_OK) return cs;
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (*file < 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
+    if (*file < 0) return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
     *dset = H5Dopen2(*file, t->dset, H5P_DEFAULT);
     if (*dset < 0) {
         H5Fclose(*file);
         *file = -1;
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: it has no %s table", path, t->dset);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s is damaged: it has no %s table", path,
+                         t->dset);
     }
     return ATTN_OK;
 }
 
 /* Read every row of table t into a malloc'd array. */
-static attn_status read_table(const char *path, const table *t, void **out, int64_t *n,
-                              char *msg, size_t msg_len)
+static attn_status read_table(const char *path, const table *t, void **out, int64_t *n, char *msg,
+                              size_t msg_len)
 {
     quiet_hdf5();
     *out = NULL;
     *n = 0;
     hid_t file, dset;
     attn_status st = open_table_ro(path, t, &file, &dset, msg, msg_len);
-    if (st != ATTN_OK)
-        return st;
+    if (st != ATTN_OK) return st;
     hid_t mtype = compound_type(t, false);
     int64_t rows = table_rows(dset);
     void *buf = NULL;
     if (mtype < 0 || rows < 0) {
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of %s in %s", t->dset, path);
     } else if ((uint64_t)rows > SIZE_MAX / t->row_size) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s in %s has too many rows (%lld)", t->dset, path,
-                  (long long)rows);
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s in %s has too many rows (%lld)", t->dset,
+                       path, (long long)rows);
     } else if (rows > 0 && !(buf = calloc((size_t)rows, t->row_size))) {
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading %lld rows of %s in %s",
-                  (long long)rows, t->dset, path);
+                       (long long)rows, t->dset, path);
     } else if (read_rows(dset, mtype, 0, rows, buf) < 0) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                  "cannot read %s in %s: its columns do not match this build's (another version?)",
-                  t->dset, path);
+        st = attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "cannot read %s in %s: its columns do not match this build's (another version?)",
+            t->dset, path);
         free(buf);
         buf = NULL;
     } else {
@@ -731,8 +692,7 @@ static attn_status read_table(const char *path, const table *t, void **out, int6
         *out = buf;
         *n = rows;
     }
-    if (mtype >= 0)
-        H5Tclose(mtype);
+    if (mtype >= 0) H5Tclose(mtype);
     H5Dclose(dset);
     H5Fclose(file);
     return st;
@@ -766,13 +726,11 @@ attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_
     *n = 0;
     hid_t file, runs;
     attn_status st = open_table_ro(path, &runs_table, &file, &runs, msg, msg_len);
-    if (st != ATTN_OK)
-        return st;
+    if (st != ATTN_OK) return st;
     htri_t has = H5Lexists(file, fits_table.dset, H5P_DEFAULT);
     H5Dclose(runs);
     H5Fclose(file);
-    if (has <= 0)
-        return ATTN_OK; /* written before any `bench fit` */
+    if (has <= 0) return ATTN_OK; /* written before any `bench fit` */
     void *buf;
     st = read_table(path, &fits_table, &buf, n, msg, msg_len);
     *rows = buf;
@@ -789,8 +747,7 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                          path ? strerror(errno) : "no path");
     attn_status st = check_results_file(path, "", msg, msg_len);
-    if (st != ATTN_OK)
-        return st;
+    if (st != ATTN_OK) return st;
     hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
     if (file < 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
@@ -820,15 +777,13 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
     }
     if (old < 0 || read_rows(dset, mtype, 0, old, all) < 0) {
         /* derived data in another layout (an older build): recomputable, so replace it */
-        if (dset >= 0)
-            H5Dclose(dset);
+        if (dset >= 0) H5Dclose(dset);
         dset = -1;
         old = 0;
         H5Ldelete(file, fits_table.dset, H5P_DEFAULT);
     }
     for (int64_t r = 0; r < old; r++)
-        if (all[r].run_id != run_id)
-            all[kept++] = all[r];
+        if (all[r].run_id != run_id) all[kept++] = all[r];
     for (int64_t r = 0; r < n; r++) {
         all[kept + r] = rows[r];
         all[kept + r].run_id = run_id;
@@ -840,12 +795,9 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write /fits in %s (disk full?)", path);
 done:
     free(all);
-    if (dset >= 0)
-        H5Dclose(dset);
-    if (mtype >= 0)
-        H5Tclose(mtype);
-    if (runs >= 0)
-        H5Dclose(runs);
+    if (dset >= 0) H5Dclose(dset);
+    if (mtype >= 0) H5Tclose(mtype);
+    if (runs >= 0) H5Dclose(runs);
     H5Fclose(file);
     return st;
 }

@@ -35,31 +35,32 @@ enum { BENCH_FORMAT_VERSION = 2 };
 typedef struct bench_fit_row {
     int64_t run_id;
     char kind[32];
-    char params[160];          /* as in /points; a parameter the sweep resolved per n is "auto" */
+    char params[160]; /* as in /points; a parameter the sweep resolved per n is "auto" */
     char dataset[32];
     char dataset_params[96];
     char mode[16];
     int64_t batch, heads, kv_heads, head_dim;
-    int64_t q_len;             /* decode: queries per step; 0 in prefill (where q_len = n) */
+    int64_t q_len; /* decode: queries per step; 0 in prefill (where q_len = n) */
     int32_t causal;
-    char metric[16];           /* "time": median s per forward; "rss_added": peak - base RSS
-                                  bytes (what the point added); "peak_rss": peak RSS bytes (files
-                                  without base RSS); "workspace": declared scratch bytes */
-    int32_t points;            /* points fitted */
+    char metric[16]; /* "time": median s per forward; "rss_added": peak - base RSS
+                        bytes (what the point added); "peak_rss": peak RSS bytes (files
+                        without base RSS); "workspace": declared scratch bytes */
+    int32_t points;  /* points fitted */
     int64_t n_min, n_max;
-    double exponent;           /* least squares slope of ln metric on ln n */
-    double exponent_lo, exponent_hi; /* its 95 % confidence interval (Student's t; NaN < 3 points) */
-    double r2;                 /* of the log-log fit */
-    double prefactor;          /* metric ≈ prefactor · n^exponent */
-    double theory;             /* slope of ln flops (time), or of ln(q, k, v, out + workspace +
-                                  state bytes) (rss), over the same points; NaN for workspace */
+    double exponent; /* least squares slope of ln metric on ln n */
+    double exponent_lo,
+        exponent_hi;            /* its 95 % confidence interval (Student's t; NaN < 3 points) */
+    double r2;                  /* of the log-log fit */
+    double prefactor;           /* metric ≈ prefactor · n^exponent */
+    double theory;              /* slope of ln flops (time), or of ln(q, k, v, out + workspace +
+                                   state bytes) (rss), over the same points; NaN for workspace */
     char reference_params[160]; /* the full series compared against ("" if none, or full itself) */
     int64_t reference_kv_heads;
-    char crossover[16];        /* below full's metric: "above" n = crossover_n, "below" it,
-                                  "always", "never" (in the common n range), "" (no reference) */
-    double crossover_n;        /* interpolated in log-log between measured points; NaN otherwise */
-    double ratio_at_max;       /* metric / full's metric at the largest common n */
-    int64_t ratio_n;           /* that n */
+    char crossover[16];  /* below full's metric: "above" n = crossover_n, "below" it,
+                            "always", "never" (in the common n range), "" (no reference) */
+    double crossover_n;  /* interpolated in log-log between measured points; NaN otherwise */
+    double ratio_at_max; /* metric / full's metric at the largest common n */
+    int64_t ratio_n;     /* that n */
 } bench_fit_row;
 
 typedef struct bench_store bench_store;

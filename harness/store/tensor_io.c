@@ -29,8 +29,9 @@ static uint64_t tensor_bytes(const char *path, const char *name, const int64_t d
     for (int i = 0; i < 4; i++) {
         if ((uint64_t)dims[i] > (uint64_t)PTRDIFF_MAX / sizeof(float) / elems) {
             attn_fail(ATTN_EINVAL, msg, msg_len,
-                 "%s: dataset '%s' [%lld,%lld,%lld,%lld] is too large to address", path, name,
-                 (long long)dims[0], (long long)dims[1], (long long)dims[2], (long long)dims[3]);
+                      "%s: dataset '%s' [%lld,%lld,%lld,%lld] is too large to address", path, name,
+                      (long long)dims[0], (long long)dims[1], (long long)dims[2],
+                      (long long)dims[3]);
             return 0;
         }
         elems *= (uint64_t)dims[i];
@@ -41,11 +42,9 @@ static uint64_t tensor_bytes(const char *path, const char *name, const int64_t d
 attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len)
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
-    if (access(path, F_OK) != 0)
-        return ATTN_OK;
+    if (access(path, F_OK) != 0) return ATTN_OK;
     htri_t h5 = is_hdf5(path);
-    if (h5 > 0)
-        return ATTN_OK;
+    if (h5 > 0) return ATTN_OK;
     return attn_fail(ATTN_EINVAL, msg, msg_len,
                      "%s exists and is not an HDF5 file%s; choose another output file", path,
                      h5 < 0 ? " (or cannot be read)" : "");
@@ -58,31 +57,31 @@ attn_status bench_tensor_write(const char *path, const char *name, const int64_t
     for (int i = 0; i < 4; i++)
         if (dims[i] < 1)
             return attn_fail(ATTN_EINVAL, msg, msg_len,
-                        "%s: cannot write dataset '%s' of shape [%lld,%lld,%lld,%lld]; every "
-                        "size must be >= 1", path, name, (long long)dims[0], (long long)dims[1],
-                        (long long)dims[2], (long long)dims[3]);
-    if (tensor_bytes(path, name, dims, msg, msg_len) == 0)
-        return ATTN_EINVAL;
+                             "%s: cannot write dataset '%s' of shape [%lld,%lld,%lld,%lld]; every "
+                             "size must be >= 1",
+                             path, name, (long long)dims[0], (long long)dims[1], (long long)dims[2],
+                             (long long)dims[3]);
+    if (tensor_bytes(path, name, dims, msg, msg_len) == 0) return ATTN_EINVAL;
     if (!data)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: no data for dataset '%s'", path, name);
 
     hid_t file;
-    if (bench_tensor_check_target(path, msg, msg_len) != ATTN_OK)
-        return ATTN_EINVAL;
+    if (bench_tensor_check_target(path, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
     if (access(path, F_OK) == 0) {
         file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
         if (file < 0)
             return attn_fail(ATTN_EINVAL, msg, msg_len,
-                        "cannot open %s for writing (permissions, or open elsewhere?)", path);
+                             "cannot open %s for writing (permissions, or open elsewhere?)", path);
     } else {
         file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
         if (file < 0)
             return attn_fail(ATTN_EINVAL, msg, msg_len,
-                        "cannot create %s (does its directory exist and is it writable?)", path);
+                             "cannot create %s (does its directory exist and is it writable?)",
+                             path);
     }
 
     attn_status st = ATTN_OK;
-    hsize_t hd[4] = { (hsize_t)dims[0], (hsize_t)dims[1], (hsize_t)dims[2], (hsize_t)dims[3] };
+    hsize_t hd[4] = {(hsize_t)dims[0], (hsize_t)dims[1], (hsize_t)dims[2], (hsize_t)dims[3]};
     hid_t space = H5Screate_simple(4, hd, NULL);
     hid_t lcpl = H5Pcreate(H5P_LINK_CREATE);
     hid_t dset = -1;
@@ -95,34 +94,31 @@ attn_status bench_tensor_write(const char *path, const char *name, const int64_t
         hid_t old = H5Dopen2(file, name, H5P_DEFAULT);
         if (old < 0) {
             st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                      "%s: '%s' exists and is not a dataset; choose another name", path, name);
+                           "%s: '%s' exists and is not a dataset; choose another name", path, name);
             goto done;
         }
         H5Dclose(old);
         if (H5Ldelete(file, name, H5P_DEFAULT) < 0) {
             st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot replace the existing dataset '%s'",
-                      path, name);
+                           path, name);
             goto done;
         }
     }
     dset = H5Dcreate2(file, name, H5T_IEEE_F32LE, space, lcpl, H5P_DEFAULT, H5P_DEFAULT);
     if (dset < 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: cannot create dataset '%s' (invalid name?)",
-                  path, name);
+                       path, name);
         goto done;
     }
     if (H5Dwrite(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0) {
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: writing dataset '%s' failed (disk full?)", path,
-                  name);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: writing dataset '%s' failed (disk full?)",
+                       path, name);
         goto done;
     }
 done:
-    if (dset >= 0)
-        H5Dclose(dset);
-    if (lcpl >= 0)
-        H5Pclose(lcpl);
-    if (space >= 0)
-        H5Sclose(space);
+    if (dset >= 0) H5Dclose(dset);
+    if (lcpl >= 0) H5Pclose(lcpl);
+    if (space >= 0) H5Sclose(space);
     if (H5Fclose(file) < 0 && st == ATTN_OK)
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: closing the file failed (disk full?)", path);
     return st;
