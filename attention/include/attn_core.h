@@ -17,12 +17,16 @@ enum { ATTN_MAX_PARAMS = 16, ATTN_MSG_LEN = 256 };
 /* Status codes returned by library functions; the message buffer says what was wrong. */
 typedef enum { ATTN_OK = 0, ATTN_EINVAL = 2, ATTN_EFAIL = 1 } attn_status;
 
-/* Fill msg (printf-style) and return st: the one way library code reports an error. */
+/* printf-style format checking where the compiler has it. */
 #if defined(__GNUC__)
-__attribute__((format(printf, 4, 5)))
+#define ATTN_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define ATTN_PRINTF(fmt, args)
 #endif
-attn_status
-attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...);
+
+/* Fill msg (printf-style) and return st: the one way library code reports an error. */
+attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt, ...)
+    ATTN_PRINTF(4, 5);
 
 /* ---- shapes (shape.c) ---- */
 

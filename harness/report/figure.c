@@ -178,11 +178,8 @@ typedef struct script {
     bool failed;
 } script;
 
-#if defined(__GNUC__)
-__attribute__((format(printf, 2, 3)))
-#endif
-static void
-put(script *b, const char *fmt, ...)
+static void put(script *b, const char *fmt, ...) ATTN_PRINTF(2, 3);
+static void put(script *b, const char *fmt, ...)
 {
     va_list ap;
     for (int attempt = 0; attempt < 2 && !b->failed; attempt++) {
