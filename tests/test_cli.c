@@ -104,6 +104,13 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("'decoding' is neither prefill nor decode", "%s",
                        "run full --mode decoding");
     expect_usage_error("--mode: decode given twice", "%s", "sweep --mode decode,decode");
+    /* more KV heads than heads: refused before any parameter is resolved (no SIGFPE) */
+    expect_usage_error("kv_heads 16 does not divide heads 8", "%s",
+                       "run full --heads 8 --kv-heads 16");
+    expect_usage_error("kv_heads 4 does not divide heads 2", "%s",
+                       "run gqa --heads 2 --kv-heads 4");
+    expect_usage_error("kv_heads 16 does not divide heads 8", "%s",
+                       "sweep --kinds full,gqa --heads 8 --kv-heads 16");
 }
 
 /* Decode points: the newest q_len queries against a cache of n keys, causal, with the KV bytes

@@ -31,6 +31,8 @@ attn_status bench_spec_build(bench_point_spec *spec, const bench_shape_req *req,
         return ATTN_EINVAL;
     s->decode = req->decode;
     s->threads = mc->threads;
+    /* the shape first: a kind's resolve may divide by its sizes (H / Hkv) */
+    if (attn_shape_check(s, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
     attn_params_resolve(spec->ops, s, &spec->params);
     spec->seed = mc->seed;
     spec->timing = mc->timing;
