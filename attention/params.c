@@ -112,7 +112,7 @@ int attn_params_format(const attn_param_table *t, const attn_params *p, char *bu
     return w;
 }
 
-static bool valid_name(const char *s)
+bool attn_valid_name(const char *s)
 {
     if (s == NULL || *s == '\0') return false;
     for (; *s; s++)
@@ -123,7 +123,7 @@ static bool valid_name(const char *s)
 attn_status attn_param_table_validate(const attn_param_table *t, const char *what, char *msg,
                                       size_t msg_len)
 {
-    if (!valid_name(t->owner))
+    if (!attn_valid_name(t->owner))
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: its parameter table names no owner", what);
     if (t->count < 0 || t->count > ATTN_MAX_PARAMS || (t->count > 0 && !t->defs)) {
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %d parameters (at most %d, table required)",
@@ -131,7 +131,7 @@ attn_status attn_param_table_validate(const attn_param_table *t, const char *wha
     }
     for (int n = 0; n < t->count; n++) {
         const attn_param_def *d = &t->defs[n];
-        if (!valid_name(d->name) || !d->summary || !(d->min <= d->def && d->def <= d->max) ||
+        if (!attn_valid_name(d->name) || !d->summary || !(d->min <= d->def && d->def <= d->max) ||
             (d->integer && d->def != floor(d->def))) {
             return attn_fail(ATTN_EFAIL, msg, msg_len,
                              "%s: parameter %d ('%s') has no summary or a default outside "

@@ -27,18 +27,10 @@ const attn_ops *attn_kind_find(const char *name)
     return NULL;
 }
 
-static bool valid_name(const char *s)
-{
-    if (s == NULL || *s == '\0') return false;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') || *s == '_')) return false;
-    return true;
-}
-
 attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
 {
     const char *name = k->name ? k->name : "(unnamed)";
-    if (!valid_name(k->name)) {
+    if (!attn_valid_name(k->name)) {
         return attn_fail(ATTN_EFAIL, msg, msg_len, "kind '%s': name must be non-empty [a-z0-9_]",
                          name);
     }

@@ -115,6 +115,8 @@ int attn_params_format(const attn_param_table *t, const attn_params *p, char *bu
 int attn_param_value_format(const attn_param_def *d, double v, char *buf, size_t len);
 /* Number of choices of d (0 for a numeric parameter). */
 int attn_param_choice_count(const attn_param_def *d);
+/* Is s a valid name of a kind, dataset or parameter: non-empty [a-z0-9_]+? */
+bool attn_valid_name(const char *s);
 /* A table's own consistency: a valid owner name, and every definition named [a-z0-9_]+ once,
  * summarised, with its default in [min, max] (integral for integers) and choices matching its
  * range. Fills msg with the first fault (prefixed by `what`, e.g. "kind 'x'"). */
