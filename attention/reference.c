@@ -67,6 +67,12 @@ attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const 
                                 const float *q, const float *k, const float *v, const int64_t *rows,
                                 int64_t nrows, double *out)
 {
-    if (ops->reference) return ops->reference(s, p, q, k, v, rows, nrows, out);
-    return attn_masked_reference(ops, s, p, q, k, v, rows, nrows, out);
+    attn_params given = *p;
+    float *owned[ATTN_MAX_WEIGHTS];
+    if (attn_weights_draw(ops, s, &given, owned, NULL, 0) != ATTN_OK) return ATTN_EFAIL;
+    const attn_status st = ops->reference
+                               ? ops->reference(s, &given, q, k, v, rows, nrows, out)
+                               : attn_masked_reference(ops, s, &given, q, k, v, rows, nrows, out);
+    attn_weights_free(owned);
+    return st;
 }

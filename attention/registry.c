@@ -27,6 +27,40 @@ const attn_ops *attn_kind_find(const char *name)
     return NULL;
 }
 
+/* Weight names never taken: the tensors of --input/--output files. */
+static const char *const reserved_tensors[] = {"q", "k", "v", "o", "do", "dq", "dk", "dv"};
+
+/* Both weight slots or neither; at a sample shape, valid unique names that are not a tensor's,
+ * summaries, ranks 1..4 and dims >= 1. */
+static attn_status validate_weights(const attn_ops *k, char *msg, size_t msg_len)
+{
+    if ((k->weights == NULL) != (k->draw_weights == NULL))
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': set both weights and draw_weights, or neither", k->name);
+    if (!k->weights) return ATTN_OK;
+    const attn_shape s = attn_shape_init(1, 4, 2, 16, 24, 8, false);
+    const attn_params p = attn_params_defaults(&k->params);
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    const int n = k->weights(&s, &p, w);
+    if (n < 0 || n > ATTN_MAX_WEIGHTS)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "kind '%s': %d weights (at most %d)", k->name, n,
+                         ATTN_MAX_WEIGHTS);
+    for (int i = 0; i < n; i++) {
+        bool ok = attn_valid_name(w[i].name) && w[i].summary && w[i].rank >= 1 && w[i].rank <= 4;
+        for (int d = 0; ok && d < w[i].rank; d++) ok = w[i].dims[d] >= 1;
+        for (size_t r = 0; ok && r < sizeof reserved_tensors / sizeof *reserved_tensors; r++)
+            ok = strcmp(w[i].name, reserved_tensors[r]) != 0;
+        for (int j = 0; ok && j < i; j++) ok = strcmp(w[i].name, w[j].name) != 0;
+        if (!ok)
+            return attn_fail(ATTN_EFAIL, msg, msg_len,
+                             "kind '%s': weight %d ('%s') needs a unique [a-z0-9_] name that is "
+                             "not a tensor's (q, k, v, o, do, dq, dk, dv), a summary, rank 1..4 "
+                             "and dims >= 1",
+                             k->name, i, w[i].name ? w[i].name : "");
+    }
+    return ATTN_OK;
+}
+
 attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
 {
     const char *name = k->name ? k->name : "(unnamed)";
@@ -58,7 +92,7 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
     char what[96];
     snprintf(what, sizeof what, "kind '%s'", name);
     if (attn_param_table_validate(&k->params, what, msg, msg_len) != ATTN_OK) return ATTN_EFAIL;
-    return ATTN_OK;
+    return validate_weights(k, msg, msg_len);
 }
 
 int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested)

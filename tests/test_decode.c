@@ -19,11 +19,15 @@ static attn_status run_kind(const attn_ops *ops, const attn_shape *s, const attn
                             const float *q, const float *k, const float *v, float *out)
 {
     if (!(s->decode && ops->decode)) return tu_forward(ops, s, p, q, k, v, out);
-    void *ws = bench_alloc(ops->workspace_bytes(s, p)),
-         *state = bench_alloc(ops->state_bytes(s, p));
-    attn_status st = ops->prepare(s, p, k, v, state, ws);
-    if (st == ATTN_OK) st = ops->decode(s, p, q, k, v, out, state, ws);
+    attn_params given = *p;
+    float *owned[ATTN_MAX_WEIGHTS];
+    cr_assert_eq(attn_weights_draw(ops, s, &given, owned, NULL, 0), ATTN_OK);
+    void *ws = bench_alloc(ops->workspace_bytes(s, &given)),
+         *state = bench_alloc(ops->state_bytes(s, &given));
+    attn_status st = ops->prepare(s, &given, k, v, state, ws);
+    if (st == ATTN_OK) st = ops->decode(s, &given, q, k, v, out, state, ws);
     free(ws), free(state);
+    attn_weights_free(owned);
     return st;
 }
 

@@ -340,3 +340,87 @@ Test(kinds, params_with_choices)
     defs[0].max = 2, defs[0].integer = false;
     cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
 }
+
+/* Every kind is defined for a plain non-causal prefill at its defaults (ATTN_ENODEF, "not in
+ * the kind's definition", is for causal masks, decode ... never for everything). */
+Test(kinds, defined_for_plain_prefill)
+{
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        attn_shape s = attn_shape_init(1, 4, attn_kind_kv_heads(ops, 4, 0), 64, 64, 16, false);
+        attn_params p = tu_params(ops, NULL, &s);
+        char msg[ATTN_MSG_LEN];
+        cr_expect_eq(attn_check(ops, &s, &p, msg, sizeof msg), ATTN_OK, "%s: %s", ops->name, msg);
+    }
+}
+
+/* Weights are inputs: with weights of the caller's (the drawn ones, changed), forward and the
+ * float64 reference both use them, and the output differs from the drawn weights' output. */
+Test(kinds, weights_are_inputs)
+{
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        attn_shape s = attn_shape_init(1, 4, attn_kind_kv_heads(ops, 4, 2), 24, 40, 16, false);
+        attn_params p = tu_params(ops, NULL, &s);
+        attn_weight w[ATTN_MAX_WEIGHTS];
+        const int nw = attn_kind_weights(ops, &s, &p, w);
+        if (nw == 0) continue;
+        char msg[ATTN_MSG_LEN];
+        cr_expect_eq(attn_weights_given(ops, &s, &p, msg, sizeof msg), ATTN_EINVAL, "%s",
+                     ops->name);
+        float *owned[ATTN_MAX_WEIGHTS];
+        attn_params drawn = p;
+        cr_assert_eq(attn_weights_draw(ops, &s, &drawn, owned, msg, sizeof msg), ATTN_OK, "%s",
+                     msg);
+        cr_expect_eq(attn_weights_given(ops, &s, &drawn, msg, sizeof msg), ATTN_OK, "%s", msg);
+        float *mine[ATTN_MAX_WEIGHTS] = {0};
+        attn_params given = p;
+        for (int i = 0; i < nw; i++) {
+            const int64_t e = attn_weight_elems(&w[i]);
+            float *noise = tu_random(e, 0.3, 40 + (uint64_t)i);
+            mine[i] = bench_alloc((size_t)e * sizeof(float));
+            for (int64_t x = 0; x < e; x++) mine[i][x] = 0.8f * owned[i][x] + noise[x];
+            free(noise);
+            given.w[i] = mine[i];
+        }
+        float *q = tu_random(attn_q_elems(&s), 1.0, 1), *k = tu_random(attn_kv_elems(&s), 1.0, 2);
+        float *v = tu_random(attn_kv_elems(&s), 1.0, 3);
+        float *o = bench_alloc(attn_q_elems(&s) * 4), *od = bench_alloc(attn_q_elems(&s) * 4);
+        cr_assert_eq(tu_forward(ops, &s, &given, q, k, v, o), ATTN_OK, "%s", ops->name);
+        cr_assert_eq(tu_forward(ops, &s, &drawn, q, k, v, od), ATTN_OK, "%s", ops->name);
+        double *ref = tu_reference(ops, &s, &given, q, k, v);
+        const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
+        double diff = 0, norm = 0;
+        for (int64_t e = 0; e < attn_q_elems(&s); e++)
+            diff += (o[e] - od[e]) * (o[e] - od[e]), norm += o[e] * o[e];
+        cr_expect(err < 1e-5, "%s with given weights: rel L2 %.3g against float64", ops->name, err);
+        cr_expect(sqrt(diff / norm) > 1e-3, "%s ignores the weights it is given", ops->name);
+        for (int i = 0; i < nw; i++) free(mine[i]);
+        attn_weights_free(owned);
+        free(q), free(k), free(v), free(o), free(od), free(ref);
+    }
+}
+
+static int bad_weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+{
+    out[0] = (attn_weight){"k", "clashes with the tensor k", 2, {s->D, s->D}};
+    return 1;
+}
+
+static attn_status draw_nothing(const attn_shape *s, const attn_params *p, float *const *w)
+{
+    return ATTN_OK;
+}
+
+/* Weight slots come in pairs and weight names never shadow q, k, v, o or the gradients. */
+Test(kinds, weight_names_are_validated)
+{
+    attn_ops ops = *attn_kind_find("full");
+    char msg[ATTN_MSG_LEN];
+    ops.weights = bad_weights;
+    cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
+    cr_expect(strstr(msg, "both") != NULL, "%s", msg);
+    ops.draw_weights = draw_nothing;
+    cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
+    cr_expect(strstr(msg, "'k'") != NULL, "%s", msg);
+}

@@ -67,13 +67,19 @@ static inline float *tu_random(int64_t n, double sigma, uint64_t seed)
     return x;
 }
 
-/* Run ops->forward with a workspace of exactly the declared size (sanitizers catch overruns). */
+/* Run ops->forward with a workspace of exactly the declared size (sanitizers catch overruns),
+ * the kind's weights drawn from its seed where p gives none (as the harness does). */
 static inline attn_status tu_forward(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                      const float *q, const float *k, const float *v, float *out)
 {
-    void *ws = bench_alloc(ops->workspace_bytes(s, p));
-    attn_status st = ops->forward(s, p, q, k, v, out, ws);
+    attn_params given = *p;
+    float *owned[ATTN_MAX_WEIGHTS];
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(attn_weights_draw(ops, s, &given, owned, msg, sizeof msg), ATTN_OK, "%s", msg);
+    void *ws = bench_alloc(ops->workspace_bytes(s, &given));
+    attn_status st = ops->forward(s, &given, q, k, v, out, ws);
     free(ws);
+    attn_weights_free(owned);
     return st;
 }
 

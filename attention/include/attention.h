@@ -51,6 +51,15 @@ typedef struct attn_test_hints {
     bool refuses_decode;
 } attn_test_hints;
 
+/* A weight tensor of a kind (a projection, a rotation, random features ...): row-major float32,
+ * read from and written to --input/--output files as the dataset of that name beside q, k, v. */
+typedef struct attn_weight {
+    const char *name;    /* [a-z0-9_]+, unique in its kind; never q, k, v, o, do, dq, dk, dv */
+    const char *summary; /* one line: what it is and its shape in the kind's letters */
+    int rank;            /* 1..4 */
+    int64_t dims[4];
+} attn_weight;
+
 typedef struct attn_ops {
     const char *name;    /* unique, [a-z0-9_]+: the CLI's KIND */
     const char *summary; /* one line for `bench list` */
@@ -100,6 +109,16 @@ typedef struct attn_ops {
     attn_status (*decode)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
                           const float *v, float *out, const void *state, void *workspace);
 
+    /* Weights (a kind with none leaves both NULL; a kind with some sets both). weights() lists
+     * the tensors shape s and parameters p use (at most ATTN_MAX_WEIGHTS; their names do not
+     * depend on s or p) and returns their count. draw_weights() fills w[i] (the product of dims
+     * floats each) with the values the kind draws from its seed (it may allocate: callers run it
+     * once, untimed). forward, prepare, decode and reference read the weights from p->w, which
+     * callers always set (attn_weights_draw below, or weights of their own: --input): weights
+     * are inputs like q, k and v, so timings and workspaces never include drawing them. */
+    int (*weights)(const attn_shape *s, const attn_params *p, attn_weight *out);
+    attn_status (*draw_weights)(const attn_shape *s, const attn_params *p, float *const *w);
+
     /* ---- descriptions (no behaviour) ---- */
 
     attn_engine engine;    /* set by the engine's slot macro */
@@ -122,6 +141,24 @@ attn_status attn_registry_validate(char *msg, size_t msg_len);
  * the request, or H. */
 int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
 
+/* ---- a kind's weights (weights.c) ---- */
+
+/* The weights ops uses for s and p, described into out[ATTN_MAX_WEIGHTS]: their count (0 when the
+ * kind has none). */
+int attn_kind_weights(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                      attn_weight *out);
+/* Elements of a weight: the product of its dims. */
+int64_t attn_weight_elems(const attn_weight *w);
+/* Draw every weight p does not give yet (p->w[i] NULL) into new buffers, owned[i], and point
+ * p->w[i] at them; owned[i] stays NULL for weights p already gave. Free with attn_weights_free.
+ * ATTN_EFAIL (message) when out of memory or the kind's draw fails. */
+attn_status attn_weights_draw(const attn_ops *ops, const attn_shape *s, attn_params *p,
+                              float *owned[ATTN_MAX_WEIGHTS], char *msg, size_t msg_len);
+void attn_weights_free(float *owned[ATTN_MAX_WEIGHTS]);
+/* For a kind's forward: ATTN_EINVAL (message) unless p gives every weight the kind lists. */
+attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                               char *msg, size_t msg_len);
+
 /* ---- a kind's parameters (params.c; the table API is in attn_core.h) ---- */
 
 /* The kind's parameter table, for attn_params_defaults, attn_param_set, attn_params_format ... */
@@ -140,7 +177,8 @@ attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_para
 attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                   const float *q, const float *k, const float *v,
                                   const int64_t *rows, int64_t nrows, double *out);
-/* The kind's own definition: its reference() if it has one, else the masked reference. */
+/* The kind's own definition: its reference() if it has one, else the masked reference. For a
+ * kind with weights, those p does not give are drawn (attn_weights_draw) for the call. */
 attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                 const float *q, const float *k, const float *v, const int64_t *rows,
                                 int64_t nrows, double *out);

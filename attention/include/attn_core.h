@@ -12,10 +12,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { ATTN_MAX_PARAMS = 16, ATTN_MSG_LEN = 256 };
+enum { ATTN_MAX_PARAMS = 16, ATTN_MAX_WEIGHTS = 4, ATTN_MSG_LEN = 256 };
 
-/* Status codes returned by library functions; the message buffer says what was wrong. */
-typedef enum { ATTN_OK = 0, ATTN_EINVAL = 2, ATTN_EFAIL = 1 } attn_status;
+/* Status codes returned by library functions; the message buffer says what was wrong.
+ * ATTN_ENODEF: the request is valid, but the kind's definition does not cover it (a causal mask
+ * for a kind defined without one, ...): `run` refuses it like ATTN_EINVAL, a sweep skips the
+ * point and lists it once with the reason. */
+typedef enum { ATTN_OK = 0, ATTN_EFAIL = 1, ATTN_EINVAL = 2, ATTN_ENODEF = 3 } attn_status;
 
 /* printf-style format checking where the compiler has it. */
 #if defined(__GNUC__)
@@ -78,9 +81,12 @@ typedef struct attn_param_def {
                                    0..n-1 (integer, min 0, max n-1); NULL for a number */
 } attn_param_def;
 
-/* Parameter values, in the order of their table. */
+/* Parameter values, in the order of their table; and the weights of a kind that has some
+ * (projections, rotations, random features: attn_ops.weights in attention.h), given by the caller
+ * in the order the kind lists them. Defaults leave w NULL. */
 typedef struct attn_params {
     double v[ATTN_MAX_PARAMS];
+    const float *w[ATTN_MAX_WEIGHTS];
 } attn_params;
 
 /* The parameters of one owner (a kind, a dataset): count definitions (defs may be NULL when

@@ -56,8 +56,8 @@ double bench_point_bytes(const bench_point_spec *spec)
 
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len)
 {
-    if (attn_check(spec->ops, &spec->shape, &spec->params, msg, msg_len) != ATTN_OK)
-        return ATTN_EINVAL;
+    const attn_status st = attn_check(spec->ops, &spec->shape, &spec->params, msg, msg_len);
+    if (st != ATTN_OK) return st == ATTN_ENODEF ? ATTN_ENODEF : ATTN_EINVAL;
     const double need = bench_point_bytes(spec), have = (double)bench_physical_memory_bytes();
     if (have > 0 && need > 0.9 * have) {
         char a[32], b[32];
@@ -194,7 +194,15 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     *nsamples = 0;
     if (out_keep) *out_keep = NULL;
     bench_point_describe(spec, pt);
-    if (bench_point_check(spec, msg, msg_len) != ATTN_OK) return mark_failed(pt, ATTN_EINVAL, msg);
+    const attn_status checked = bench_point_check(spec, msg, msg_len);
+    if (checked != ATTN_OK) return mark_failed(pt, checked, msg);
+
+    /* the kind's weights: the caller's (--input), else drawn from its seed here, untimed */
+    bench_point_spec given = *spec;
+    float *owned[ATTN_MAX_WEIGHTS];
+    if (attn_weights_draw(spec->ops, &spec->shape, &given.params, owned, msg, msg_len) != ATTN_OK)
+        return mark_failed(pt, ATTN_EFAIL, msg);
+    spec = &given;
 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();
@@ -215,5 +223,6 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         st = mark_failed(pt, ATTN_EFAIL, msg);
     if (!st && out_keep) *out_keep = b.out, b.out = NULL;
     free_buffers(&b);
+    attn_weights_free(owned);
     return st;
 }
