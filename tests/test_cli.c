@@ -103,7 +103,13 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("--input gives the shape", "%s", "run full --input x.h5 --heads 2");
     expect_usage_error("'decoding' is neither prefill nor decode", "%s",
                        "run full --mode decoding");
-    expect_usage_error("--mode: decode given twice", "%s", "sweep --mode decode,decode");
+    expect_usage_error("--mode: 'decode' given twice", "%s", "sweep --mode decode,decode");
+    /* repeats are refused alike everywhere: list values, options, NAME=VALUE, --set */
+    expect_usage_error("--n: 64 given twice", "%s", "sweep --kinds full --n 64,32:128");
+    expect_usage_error("option --n given twice", "%s", "run full --n 64 --n 128");
+    expect_usage_error("window given twice", "%s", "run window window=4 window=8");
+    expect_usage_error("--q-len applies to decode points only", "%s",
+                       "sweep --kinds full --n 64 --q-len 4");
     /* more KV heads than heads: refused before any parameter is resolved (no SIGFPE) */
     expect_usage_error("kv_heads 16 does not divide heads 8", "%s",
                        "run full --heads 8 --kv-heads 16");

@@ -126,7 +126,8 @@ int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
 
 /* The kind's parameter table, for attn_params_defaults, attn_param_set, attn_params_format ... */
 static inline const attn_param_table *attn_kind_params(const attn_ops *ops) { return &ops->params; }
-/* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL). */
+/* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL, or when s fails
+ * attn_shape_check: resolvers divide by its sizes). */
 void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p);
 /* Shape checks, then the kind's own check. */
 attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,
