@@ -23,11 +23,16 @@ static void run_like(int argc, char **argv)
     const char *kv_heads = NULL, *head_dim = NULL, *batch = NULL, *causal = NULL, *ds = NULL;
     bench_measure_opts m = {0};
     const bench_opt opts[] = {
-        {"--n", "N", "", &n},         {"--mode", "M", "", &mode},
-        {"--q-len", "T", "", &q_len}, {"--kv-len", "S", "", &kv_len},
-        {"--heads", "H", "", &heads}, {"--kv-heads", "G", "", &kv_heads},
-        {"--head-dim", "D", "", &head_dim}, {"--batch", "B", "", &batch},
-        {"--causal", "C", "", &causal}, {"--dataset", "NAME", "", &ds},
+        {"--n", "N", "", &n},
+        {"--mode", "M", "", &mode},
+        {"--q-len", "T", "", &q_len},
+        {"--kv-len", "S", "", &kv_len},
+        {"--heads", "H", "", &heads},
+        {"--kv-heads", "G", "", &kv_heads},
+        {"--head-dim", "D", "", &head_dim},
+        {"--batch", "B", "", &batch},
+        {"--causal", "C", "", &causal},
+        {"--dataset", "NAME", "", &ds},
         BENCH_MEASURE_OPTS(&m),
     };
     const char *pos[1 + ATTN_MAX_PARAMS];
@@ -66,9 +71,15 @@ static void run_like(int argc, char **argv)
                 : ds_param_set(spec.dataset, &spec.dataset_params, name, eq + 1, msg, sizeof msg))
             return;
     }
-    const bench_shape_req req = {.n = vn, .q_len = decode && T < 0 ? 1 : T, .kv_len = S,
-                                 .batch = B, .heads = H, .kv_heads = G, .head_dim = D,
-                                 .causal = c || decode, .decode = decode};
+    const bench_shape_req req = {.n = vn,
+                                 .q_len = decode && T < 0 ? 1 : T,
+                                 .kv_len = S,
+                                 .batch = B,
+                                 .heads = H,
+                                 .kv_heads = G,
+                                 .head_dim = D,
+                                 .causal = c || decode,
+                                 .decode = decode};
     if (bench_spec_build(&spec, &req, &mc, "", "", msg, sizeof msg)) return;
     bench_point_check(&spec, msg, sizeof msg);
     bench_point_bytes(&spec);

@@ -5,8 +5,8 @@
 
 #include <hdf5.h>
 #include <stdint.h>
-#include <stdlib.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <unistd.h>
 
 static inline const char *fuzz_write_file(const uint8_t *data, size_t size, const char *tag)
