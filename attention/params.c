@@ -81,7 +81,9 @@ attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char
 
 void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p)
 {
-    if (ops->resolve) ops->resolve(s, p);
+    /* the resolvers divide by the shape's sizes (H / Hkv, S / block): a shape that fails the
+     * generic checks (e.g. read from a damaged results file) keeps its 'auto' values */
+    if (ops->resolve && attn_shape_check(s, NULL, 0) == ATTN_OK) ops->resolve(s, p);
 }
 
 int attn_param_choice_count(const attn_param_def *d)

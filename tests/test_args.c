@@ -34,7 +34,7 @@ Test(args, lists_and_ranges)
     expect_list("256:4096:x2", (int64_t[]){256, 512, 1024, 2048, 4096}, 5);
     expect_list("256:5000", (int64_t[]){256, 512, 1024, 2048, 4096}, 5); /* default x2 */
     expect_list("1K:4K:+1K", (int64_t[]){1024, 2048, 3072, 4096}, 4);
-    expect_list("3,1:3:+1,1M", (int64_t[]){3, 1, 2, 3, 1048576}, 5);
+    expect_list("4,1:3:+1,1M", (int64_t[]){4, 1, 2, 3, 1048576}, 5);
     expect_list("10:100:x10", (int64_t[]){10, 100}, 2);
 }
 
@@ -43,6 +43,8 @@ Test(args, bad_lists_say_why)
     expect_bad_list("abc", "not an integer");
     expect_bad_list("0", "out of range");
     expect_bad_list("4:2", "ends before it starts");
+    expect_bad_list("3,1:3:+1", "3 given twice"); /* repeats are refused, ranges included */
+    expect_bad_list("64,64", "given twice");
     expect_bad_list("1:8:x1", "range step");
     expect_bad_list("1:8:y2", "range step");
     expect_bad_list("1,,2", "empty item");
@@ -94,7 +96,13 @@ Test(args, option_table)
     cr_expect_eq(bench_parse_opts(3, bad1, 2, opts, 3, pos, 2, &npos, "cmd", msg, sizeof msg),
                  ATTN_EINVAL);
     cr_expect(strstr(msg, "unknown option '--nope'") != NULL, "%s", msg);
+    char *twice[] = {"bench", "cmd", "--alpha=1", "--alpha", "2"};
+    a = NULL;
+    cr_expect_eq(bench_parse_opts(5, twice, 2, opts, 3, pos, 2, &npos, "cmd", msg, sizeof msg),
+                 ATTN_EINVAL);
+    cr_expect(strstr(msg, "option --alpha given twice") != NULL, "%s", msg);
     char *bad2[] = {"bench", "cmd", "--alpha"};
+    a = NULL;
     cr_expect_eq(bench_parse_opts(3, bad2, 2, opts, 3, pos, 2, &npos, "cmd", msg, sizeof msg),
                  ATTN_EINVAL);
     cr_expect(strstr(msg, "needs a value") != NULL, "%s", msg);

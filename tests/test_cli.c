@@ -103,7 +103,13 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("--input gives the shape", "%s", "run full --input x.h5 --heads 2");
     expect_usage_error("'decoding' is neither prefill nor decode", "%s",
                        "run full --mode decoding");
-    expect_usage_error("--mode: decode given twice", "%s", "sweep --mode decode,decode");
+    expect_usage_error("--mode: 'decode' given twice", "%s", "sweep --mode decode,decode");
+    /* repeats are refused alike everywhere: list values, options, NAME=VALUE, --set */
+    expect_usage_error("--n: 64 given twice", "%s", "sweep --kinds full --n 64,32:128");
+    expect_usage_error("option --n given twice", "%s", "run full --n 64 --n 128");
+    expect_usage_error("window given twice", "%s", "run window window=4 window=8");
+    expect_usage_error("--q-len applies to decode points only", "%s",
+                       "sweep --kinds full --n 64 --q-len 4");
     /* more KV heads than heads: refused before any parameter is resolved (no SIGFPE) */
     expect_usage_error("kv_heads 16 does not divide heads 8", "%s",
                        "run full --heads 8 --kv-heads 16");
@@ -316,4 +322,58 @@ Test(cli, run_input_output_matches_float64)
         cr_expect_leq(err, 1e-5, "causal=%d: rel L2 %g", causal, err);
         free(q), free(k), free(v), free(o), free(ref);
     }
+}
+
+/* q, k, v of shape [1,2,16,8] into file, with value bad at flat index at of tensor which. */
+static void write_qkv_with(const char *file, char which, int64_t at, float bad)
+{
+    int64_t dims[4] = {1, 2, 16, 8};
+    char msg[ATTN_MSG_LEN];
+    const char *names = "qkv";
+    for (int t = 0; t < 3; t++) {
+        float *x = tu_random(256, 1, 20 + (uint64_t)t);
+        if (names[t] == which) x[at] = bad;
+        char name[2] = {names[t], '\0'};
+        cr_assert_eq(bench_tensor_write(file, name, dims, x, msg, sizeof msg), ATTN_OK, "%s", msg);
+        free(x);
+    }
+}
+
+Test(cli, nonfinite_inputs_refused_and_outputs_marked)
+{
+    char nan_in[512], inf_in[512], res[512];
+    snprintf(nan_in, sizeof nan_in, "%s/nan.h5", dir);
+    snprintf(inf_in, sizeof inf_in, "%s/inf.h5", dir);
+    snprintf(res, sizeof res, "%s/nonfinite.h5", dir);
+    /* q[0,1,3,5] = 1*128 + 3*8 + 5 */
+    write_qkv_with(nan_in, 'q', 157, NAN);
+    write_qkv_with(inf_in, 'k', 2 * 8 + 1, INFINITY); /* k[0,0,2,1] */
+    /* refused with the position, before anything is written */
+    cr_expect_eq(bench("run full --input %s --out %s", nan_in, res), 2, "%s", err_text);
+    cr_expect(strstr(err_text, "q[0,1,3,5] is NaN (--allow-nonfinite measures it anyway)"), "%s",
+              err_text);
+    cr_expect_eq(file_size(res), -1, "a refused run created %s", res);
+    cr_expect_eq(bench("sweep --kinds full --dataset file=%s --out %s", inf_in, res), 2, "%s",
+                 err_text);
+    cr_expect(strstr(err_text, "k[0,0,2,1] is +Inf"), "%s", err_text);
+    cr_expect_eq(file_size(res), -1, "a refused sweep created %s", res);
+    /* measured anyway: an Inf key makes the causal rows that see it NaN: status nonfinite */
+    cr_assert_eq(bench("run full --causal 1 --input %s --allow-nonfinite --reps 1 --min-time 0 "
+                       "--warmup 0 --out %s",
+                       inf_in, res),
+                 0, "%s", err_text);
+    cr_expect(strstr(err_text, "status nonfinite: output o[") != NULL, "%s", err_text);
+    cr_expect(strstr(out_text, "[nonfinite output]") != NULL, "%s", out_text);
+    cr_expect(strstr(out_text, "-nan") == NULL, "rel_err printed as -nan: %s", out_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    read_results(res, &runs, &nr, &pts, &np);
+    cr_assert_eq(np, 1);
+    cr_expect_str_eq(pts[0].status, "nonfinite");
+    cr_expect(strstr(pts[0].message, "k[0,0,2,1] is +Inf (measured: --allow-nonfinite)"), "%s",
+              pts[0].message);
+    cr_expect(strstr(runs[0].command, "--allow-nonfinite") != NULL, "%s", runs[0].command);
+    free(runs);
+    free(pts);
 }

@@ -1,7 +1,10 @@
 /* test_stats.c — summary statistics (against values numpy gives) and the timed loop's rules. */
 #include <criterion/criterion.h>
+#include <float.h>
 #include <math.h>
+#include <stdlib.h>
 
+#include "finite.h"
 #include "stats.h"
 
 Test(stats, known_values)
@@ -125,4 +128,34 @@ Test(stats, time_loop_stops_on_error)
     cr_expect_eq(bench_time_loop(&cfg, fail_third, NULL, &s, &n), ATTN_EFAIL);
     cr_expect_eq(calls, 3);
     cr_expect_null(s);
+}
+
+/* The non-finite scan finds the first NaN/Inf wherever it sits (block edges included), names its
+ * position, and passes finite data, extremes included. */
+Test(stats, nonfinite_scan)
+{
+    enum { N = 3 * 4096 + 7 };
+    float *x = malloc(N * sizeof *x);
+    for (int i = 0; i < N; i++) x[i] = (float)(i % 17) - 8.0f;
+    x[5] = FLT_MAX, x[6] = -FLT_MAX, x[7] = FLT_MIN / 4; /* finite: max, min, subnormal */
+    cr_expect_eq(bench_find_nonfinite(x, N), -1);
+    const int64_t at[] = {0, 4095, 4096, 8191, N - 1};
+    const float bad[] = {NAN, INFINITY, -INFINITY, -NAN, NAN};
+    for (size_t c = 0; c < sizeof at / sizeof at[0]; c++) {
+        const float keep = x[at[c]];
+        x[at[c]] = bad[c];
+        cr_expect_eq(bench_find_nonfinite(x, N), at[c], "case %zu", c);
+        x[at[c]] = keep;
+    }
+    x[9000] = NAN, x[10000] = INFINITY; /* the first one is reported */
+    cr_expect_eq(bench_find_nonfinite(x, N), 9000);
+    const int64_t dims[4] = {1, 3, 4096, 1}; /* 9000 = [0, 2, 808, 0] */
+    char msg[ATTN_MSG_LEN];
+    cr_expect_eq(bench_check_finite(x, dims, "q", "f.h5", 10, " (hint)", msg, sizeof msg),
+                 ATTN_EINVAL);
+    cr_expect_str_eq(msg, "f.h5: q[0,2,818,0] is NaN (hint)");
+    x[9000] = 1;
+    cr_expect_eq(bench_check_finite(x, dims, "k", NULL, 0, NULL, msg, sizeof msg), ATTN_EINVAL);
+    cr_expect_str_eq(msg, "k[0,2,1808,0] is +Inf");
+    free(x);
 }

@@ -163,7 +163,8 @@ attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const a
 
 /* The kind's parameter table, for attn_params_defaults, attn_param_set, attn_params_format ... */
 static inline const attn_param_table *attn_kind_params(const attn_ops *ops) { return &ops->params; }
-/* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL). */
+/* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL, or when s fails
+ * attn_shape_check: resolvers divide by its sizes). */
 void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p);
 /* Shape checks, then the kind's own check. */
 attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,

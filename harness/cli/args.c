@@ -39,6 +39,9 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
                                  o->name, o->max);
             }
             slot = &o->value[(*o->count)++];
+        } else if (*slot != NULL) {
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "option %s given twice: give it once (lists take A,B,...)", o->name);
         }
         if (o->metavar == NULL) {
             if (eq) {
@@ -132,6 +135,12 @@ attn_status bench_split_list(const char *text, const char *what, char ***items, 
         memcpy(out[k], start, len);
         out[k][len] = '\0';
         start = stop ? stop + 1 : start + len;
+        for (int e = 0; e < k; e++)
+            if (strcmp(out[e], out[k]) == 0) {
+                snprintf(msg, msg_len, "%s: '%s' given twice in '%s'", what, out[k], text);
+                bench_free_strings(out, k + 1);
+                return ATTN_EINVAL;
+            }
     }
     *items = out;
     *n = count;
@@ -201,6 +210,14 @@ attn_status bench_parse_i64_list(const char *text, const char *what, int64_t min
     for (int k = 0; st == ATTN_OK && k < nitems; k++)
         st = parse_item(items[k], what, min, max, out, &count, msg, msg_len);
     bench_free_strings(items, nitems);
+    for (int k = 1; st == ATTN_OK && k < count; k++)
+        for (int e = 0; e < k; e++)
+            if (out[e] == out[k]) {
+                st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                               "%s: %lld given twice in '%s' (do ranges overlap?)", what,
+                               (long long)out[k], text);
+                break;
+            }
     if (st != ATTN_OK) {
         free(out);
         return st;

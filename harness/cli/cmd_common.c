@@ -31,6 +31,7 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
                                      .max_reps = (int)(reps > 100000 ? reps : 100000)};
     cfg->seed = (uint64_t)seed;
     cfg->accuracy_rows = rows;
+    cfg->allow_nonfinite = m->allow_nonfinite != NULL;
     return ATTN_OK;
 }
 

@@ -753,7 +753,7 @@ void bench_default_plot_dir(char *dir, size_t len)
 
 int bench_cmd_plot(int argc, char **argv)
 {
-    const char *help = NULL, *run_s = NULL, *out_s = NULL, *format = "png";
+    const char *help = NULL, *run_s = NULL, *out_s = NULL, *format = NULL;
     const bench_opt opts[] = {
         {"--out", "DIR", "where the figures go (default: plots/ under the bench directory)",
          &out_s},
@@ -784,6 +784,7 @@ int bench_cmd_plot(int argc, char **argv)
     char dir[4096];
     if (out_s) snprintf(dir, sizeof dir, "%s", out_s);
     else bench_default_plot_dir(dir, sizeof dir);
-    attn_status st = bench_plot_results(file, run_id, dir, format, stdout, msg, sizeof msg);
+    attn_status st =
+        bench_plot_results(file, run_id, dir, format ? format : "png", stdout, msg, sizeof msg);
     return st ? bench_fail(st, msg) : 0;
 }

@@ -76,8 +76,14 @@ static attn_status choose(const run_opts *o, const char **pos, int npos, bench_p
                         msg, msg_len)) {
         return ATTN_EINVAL;
     }
-    for (int a = 1; a < npos; a++)
+    for (int a = 1; a < npos; a++) {
+        const size_t len = strcspn(pos[a], "=");
+        for (int e = 1; e < a; e++)
+            if (strcspn(pos[e], "=") == len && strncmp(pos[e], pos[a], len) == 0)
+                return attn_fail(ATTN_EINVAL, msg, msg_len, "%.*s given twice ('%s', '%s')",
+                                 (int)len, pos[a], pos[e], pos[a]);
         if (set_param(spec, pos[a], msg, msg_len)) return ATTN_EINVAL;
+    }
     return ATTN_OK;
 }
 
@@ -171,6 +177,8 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
         bench_table_header(stdout, retrieval);
         bench_table_row(stdout, &pt, sgemm, retrieval);
         bench_warn_noisy(&pt, true);
+        /* a NaN or Inf out of finite inputs is a failure; asked for (--allow-nonfinite), not */
+        if (bench_warn_nonfinite(&pt) && !mc->allow_nonfinite && !exit_code) exit_code = 1;
     }
     free(samples);
     free(out);
@@ -231,6 +239,10 @@ int bench_cmd_run(int argc, char **argv)
         bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
         bench_point_check(&spec, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
+    attn_status fin = ATTN_OK;
+    if (!mc.allow_nonfinite &&
+        (fin = bench_dataset_check_finite(spec.dataset, &spec.dataset_params, msg, sizeof msg)))
+        return bench_fail(fin, msg);
     bench_store *store = NULL;
     if (o.results && bench_store_open(o.results, &store, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);

@@ -10,6 +10,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "commands.h"
 #include "machine.h"
@@ -82,10 +83,7 @@ static attn_status parse_modes(int_axis *ax, const char *text, char *msg, size_t
     for (int m = 0; !st && m < n; m++) {
         bool decode = false;
         st = bench_parse_mode(names[m], &decode, msg, msg_len);
-        ax->v[m] = decode;
-        for (int e = 0; !st && e < m; e++)
-            if (ax->v[e] == ax->v[m])
-                st = attn_fail(ATTN_EINVAL, msg, msg_len, "--mode: %s given twice", names[m]);
+        ax->v[m] = decode; /* a repeat was refused by bench_split_list */
     }
     ax->n = st ? 0 : n;
     bench_free_strings(names, n);
@@ -425,6 +423,10 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
     if (!st) st = parse_datasets(g, msg, msg_len);
     if (!st) st = parse_axis(&g->n, "--n", o->n ? o->n : DEFAULT_N, 1, INT64_MAX / 2, msg, msg_len);
     if (!st) st = parse_modes(&g->mode, o->mode ? o->mode : "prefill", msg, msg_len);
+    if (!st && o->q_len && !(g->mode.v[0] || (g->mode.n > 1 && g->mode.v[1])))
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "--q-len applies to decode points only (prefill: q_len = n); add --mode "
+                       "decode or prefill,decode");
     if (!st)
         st = parse_axis(&g->q_len, "--q-len", o->q_len ? o->q_len : "1", 1, INT64_MAX / 2, msg,
                         msg_len);
@@ -457,9 +459,52 @@ static attn_status open_results(const sweep_opts *o, char *path, size_t len, ben
     return st;
 }
 
+/* Every file dataset of the grid read once: a NaN or Inf in q, k or v is refused before anything
+ * is measured (unless --allow-nonfinite). */
+static attn_status check_file_datasets(const grid *g, const bench_measure_cfg *mc, char *msg,
+                                       size_t msg_len)
+{
+    if (mc->allow_nonfinite) return ATTN_OK;
+    for (int d = 0; d < g->nvariants; d++) {
+        const attn_status st =
+            bench_dataset_check_finite(g->datasets[d].ops, &g->datasets[d].params, msg, msg_len);
+        if (st) return st;
+    }
+    return ATTN_OK;
+}
+
+/* The figures' directory (--plots DIR; plots/ for the no-options sweep), checked before the sweep:
+ * an existing directory we can write into, or one we can create. */
+static attn_status check_plot_dir(const sweep_opts *o, bool draws, char *msg, size_t msg_len)
+{
+    if (!draws) return ATTN_OK;
+    char dir[4096];
+    if (o->plots) snprintf(dir, sizeof dir, "%s", o->plots);
+    else bench_default_plot_dir(dir, sizeof dir);
+    if (!*dir) return attn_fail(ATTN_EINVAL, msg, msg_len, "--plots: empty directory name");
+    /* the nearest existing ancestor (plot makes the missing ones) must be a writable directory */
+    char at[4096];
+    snprintf(at, sizeof at, "%s", dir);
+    struct stat sb;
+    while (stat(at, &sb) != 0) {
+        char *slash = strrchr(at, '/');
+        while (slash && slash > at && slash[1] == '\0') *slash = '\0', slash = strrchr(at, '/');
+        if (!slash) snprintf(at, sizeof at, ".");
+        else if (slash == at) at[1] = '\0';
+        else *slash = '\0';
+    }
+    if (!S_ISDIR(sb.st_mode))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--plots %s: %s is not a directory", dir, at);
+    if (access(at, W_OK) != 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--plots %s: cannot write into %s (%s)", dir,
+                         at, strerror(errno));
+    return ATTN_OK;
+}
+
 /* What happened to a sweep's points. */
 typedef struct sweep_tally {
     int failed, noisy; /* points that failed; that warned of noisy timings */
+    int nonfinite;     /* points whose output held a NaN or Inf */
     bool store_failed; /* a point could not be stored (msg says why): the sweep stopped */
 } sweep_tally;
 
@@ -503,6 +548,10 @@ static sweep_tally measure_points(const bench_point_spec *specs, bench_point *po
         free(samples);
         if (!quiet && points[p].time_cv > 0.10) bench_progress_end(&pr);
         if (!quiet) t.noisy += bench_warn_noisy(&points[p], false);
+        if (strcmp(points[p].status, "nonfinite") == 0) {
+            if (!quiet) bench_progress_end(&pr);
+            t.nonfinite += bench_warn_nonfinite(&points[p]);
+        }
     }
     if (!quiet) bench_progress_end(&pr);
     return t;
@@ -520,8 +569,9 @@ static void print_summary(const bench_run *run, const bench_point *points, int64
         for (int64_t p = 0; p < npoints; p++)
             bench_table_row(stdout, &points[p], run->sgemm_gflops, retrieval);
     }
-    printf("results: %s (run %lld, %lld points%s)\n", out_path, (long long)run->run_id,
-           (long long)npoints, t->failed ? ", some failed: see status/message" : "");
+    printf("results: %s (run %lld, %lld points%s%s)\n", out_path, (long long)run->run_id,
+           (long long)npoints, t->failed ? ", some failed: see status/message" : "",
+           t->nonfinite ? ", some with non-finite outputs: status nonfinite" : "");
     if (t->noisy)
         fprintf(stderr,
                 "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
@@ -568,7 +618,7 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
     if (t.store_failed) return bench_fail(ATTN_EFAIL, msg);
     print_summary(&run, points, npoints, out_path, mc->threads, quiet, &t);
     if ((o->plots || argc == 2) && draw_plots(o->plots, out_path, run.run_id)) return 1;
-    return t.failed ? 1 : 0;
+    return t.failed || (t.nonfinite && !mc->allow_nonfinite) ? 1 : 0;
 }
 
 int bench_cmd_sweep(int argc, char **argv)
@@ -630,6 +680,8 @@ int bench_cmd_sweep(int argc, char **argv)
     attn_status st = bench_measure_parse(&o.measure, &mc, msg, sizeof msg);
     if (!st) st = parse_grid(&o, &g, msg, sizeof msg);
     if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
+    if (!st) st = check_plot_dir(&o, o.plots || argc == 2, msg, sizeof msg);
+    if (!st) st = check_file_datasets(&g, &mc, msg, sizeof msg);
     if (!st && !(points = calloc((size_t)npoints, sizeof *points)))
         st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "out of memory for %lld points",
                        (long long)npoints);

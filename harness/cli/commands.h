@@ -37,6 +37,7 @@ void bench_default_plot_dir(char *dir, size_t len);
 /* Measurement options shared by run and sweep, as text (NULL: default) and parsed. */
 typedef struct bench_measure_opts {
     const char *threads, *reps, *warmup, *warmup_time, *min_time, *seed, *accuracy_rows;
+    const char *allow_nonfinite;
 } bench_measure_opts;
 
 typedef struct bench_measure_cfg {
@@ -44,6 +45,7 @@ typedef struct bench_measure_cfg {
     bench_timing_cfg timing;
     uint64_t seed;
     int64_t accuracy_rows;
+    bool allow_nonfinite; /* measure inputs holding NaN or Inf instead of refusing them */
 } bench_measure_cfg;
 
 /* The option table entries for m (a bench_measure_opts *), to end a command's table, which the
@@ -58,9 +60,11 @@ typedef struct bench_measure_cfg {
         {"--min-time", "SEC", "time repetitions for at least this long in all (default 0.2)",      \
          &(m)->min_time},                                                                          \
         {"--seed", "N", "seed of the generated inputs (default 1)", &(m)->seed},                   \
+        {"--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",  \
+         &(m)->accuracy_rows},                                                                     \
     {                                                                                              \
-        "--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",   \
-            &(m)->accuracy_rows                                                                    \
+        "--allow-nonfinite", NULL, "measure inputs holding NaN or Inf (default: refused)",         \
+            &(m)->allow_nonfinite                                                                  \
     }
 /* Parse with defaults: threads = CPUs, reps 5, warmup 1 run and 0.05 s, min-time 0.2 s,
  * seed 1, rows 64. */

@@ -37,5 +37,6 @@ attn_status bench_spec_build(bench_point_spec *spec, const bench_shape_req *req,
     spec->seed = mc->seed;
     spec->timing = mc->timing;
     spec->accuracy_rows = mc->accuracy_rows;
+    spec->allow_nonfinite = mc->allow_nonfinite;
     return ATTN_OK;
 }

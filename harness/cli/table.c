@@ -1,6 +1,18 @@
 /* table.c — one aligned line per point: shape, median time, throughput, memory, error. */
-#include "table.h"
+#include <math.h>
+#include <string.h>
+
 #include "memory.h"
+#include "table.h"
+
+/* An error column: %.2e, or "nan" / "inf" (never "-nan": the sign of a NaN means nothing). */
+static const char *err_text(double x, char *buf, size_t len)
+{
+    if (isnan(x)) snprintf(buf, len, "nan");
+    else if (isinf(x)) snprintf(buf, len, "inf");
+    else snprintf(buf, len, "%.2e", x);
+    return buf;
+}
 
 void bench_table_header(FILE *f, bool retrieval)
 {
@@ -28,7 +40,7 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool r
     fprintf(f, "%-8s %-9s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d ", pt->kind, pt->dataset,
             (long long)pt->batch, (long long)pt->heads, (long long)pt->kv_heads,
             (long long)pt->q_len, (long long)pt->kv_len, (long long)pt->head_dim, pt->causal);
-    if (pt->status[0] != 'o') {
+    if (strcmp(pt->status, "ok") != 0 && strcmp(pt->status, "nonfinite") != 0) {
         fprintf(f, "error: %s\n", pt->message);
         return;
     }
@@ -40,10 +52,25 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool r
     if (pt->retrieval_queries > 0)
         snprintf(val, sizeof val, "%.1f%%/%d", 100 * pt->retrieval, (int)pt->retrieval_queries);
     if (retrieval) snprintf(retr, sizeof retr, "  %11s", val);
-    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9.2e %9.2e%s  %s%s%s\n",
+    char rel[16], self[16];
+    const bool nonfinite = strcmp(pt->status, "nonfinite") == 0;
+    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9s %9s%s  %s%s%s%s\n",
             pt->time_median_s * 1e3, pt->time_cv * 100, pt->gflops_per_s, frac, pt->gbytes_per_s,
-            ws, rss, pt->rel_err, pt->self_rel_err, retr, pt->params,
-            *pt->dataset_params ? "  " : "", pt->dataset_params);
+            ws, rss, err_text(pt->rel_err, rel, sizeof rel),
+            err_text(pt->self_rel_err, self, sizeof self), retr, pt->params,
+            *pt->dataset_params ? "  " : "", pt->dataset_params,
+            nonfinite ? "  [nonfinite output]" : "");
+}
+
+int bench_warn_nonfinite(const bench_point *pt)
+{
+    if (strcmp(pt->status, "ok") == 0 && pt->message[0]) /* inputs measured anyway */
+        fprintf(stderr, "bench: %s T=%lld S=%lld: %s\n", pt->kind, (long long)pt->q_len,
+                (long long)pt->kv_len, pt->message);
+    if (strcmp(pt->status, "nonfinite") != 0) return 0;
+    fprintf(stderr, "bench: %s T=%lld S=%lld: status nonfinite: %s\n", pt->kind,
+            (long long)pt->q_len, (long long)pt->kv_len, pt->message);
+    return 1;
 }
 
 int bench_warn_noisy(const bench_point *pt, bool with_fix)

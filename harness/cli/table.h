@@ -16,6 +16,9 @@ bool bench_table_has_retrieval(const bench_point *pts, int64_t n);
 /* On stderr, when the point's CV exceeds 10 %: which point, and (with_fix) how to fix it.
  * Returns 1 if it warned. */
 int bench_warn_noisy(const bench_point *pt, bool with_fix);
+/* A point with status "nonfinite": one line on stderr naming the first bad output value; 1 if
+ * so, 0 otherwise. A point measured on non-finite inputs (--allow-nonfinite): a line saying so. */
+int bench_warn_nonfinite(const bench_point *pt);
 /* The fix for noisy timings, one line. */
 #define BENCH_NOISE_FIX "close other programs, raise --min-time or --reps, or lower --threads"
 

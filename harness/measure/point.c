@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "accuracy.h"
+#include "finite.h"
 #include "memory.h"
 #include "point.h"
 
@@ -186,6 +187,63 @@ static attn_status measure_point_accuracy(const bench_point_spec *spec, const fl
     return ATTN_OK;
 }
 
+/* The inputs the point made: refused with ATTN_EINVAL unless spec->allow_nonfinite; allowed, the
+ * first bad value goes into pt->message. */
+static attn_status check_inputs(const bench_point_spec *spec, const float *q, const float *k,
+                                const float *v, bench_point *pt, char *msg, size_t msg_len)
+{
+    const attn_shape *s = &spec->shape;
+    const int64_t qd[4] = {s->B, s->H, s->T, s->D}, kd[4] = {s->B, s->Hkv, s->S, s->D};
+    const char *hint =
+        spec->allow_nonfinite ? " (measured: --allow-nonfinite)" : BENCH_NONFINITE_HINT;
+    const char *where = spec->dataset ? spec->dataset->name : "";
+    attn_status st = bench_check_finite(q, qd, "q", where, 0, hint, msg, msg_len);
+    if (!st) st = bench_check_finite(k, kd, "k", where, 0, hint, msg, msg_len);
+    if (!st) st = bench_check_finite(v, kd, "v", where, 0, hint, msg, msg_len);
+    if (st && spec->allow_nonfinite) {
+        snprintf(pt->message, sizeof pt->message, "input %s", msg);
+        return ATTN_OK;
+    }
+    return st;
+}
+
+/* A NaN or ±Inf in the output: status "nonfinite", the first one named in pt->message (after
+ * what the input scan left there). */
+static void check_output(const bench_point_spec *spec, const float *out, bench_point *pt)
+{
+    const attn_shape *s = &spec->shape;
+    const int64_t od[4] = {s->B, s->H, s->T, s->D};
+    char why[ATTN_MSG_LEN];
+    if (bench_check_finite(out, od, "output o", NULL, 0, NULL, why, sizeof why) == ATTN_OK) return;
+    snprintf(pt->status, sizeof pt->status, "nonfinite");
+    char prev[sizeof pt->message];
+    snprintf(prev, sizeof prev, "%s", pt->message);
+    snprintf(pt->message, sizeof pt->message, "%s%s%s", why, *prev ? "; " : "", prev);
+}
+
+attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, char *msg,
+                                       size_t msg_len)
+{
+    if (!ds->shape) return ATTN_OK;
+    attn_shape s = attn_shape_init(1, 1, 1, 0, 1, 1, false); /* T = 0: every query of the file */
+    if (ds->shape(p, &s, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    const size_t qn = (size_t)attn_q_elems(&s), kvn = (size_t)attn_kv_elems(&s);
+    float *q = bench_alloc(qn * sizeof *q), *k = bench_alloc(kvn * sizeof *k),
+          *v = bench_alloc(kvn * sizeof *v);
+    attn_status st =
+        q && k && v ? ATTN_OK
+                    : attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory reading it", p->path);
+    if (!st) st = ds->fill(&s, p, 0, q, k, v, msg, msg_len);
+    const int64_t qd[4] = {s.B, s.H, s.T, s.D}, kd[4] = {s.B, s.Hkv, s.S, s.D};
+    if (!st) st = bench_check_finite(q, qd, "q", p->path, 0, BENCH_NONFINITE_HINT, msg, msg_len);
+    if (!st) st = bench_check_finite(k, kd, "k", p->path, 0, BENCH_NONFINITE_HINT, msg, msg_len);
+    if (!st) st = bench_check_finite(v, kd, "v", p->path, 0, BENCH_NONFINITE_HINT, msg, msg_len);
+    free(q);
+    free(k);
+    free(v);
+    return st;
+}
+
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
                             const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
                             float **out_keep, char *msg, size_t msg_len)
@@ -216,11 +274,14 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         if (spec->dataset->fill(&spec->shape, &spec->dataset_params, spec->seed, b.own_q, b.own_k,
                                 b.own_v, msg, msg_len) != ATTN_OK)
             st = mark_failed(pt, ATTN_EINVAL, msg);
+        else if (check_inputs(spec, q, k, v, pt, msg, msg_len) != ATTN_OK)
+            st = mark_failed(pt, ATTN_EINVAL, msg);
     }
     if (!st && time_point(spec, q, k, v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EFAIL, msg);
     if (!st && measure_point_accuracy(spec, q, k, v, b.out, generate, pt, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
+    if (!st) check_output(spec, b.out, pt);
     if (!st && out_keep) *out_keep = b.out, b.out = NULL;
     free_buffers(&b);
     attn_weights_free(owned);

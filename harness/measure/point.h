@@ -19,7 +19,11 @@ typedef struct bench_point_spec {
     uint64_t seed;
     bench_timing_cfg timing;
     int64_t accuracy_rows; /* rows compared with the float64 references */
+    bool allow_nonfinite;  /* measure inputs holding NaN or ±Inf instead of refusing them */
 } bench_point_spec;
+
+/* The hint a refusal of non-finite inputs ends with. */
+#define BENCH_NONFINITE_HINT " (--allow-nonfinite measures it anyway)"
 
 /* Fill pt's identity columns (kind, params, shape, dataset, seed, ...) from spec. */
 void bench_point_describe(const bench_point_spec *spec, bench_point *pt);
@@ -34,11 +38,23 @@ double bench_point_bytes(const bench_point_spec *spec);
  * rather than let the kernel kill the process mid-sweep. */
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
 
+/* A dataset that reads its data (file): read all of it once and refuse (ATTN_EINVAL) a NaN or
+ * ±Inf in q, k or v with its position, "PATH: q[b,h,row,d] is NaN (--allow-nonfinite ...)"
+ * (row: the file's). ATTN_OK at once for generators (finite by construction; bench_point_run
+ * scans what they make anyway). Run before anything is measured or written. */
+attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, char *msg,
+                                       size_t msg_len);
+
 /* Run the point. q, k, v NULL: allocate and fill them from spec->dataset (and measure its
  * retrieval accuracy when it plants queries); else use them (shapes must match spec->shape).
  * out_keep, when not NULL, receives the output (caller frees).
- * Always returns a described point: status "ok", or "error" with the reason in pt->message
- * (also in msg) and the status code. *samples_s (malloc'd) holds every timed repetition. */
+ * Inputs it makes are scanned, untimed: a NaN or ±Inf is refused (status "error", ATTN_EINVAL,
+ * nothing timed) unless spec->allow_nonfinite (then measured, and pt->message says what was
+ * found). The output is scanned after timing: a NaN or ±Inf gives status "nonfinite" (times and
+ * errors kept; pt->message names the first bad value) and still returns ATTN_OK.
+ * Always returns a described point: status "ok", "nonfinite", or "error" with the reason in
+ * pt->message (also in msg) and the status code. *samples_s (malloc'd) holds every timed
+ * repetition. */
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
                             const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
                             float **out_keep, char *msg, size_t msg_len);
