@@ -2,7 +2,9 @@
  * feature_maps.c — the feature maps φ of linear attention, each from its paper.
  *   x = sqrt(scale)·q, y = sqrt(scale)·k for the random maps (scale = 1/sqrt(D) by default), so
  *   that favor and trig estimate the softmax kernel exp(q·k·scale); elu and relu see q, k as
- *   they are (the scale does not enter, as in their paper).
+ *   they are (the scale does not enter, as in their paper). The projections W [m, D] are the
+ *   rows w_l below as drawn (attn_fm_draw) or given (linear's weight `features`), unscaled:
+ *   W x = sqrt(scale)·W q is one sgemm with alpha sqrt(scale).
  *
  *   elu    φ(x) = elu(x) + 1 = x + 1 (x > 0), exp(x) (x <= 0), elementwise; M = D.
  *          Katharopoulos et al. 2020, "Transformers are RNNs", eq. 7.
@@ -80,10 +82,9 @@ static double next_normal(uint64_t *state)
 void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
 {
     const int64_t D = f->D, m = f->m;
-    const double root = sqrt(f->scale);
     uint64_t state = seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL;
     if (f->map == ATTN_FM_TRIG) {
-        for (int64_t e = 0; e < m * D; e++) W[e] = (float)(root * next_normal(&state));
+        for (int64_t e = 0; e < m * D; e++) W[e] = (float)next_normal(&state);
         return;
     }
     if (f->map != ATTN_FM_FAVOR) return;
@@ -111,8 +112,7 @@ void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
                 len += z * z;
             }
             len = sqrt(len);
-            for (int64_t d = 0; d < D; d++)
-                W[(l0 + r) * D + d] = (float)(root * len * G[r * D + d]);
+            for (int64_t d = 0; d < D; d++) W[(l0 + r) * D + d] = (float)(len * G[r * D + d]);
         }
     }
 }
@@ -132,10 +132,11 @@ static void elementwise(const attn_fm *f, const float *restrict x, int64_t n, fl
     for (int64_t e = 0; e < cnt; e++) phi[e] += x[e] > 0.0f ? x[e] : 0.0f; /* x + 1 when x > 0 */
 }
 
-/* out [n, ld] columns 0..m) = x Wᵀ. */
+/* out [n, ld] columns 0..m) = sqrt(scale) · x Wᵀ (the scale folded into sgemm's alpha). */
 static void project(const attn_fm *f, const float *x, int64_t n, float *out, int64_t ld)
 {
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)f->m, (int)f->D, 1.0f, x,
+    const float root = (float)sqrt(f->scale);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)n, (int)f->m, (int)f->D, root, x,
                 (int)f->D, f->W, (int)f->D, 0.0f, out, (int)ld);
 }
 
@@ -257,9 +258,10 @@ void attn_fm_raw64(const attn_fm *f, const float *x, double *raw, double *h)
     double sq = 0;
     for (int64_t d = 0; d < D; d++) sq += (double)x[d] * (double)x[d];
     *h = 0.5 * f->scale * sq;
+    const double root = sqrt(f->scale);
     for (int64_t l = 0; l < f->m; l++) {
         double dot = 0;
         for (int64_t d = 0; d < D; d++) dot += (double)f->W[l * D + d] * (double)x[d];
-        raw[l] = dot;
+        raw[l] = root * dot;
     }
 }

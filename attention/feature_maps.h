@@ -21,7 +21,8 @@ typedef struct attn_fm {
     int64_t m;      /* random projections (favor, trig); 0 for elu and relu */
     int64_t M;      /* feature dimension: D (elu, relu), m (favor), 2m (trig) */
     double scale;   /* softmax scale: favor and trig see x = sqrt(scale)·q, y = sqrt(scale)·k */
-    const float *W; /* [m, D] projections times sqrt(scale) (attn_fm_draw); NULL for elu, relu */
+    const float *W; /* [m, D] projections w_l (attn_fm_draw, or the caller's: linear's weight
+                       `features`); φ sees W·x = sqrt(scale)·W·q. NULL for elu, relu */
 } attn_fm;
 
 attn_fm attn_fm_make(attn_fm_map map, int64_t D, int64_t m, double scale);
@@ -30,7 +31,8 @@ static inline bool attn_fm_shifted(const attn_fm *f) { return f->map >= ATTN_FM_
 /* Floats of W (0 for elu, relu) and scratch bytes attn_fm_draw needs. */
 int64_t attn_fm_w_floats(const attn_fm *f);
 size_t attn_fm_draw_bytes(const attn_fm *f);
-/* Draw W [m, D] from seed: the same values on every machine and thread count. */
+/* Draw W [m, D] (rows w_l ~ N(0, I_D); favor: orthogonal blocks) from seed: the same values on
+ * every machine and thread count; scratch of attn_fm_draw_bytes. */
 void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch);
 
 /* Key features of n rows k [n, D] into phi [n, M]. Shifted maps: c [M] is the shift of the

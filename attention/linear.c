@@ -28,20 +28,23 @@
  *          chunk included), features per attn_fm_flops, 1 per rescaled state entry, per
  *          prefix-sum step and per output element (division); counted by walking the same
  *          loops as forward (count mode).
- *   bytes: prefill q, k, v, out once; decode q, out, the state read (KV', shifts, sums, W) and
- *          the T new k, v rows.
- *   workspace: W [m, D] (random maps); non-causal: B·Hkv states; per thread, C = chunk
- *          (causal, decode) or BLOCK (non-causal), clipped to S and T: features of keys [C, M]
- *          and queries [C, M], [V_c, 1] and an accumulator [C, D+1]; causal: masked scores
- *          [C, C], a running state (M·(D+2)+1 floats), favor/trig the raw key logarithms
- *          [C, m+1] and 3 rows of M for own_shift_row. The threads' region is at least the
- *          favor draw scratch (D×D doubles). Independent of n.
+ *   weights: favor, trig: `features` W [m, D], the random projections w_l (feature_maps.c),
+ *          drawn from `seed` by draw_weights (untimed; favor's Gram–Schmidt scratch allocated
+ *          there) or given by the caller (--input); read from p->w[0]. elu, relu: none.
+ *   bytes: prefill q, k, v, out once and W; decode q, out, W, the state read (KV', shifts,
+ *          sums) and the T new k, v rows.
+ *   workspace: non-causal: B·Hkv states; per thread, C = chunk (causal, decode) or BLOCK
+ *          (non-causal), clipped to S and T: features of keys [C, M] and queries [C, M],
+ *          [V_c, 1] and an accumulator [C, D+1]; causal: masked scores [C, C], a running state
+ *          (M·(D+2)+1 floats), favor/trig the raw key logarithms [C, m+1] and 3 rows of M for
+ *          own_shift_row. Independent of n. (W is an input, not workspace.)
+ *   state (decode): one state per (b, kv head), padded to 64 bytes.
  *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode;
  *            a decode step under DECODE_SERIAL_FLOPS runs on one thread), over (b, head, query
  *            block) (non-causal phase 2; when B·Hkv >= threads, each (b, kv head) task answers
  *            its group's queries itself, without a barrier), and over (b, head) (causal:
  *            each query head rebuilds the key state, H/Hkv times per group, for parallelism);
- *            OpenBLAS single-threaded inside. The features are drawn serially before.
+ *            OpenBLAS single-threaded inside.
  */
 #include <math.h>
 #include <omp.h>
@@ -70,7 +73,8 @@ static const attn_param_def params[] = {
     [P_MAP] = {"map", "feature map", 0, 0, 3, true, attn_fm_names},
     [P_FEATURES] = {"features", "random features m (favor: M = m, trig: M = 2m)", 256, 1, 4096,
                     true},
-    [P_SEED] = {"seed", "seed of the random features", 0, 0, 4294967295.0, true},
+    [P_SEED] = {"seed", "seed of the random features (weight `features`, unless given)", 0, 0,
+                4294967295.0, true},
     [P_CHUNK] = {"chunk", "keys per chunk of the causal scan (prefill, prepare, decode)", 32, 1,
                  4096, true},
 };
@@ -88,34 +92,38 @@ typedef struct plan {
     int64_t Ck, Cq;       /* key rows per chunk (<= S), query rows per chunk or block (<= T) */
     int64_t state_used;   /* one state: KV' [M, E], shifts c [M], trig's Σ key weights [1] */
     int64_t state_floats; /* the same, padded */
-    int64_t w_floats;     /* W [m, D], padded (0 for elu, relu) */
     /* per-thread scratch, offsets in floats */
     int64_t phik, psi, a, vx, acc, cnew, r, wk, nrow, state, raw, crow, prow, frow, thread_floats;
     bool own;            /* causal favor, trig: rows may be redone with their own shift */
     int threads;         /* threads the forward or decode step runs on */
-    size_t region_bytes; /* the threads' scratch, at least the favor draw scratch */
+    size_t region_bytes; /* the threads' scratch */
 } plan;
 
-/* Run on `threads` threads: their scratch region, at least the favor draw scratch. */
+/* Run on `threads` threads: their scratch region. */
 static void set_threads(plan *pl, int threads)
 {
     pl->threads = threads;
     pl->region_bytes = (size_t)threads * (size_t)pl->thread_floats * sizeof(float);
-    if (pl->region_bytes < attn_fm_draw_bytes(&pl->fm))
-        pl->region_bytes = attn_fm_draw_bytes(&pl->fm);
+}
+
+/* The feature map of p for shape s, with the weight `features` of p when it has one (p->w[0]). */
+static attn_fm feature_map(const attn_shape *s, const attn_params *p)
+{
+    attn_fm f = attn_fm_make((attn_fm_map)p->v[P_MAP], s->D, (int64_t)p->v[P_FEATURES], s->scale);
+    f.W = f.m ? p->w[0] : NULL;
+    return f;
 }
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
 {
     plan pl;
-    pl.fm = attn_fm_make((attn_fm_map)p->v[P_MAP], s->D, (int64_t)p->v[P_FEATURES], s->scale);
+    pl.fm = feature_map(s, p);
     const bool scan = s->causal || s->decode;
     const int64_t M = pl.fm.M, chunk = scan ? (int64_t)p->v[P_CHUNK] : BLOCK;
     pl.E = s->D + 1;
     pl.Ck = min64(chunk, s->S), pl.Cq = min64(chunk, s->T);
     pl.state_used = M * pl.E + M + 1;
     pl.state_floats = pad16(pl.state_used);
-    pl.w_floats = pad16(attn_fm_w_floats(&pl.fm));
     int64_t off = 0;
 #define PIECE(name, n) (pl.name = off, off += pad16(n))
     PIECE(phik, pl.Ck * M);
@@ -150,15 +158,39 @@ static plan decode_plan(const attn_shape *s, const attn_params *p);
 static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
 {
     const plan pl = s->decode ? decode_plan(s, p) : make_plan(s, p);
-    if (s->decode) return pl.region_bytes; /* W lives in the state */
-    return (size_t)pl.w_floats * sizeof(float) + states_bytes(s, &pl) + pl.region_bytes;
+    if (s->decode) return pl.region_bytes;
+    return states_bytes(s, &pl) + pl.region_bytes;
 }
 
-/* The decode state: W, then one state per (b, kv head). */
+/* The decode state: one state per (b, kv head). */
 static size_t state_bytes(const attn_shape *s, const attn_params *p)
 {
     const plan pl = make_plan(s, p);
-    return (size_t)(pl.w_floats + s->B * s->Hkv * pl.state_floats) * sizeof(float);
+    return (size_t)(s->B * s->Hkv * pl.state_floats) * sizeof(float);
+}
+
+/* favor, trig: the weight `features` W [m, D] (see the header); elu, relu: none. */
+static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+{
+    const attn_fm f = feature_map(s, p);
+    if (!f.m) return 0;
+    out[0] = (attn_weight){"features",
+                           "random projections w_l, [m, D] (m = features): favor: orthogonal "
+                           "blocks of N(0, I_D) rows; trig: i.i.d. N(0, I_D) rows",
+                           2,
+                           {f.m, f.D}};
+    return 1;
+}
+
+static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
+{
+    const attn_fm f = feature_map(s, p);
+    if (!f.m) return ATTN_OK;
+    void *scratch = malloc(attn_fm_draw_bytes(&f) + 1);
+    if (!scratch) return ATTN_EFAIL;
+    attn_fm_draw(&f, (uint64_t)p->v[P_SEED], w[0], scratch);
+    free(scratch);
+    return ATTN_OK;
 }
 
 static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
@@ -443,17 +475,16 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
     }
 }
 
+extern const attn_ops attn_kind_linear;
+
 static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
                            const float *k, const float *v, float *out, void *workspace)
 {
-    plan pl = make_plan(s, p);
-    char *ws = workspace;
-    float *W = (float *)ws, *states = (float *)(ws + (size_t)pl.w_floats * sizeof(float));
-    char *region = (char *)states + states_bytes(s, &pl);
-    if (pl.fm.m) {
-        attn_fm_draw(&pl.fm, (uint64_t)p->v[P_SEED], W, region);
-        pl.fm.W = W;
-    }
+    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    if (given != ATTN_OK) return given;
+    const plan pl = make_plan(s, p);
+    float *states = workspace;
+    char *region = (char *)workspace + states_bytes(s, &pl);
     attn_blas_threads(1);
     prefill(&pl, s, q, k, v, out, states, region, NULL);
     return ATTN_OK;
@@ -464,12 +495,10 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 static attn_status prepare(const attn_shape *s, const attn_params *p, const float *k,
                            const float *v, void *state, void *workspace)
 {
-    plan pl = decode_plan(s, p);
-    float *W = state, *states = W + pl.w_floats;
-    if (pl.fm.m) {
-        attn_fm_draw(&pl.fm, (uint64_t)p->v[P_SEED], W, workspace);
-        pl.fm.W = W;
-    }
+    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    if (given != ATTN_OK) return given;
+    const plan pl = decode_plan(s, p);
+    float *states = state;
     attn_blas_threads(1);
     const int64_t B = s->B, Hkv = s->Hkv, prefix = s->S - s->T;
 #pragma omp parallel for schedule(dynamic, 1) num_threads(pl.threads)
@@ -520,11 +549,11 @@ static plan decode_plan(const attn_shape *s, const attn_params *p)
 static attn_status decode(const attn_shape *s, const attn_params *p, const float *q, const float *k,
                           const float *v, float *out, const void *state, void *workspace)
 {
-    plan pl = decode_plan(s, p);
-    const float *W = state;
-    pl.fm.W = pl.fm.m ? W : NULL;
+    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    if (given != ATTN_OK) return given;
+    const plan pl = decode_plan(s, p);
     attn_blas_threads(1);
-    decode_step(&pl, s, q, k, v, out, W + pl.w_floats, workspace, NULL);
+    decode_step(&pl, s, q, k, v, out, state, workspace, NULL);
     return ATTN_OK;
 }
 
@@ -542,29 +571,23 @@ static double flops(const attn_shape *s, const attn_params *p)
 static double bytes(const attn_shape *s, const attn_params *p)
 {
     const double qb = sizeof(float) * (double)attn_q_elems(s);
-    if (!s->decode) return 2.0 * qb + 2.0 * sizeof(float) * (double)attn_kv_elems(s);
     const plan pl = make_plan(s, p);
+    const double W = sizeof(float) * (double)attn_fm_w_floats(&pl.fm);
+    if (!s->decode) return 2.0 * qb + 2.0 * sizeof(float) * (double)attn_kv_elems(s) + W;
     const double kv_heads = (double)(s->B * s->Hkv);
-    const double state =
-        (double)attn_fm_w_floats(&pl.fm) + (s->S > s->T ? kv_heads * (double)pl.state_used : 0);
-    return 2.0 * qb + sizeof(float) * (state + 2.0 * kv_heads * (double)(s->T * s->D));
+    const double state = s->S > s->T ? kv_heads * (double)pl.state_used : 0;
+    return 2.0 * qb + W + sizeof(float) * (state + 2.0 * kv_heads * (double)(s->T * s->D));
 }
 
-/* The float64 definition (linear_reference.c) with the features forward draws. */
+/* The float64 definition (linear_reference.c) with the weight `features` forward reads. */
 static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
                              const float *k, const float *v, const int64_t *rows, int64_t nrows,
                              double *out)
 {
-    attn_fm f = make_plan(s, p).fm;
-    float *W = malloc((size_t)(f.m * f.D + 1) * sizeof(float));
-    void *scratch = malloc(attn_fm_draw_bytes(&f) + 1);
-    attn_status st = ATTN_EFAIL;
-    if (W && scratch) {
-        if (f.m) attn_fm_draw(&f, (uint64_t)p->v[P_SEED], W, scratch), f.W = W;
-        st = attn_fm_reference(&f, DEN_FLOOR, s, q, k, v, rows, nrows, out);
-    }
-    free(W), free(scratch);
-    return st;
+    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    if (given != ATTN_OK) return given;
+    const attn_fm f = feature_map(s, p);
+    return attn_fm_reference(&f, DEN_FLOOR, s, q, k, v, rows, nrows, out);
 }
 
 const attn_ops attn_kind_linear = {
@@ -575,8 +598,9 @@ const attn_ops attn_kind_linear = {
         "(causal: j <= i + S - T). map: elu(x)+1 (Katharopoulos 2020), relu, favor: positive\n"
         "orthogonal random features of exp(q.k/sqrt(D)) (Performer FAVOR+, Choromanski 2021),\n"
         "trig: random Fourier sin/cos features of exp(q.k/sqrt(D)) (RFA, Peng 2021); random\n"
-        "features drawn from `seed`. trig's denominator is floored at 1e-3 |phi(q)| sum |phi(k)|;\n"
-        "a row with denominator 0 is 0. Non-causal: phi(K)^T [V 1] per KV head by sgemm;\n"
+        "projections w_l: the weight `features` [m, D] (drawn from `seed`, or given), seen as\n"
+        "w_l . q / D^(1/4). trig's denominator is floored at 1e-3 |phi(q)| sum |phi(k)|; a\n"
+        "row with denominator 0 is 0. Non-causal: phi(K)^T [V 1] per KV head by sgemm;\n"
         "causal: chunked scan; decode: recurrent state of the first S-T keys.",
     .params = ATTN_PARAM_TABLE("linear", params),
     .check = check,
@@ -588,4 +612,6 @@ const attn_ops attn_kind_linear = {
     .state_bytes = state_bytes,
     .prepare = prepare,
     .decode = decode,
+    .weights = weights,
+    .draw_weights = draw_weights,
 };

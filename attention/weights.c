@@ -38,8 +38,9 @@ attn_status attn_weights_draw(const attn_ops *ops, const attn_shape *s, attn_par
         drawn[i] = malloc((size_t)attn_weight_elems(&w[i]) * sizeof(float) + 1);
         if (!drawn[i]) {
             attn_weights_free(drawn);
-            return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory for weight '%s' (%lld floats)",
-                             ops->name, w[i].name, (long long)attn_weight_elems(&w[i]));
+            return attn_fail(ATTN_EFAIL, msg, msg_len,
+                             "%s: out of memory for weight '%s' (%lld floats)", ops->name,
+                             w[i].name, (long long)attn_weight_elems(&w[i]));
         }
     }
     if (ops->draw_weights(s, p, drawn) != ATTN_OK) {

@@ -56,6 +56,13 @@ typedef struct ds_ops {
     /* A retrieval task (needle): the planted queries of fill(s, p, seed), in row order, into
      * plants (NULL: only count them); returns their number. */
     int64_t (*plants)(const attn_shape *s, const ds_params *p, uint64_t seed, ds_plant *plants);
+    /* Named tensors beside q, k, v (file: a kind's weights, attn_weight in attention.h): *found
+     * false when the data has no tensor `name`; else *found true, its rank and dims (dims of a
+     * rank above 4 not set) and, when data is not NULL, its values as float32 (float64
+     * converted; the caller sized data from the dims). ATTN_EINVAL (message) when it is not
+     * floating point or cannot be read. */
+    attn_status (*tensor)(const ds_params *p, const char *name, int *rank, int64_t dims[4],
+                          float *data, bool *found, char *msg, size_t msg_len);
 } ds_ops;
 
 /* A dataset's parameter table (parameters named in messages as "dataset 'NAME'"). */

@@ -2,6 +2,8 @@
  * file — the user's own tensors, e.g. captured from a real model: selected as file=PATH, an HDF5
  * file in the `bench run --input` layout, float datasets (float64 is converted to float32)
  *   q [B,H,Tf,D]   k [B,Hkv,S,D]   v [B,Hkv,S,D]
+ * and beside them a kind's weights (attn_weight), each a float dataset of the weight's name and
+ * dims (the `tensor` slot: read when present, whole).
  * The file fixes B, H, Hkv, S and D (and the scale, 1/sqrt(D)). The point uses the newest
  * T <= Tf queries of every head, rows Tf-T..Tf-1 (all of them by default; decode's q_len newest),
  * so the positions keep their meaning: file row r sits at position r + S - Tf. The seed is not
@@ -139,6 +141,40 @@ static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, 
     return st;
 }
 
+/* A named tensor beside q, k, v (a kind's weight): its rank, dims and, with data, its values. */
+static attn_status tensor(const ds_params *p, const char *name, int *rank, int64_t dims[4],
+                          float *data, bool *found, char *msg, size_t msg_len)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    *found = false;
+    hid_t file = H5Fopen(p->path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s as an HDF5 file", p->path);
+    attn_status st = ATTN_OK;
+    hid_t dset = -1, type = -1, space = -1;
+    if (H5Lexists(file, name, H5P_DEFAULT) <= 0) goto done;
+    *found = true;
+    if ((dset = H5Dopen2(file, name, H5P_DEFAULT)) < 0 || (type = H5Dget_type(dset)) < 0 ||
+        H5Tget_class(type) != H5T_FLOAT) {
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: '%s' is not a floating-point dataset",
+                       p->path, name);
+        goto done;
+    }
+    hsize_t hd[H5S_MAX_RANK];
+    space = H5Dget_space(dset);
+    *rank = space >= 0 ? H5Sget_simple_extent_dims(space, hd, NULL) : -1;
+    for (int d = 0; d < *rank && d < 4; d++) dims[d] = (int64_t)hd[d];
+    if (data && H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: reading '%s' failed (damaged file?)",
+                       p->path, name);
+done:
+    if (space >= 0) H5Sclose(space);
+    if (type >= 0) H5Tclose(type);
+    if (dset >= 0) H5Dclose(dset);
+    H5Fclose(file);
+    return st;
+}
+
 const ds_ops ds_file = {
     .name = "file",
     .summary = "your own q, k, v from an HDF5 file: --dataset file=PATH (the --input layout)",
@@ -146,9 +182,12 @@ const ds_ops ds_file = {
         "Float datasets q [B,H,Tf,D], k and v [B,Hkv,S,D] of the file (float64 converted).\n"
         "The file fixes B, H, Hkv, S, D: a sweep's --n, --heads, --kv-heads, --head-dim and\n"
         "--batch do not apply. The point uses the newest T queries, rows Tf-T..Tf-1 (prefill:\n"
-        "all Tf; decode: --q-len), so file row r keeps its position r + S - Tf.",
+        "all Tf; decode: --q-len), so file row r keeps its position r + S - Tf. A kind's\n"
+        "weights (bench list --verbose) are read from datasets of their names when present,\n"
+        "dims exactly as listed; the others are drawn from the kind's seed.",
     .params = {.owner = "file", .role = "dataset"},
     .takes_path = true,
     .fill = fill,
     .shape = shape,
+    .tensor = tensor,
 };

@@ -377,3 +377,196 @@ Test(cli, nonfinite_inputs_refused_and_outputs_marked)
     free(runs);
     free(pts);
 }
+
+/* The settings "NAME=CHOICE" of every named choice of every parameter of ops (the defaults
+ * first, as ""), so a kind whose weights depend on a choice (linear map=favor) is covered. */
+static int choice_settings(const attn_ops *ops, char out[][64], int max)
+{
+    int n = 0;
+    snprintf(out[n++], 64, "%s", "");
+    const attn_param_table *t = attn_kind_params(ops);
+    for (int i = 0; i < t->count; i++)
+        for (int c = 0; c < attn_param_choice_count(&t->defs[i]) && n < max; c++)
+            snprintf(out[n++], 64, "%s=%s", t->defs[i].name, t->defs[i].choices[c]);
+    return n;
+}
+
+/* Every kind with weights (registry-driven): `bench run --input` with the weights in the file
+ * (the drawn ones, perturbed) reproduces the float64 reference computed with them, records
+ * weights=file and writes them back with --output; a weight of other dims exits 2 with one line
+ * naming it, before anything is measured. (tools/check_input_output.py, the `input_output` test,
+ * checks the same against independent numpy definitions.) */
+Test(cli, run_takes_weights_from_the_input_file)
+{
+    const int B = 1, H = 4, T = 21, S = 30, D = 8;
+    int kinds_with_weights = 0;
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        char settings[16][64];
+        const int ns = choice_settings(ops, settings, 16);
+        for (int c = 0; c < ns; c++) {
+            const int64_t Hkv = attn_kind_kv_heads(ops, H, 0);
+            attn_shape s = attn_shape_init(B, H, Hkv, T, S, D, false);
+            attn_params p = tu_params(ops, settings[c], &s);
+            char msg[ATTN_MSG_LEN];
+            if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
+            attn_weight w[ATTN_MAX_WEIGHTS];
+            const int nw = attn_kind_weights(ops, &s, &p, w);
+            if (nw == 0) continue;
+            kinds_with_weights++;
+            float *owned[ATTN_MAX_WEIGHTS];
+            cr_assert_eq(attn_weights_draw(ops, &s, &p, owned, msg, sizeof msg), ATTN_OK, "%s",
+                         msg);
+            for (int i = 0; i < nw; i++) {
+                const int64_t e = attn_weight_elems(&w[i]);
+                float *noise = tu_random(e, 0.3, 70 + (uint64_t)i);
+                for (int64_t x = 0; x < e; x++) owned[i][x] = 0.8f * owned[i][x] + noise[x];
+                free(noise);
+            }
+            float *q = tu_random(attn_q_elems(&s), 1, 1), *k = tu_random(attn_kv_elems(&s), 1, 2);
+            float *v = tu_random(attn_kv_elems(&s), 1, 3);
+            char in[512], bad[512], outp[512];
+            snprintf(in, sizeof in, "%s/%s%d.h5", dir, ops->name, c);
+            snprintf(bad, sizeof bad, "%s/%s%d-bad.h5", dir, ops->name, c);
+            snprintf(outp, sizeof outp, "%s/%s%d-o.h5", dir, ops->name, c);
+            const int64_t qd[4] = {B, H, T, D}, kd[4] = {B, Hkv, S, D};
+            for (int f = 0; f < 2; f++) {
+                const char *path = f ? bad : in;
+                cr_assert_eq(bench_tensor_write(path, "q", qd, q, msg, sizeof msg), ATTN_OK);
+                cr_assert_eq(bench_tensor_write(path, "k", kd, k, msg, sizeof msg), ATTN_OK);
+                cr_assert_eq(bench_tensor_write(path, "v", kd, v, msg, sizeof msg), ATTN_OK);
+                for (int i = 0; i < nw; i++) {
+                    int64_t dims[4];
+                    memcpy(dims, w[i].dims, sizeof dims);
+                    dims[0] += f && i == nw - 1; /* the bad file: the last weight one row more */
+                    float *data = f ? calloc((size_t)attn_weight_elems(&w[i]) + 64, 4) : owned[i];
+                    cr_assert_eq(bench_tensor_add(path, w[i].name, w[i].rank, dims, data, NULL,
+                                                  NULL, 0, msg, sizeof msg),
+                                 ATTN_OK, "%s", msg);
+                    if (f) free(data);
+                }
+            }
+            cr_expect_eq(bench("run %s %s --input %s --reps 1", ops->name, settings[c], bad), 2,
+                         "%s %s: a weight of other dims: %s", ops->name, settings[c], err_text);
+            cr_expect(strstr(err_text, w[nw - 1].name) &&
+                          strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+                      "%s: expected one line naming '%s': %s", ops->name, w[nw - 1].name, err_text);
+            cr_assert_eq(bench("run %s %s --input %s --output %s --reps 1 --threads 2", ops->name,
+                               settings[c], in, outp),
+                         0, "%s %s: %s", ops->name, settings[c], err_text);
+            cr_expect(strstr(out_text, "weights=file") != NULL, "%s: %s", ops->name, out_text);
+            float *o;
+            int64_t od[4];
+            cr_assert(tu_read_tensor(outp, "o", od, &o));
+            attn_params given = p;
+            for (int i = 0; i < nw; i++) given.w[i] = owned[i];
+            double *ref = tu_reference(ops, &s, &given, q, k, v);
+            const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
+            cr_expect_leq(err, 1e-5, "%s %s: rel L2 %.3g against float64 with the file's weights",
+                          ops->name, settings[c], err);
+            free(o), free(ref), free(q), free(k), free(v);
+            attn_weights_free(owned);
+        }
+    }
+    cr_expect_gt(kinds_with_weights, 0, "no kind has weights: linear map=favor should");
+}
+
+/* Lines of err_text containing needle. */
+static int lines_with(const char *needle)
+{
+    int n = 0;
+    for (const char *at = err_text; (at = strstr(at, needle)) != NULL; at++) n++;
+    return n;
+}
+
+/* --max-point-time: a point predicted (from its series' previous n) over the budget is skipped,
+ * stored nowhere, and listed once per kind after the sweep; each series' first point is
+ * measured. The default --causal (auto) measures kinds defined with a mask causally. */
+Test(cli, sweep_skips_points_over_the_time_budget)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/b.h5", dir);
+    cr_assert_eq(bench("sweep --kinds full,linear --n 64,128,256 --max-point-time 1e-9 --heads 2 "
+                       "--head-dim 8 --reps 1 --warmup 0 --min-time 0 --threads 1 --quiet "
+                       "--dataset gaussian,local --out %s",
+                       file),
+                 0, "stderr: %s", err_text);
+    cr_expect(strstr(err_text, "skipped 8 points over the time budget") != NULL, "%s", err_text);
+    cr_expect_eq(lines_with("bench:   full (n=128, n=256; 4 points)"), 1, "%s", err_text);
+    cr_expect_eq(lines_with("bench:   linear (n=128, n=256; 4 points)"), 1, "%s", err_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    read_results(file, &runs, &nr, &pts, &np);
+    cr_expect_eq(np, 4, "only the n=64 points are stored");
+    for (int64_t p = 0; p < np; p++) {
+        cr_expect_eq(pts[p].kv_len, 64);
+        cr_expect_eq(pts[p].causal, 1, "--causal auto: full and linear are defined causal");
+        cr_expect_str_eq(pts[p].status, "ok");
+    }
+    free(runs);
+    free(pts);
+}
+
+/* Sweeps stay whole (registry-driven: exercised by every kind whose definition has no causal
+ * mask or no decode, linformer and nystrom when they land; skipped while none has): with
+ * --causal 1 such a kind's points are skipped and listed once, before measuring, with its
+ * reason, while full's are measured; --causal auto measures it without the mask; `run` refuses
+ * it with exit 2 and the reason on one line. */
+Test(cli, sweep_skips_points_outside_a_kinds_definition)
+{
+    int exercised = 0;
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        for (int decode = 0; decode < 2; decode++) {
+            attn_shape s =
+                attn_shape_init(1, 2, attn_kind_kv_heads(ops, 2, 0), decode ? 1 : 32, 32, 8, true);
+            s.decode = decode;
+            attn_params p = tu_params(ops, NULL, &s);
+            char why[ATTN_MSG_LEN], file[512], line[ATTN_MSG_LEN + 64];
+            if (attn_check(ops, &s, &p, why, sizeof why) != ATTN_ENODEF) continue;
+            exercised++;
+            snprintf(file, sizeof file, "%s/u-%s-%d.h5", dir, ops->name, decode);
+            cr_assert_eq(bench("sweep --kinds %s,full --n 32 --causal 1 --mode %s --heads 2 "
+                               "--head-dim 8 --reps 1 --warmup 0 --min-time 0 --threads 1 --quiet "
+                               "--dataset gaussian,local --out %s",
+                               ops->name, decode ? "decode" : "prefill", file),
+                         0, "%s decode=%d: %s", ops->name, decode, err_text);
+            cr_expect(strstr(err_text, "skipping 2 points outside their kind's definition") != NULL,
+                      "%s: %s", ops->name, err_text);
+            snprintf(line, sizeof line, "bench:   %s (%s; 2 points): %s", ops->name,
+                     decode ? "decode" : "causal=1", why);
+            cr_expect_eq(lines_with(line), 1, "%s: expected once '%s' in: %s", ops->name, line,
+                         err_text);
+            bench_run *runs;
+            bench_point *pts;
+            int64_t nr, np;
+            read_results(file, &runs, &nr, &pts, &np);
+            cr_expect_eq(np, 2, "%s: only full's points are stored", ops->name);
+            for (int64_t q = 0; q < np; q++) cr_expect_str_eq(pts[q].kind, "full");
+            free(runs), free(pts);
+            cr_expect_eq(bench("run %s --n 32 --heads 2 --head-dim 8 %s", ops->name,
+                               decode ? "--mode decode" : "--causal 1"),
+                         2, "%s", err_text);
+            cr_expect(strstr(err_text, why) &&
+                          strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+                      "%s: run should refuse with one line '%s': %s", ops->name, why, err_text);
+            if (decode) continue;
+            cr_assert_eq(bench("sweep --kinds %s,full --n 32 --heads 2 --head-dim 8 --reps 1 "
+                               "--warmup 0 --min-time 0 --threads 1 --quiet --dataset gaussian "
+                               "--out %s",
+                               ops->name, file),
+                         0, "%s --causal auto: %s", ops->name, err_text);
+            cr_expect(strstr(err_text, "--causal auto: measuring 1 point without the causal mask"),
+                      "%s: %s", ops->name, err_text);
+            read_results(file, &runs, &nr, &pts, &np);
+            cr_expect_eq(np, 2 + 2);
+            for (int64_t q = 2; q < np; q++)
+                cr_expect_eq(pts[q].causal, strcmp(pts[q].kind, "full") == 0, "%s", pts[q].kind);
+            free(runs), free(pts);
+        }
+    }
+    if (!exercised)
+        cr_skip_test("no kind is defined without a causal mask or decode yet (linformer and "
+                     "nystrom will be): the skipping path is not exercised");
+}

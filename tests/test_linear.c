@@ -196,6 +196,8 @@ Test(linear, decode_equals_last_rows_of_prefill)
                 }
                 void *state = bench_alloc(sb), *copy = bench_alloc(sb);
                 void *ws = bench_alloc(ops->workspace_bytes(&dec, &p));
+                float *owned[ATTN_MAX_WEIGHTS]; /* the features tu_forward drew for the prefill */
+                cr_assert_eq(attn_weights_draw(ops, &dec, &p, owned, msg, sizeof msg), ATTN_OK);
                 cr_assert_eq(ops->prepare(&dec, &p, k, v, state, ws), ATTN_OK);
                 memcpy(copy, state, sb);
                 cr_assert_eq(ops->decode(&dec, &p, qd, k, v, od, state, ws), ATTN_OK);
@@ -209,6 +211,7 @@ Test(linear, decode_equals_last_rows_of_prefill)
                           "%s T=%lld: a second decode differs", settings, (long long)T);
                 free(q), free(k), free(v), free(o), free(qd), free(od), free(od2), free(want);
                 free(state), free(copy), free(ws);
+                attn_weights_free(owned);
             }
 }
 
@@ -403,4 +406,65 @@ Test(linear, params_and_checks)
     s.T = 2, s.causal = false;
     cr_expect_eq(attn_check(ops, &s, &p, msg, sizeof msg), ATTN_EINVAL);
     cr_expect(strstr(msg, "causal") != NULL, "%s", msg);
+}
+
+/* favor and trig take their projections as the weight `features` [m, D] (elu, relu: none):
+ * forward refuses to run without it, and with features of the caller's (the drawn ones,
+ * perturbed) forward, decode and the float64 reference all use them. */
+Test(linear, features_are_a_weight)
+{
+    const attn_ops *ops = linear();
+    char msg[ATTN_MSG_LEN];
+    for (int m = 0; m < MAPS; m++)
+        for (int causal = 0; causal < 2; causal++) {
+            char settings[64];
+            snprintf(settings, sizeof settings, "map=%s features=24", map_names[m]);
+            attn_params p = with(settings);
+            attn_shape s = attn_shape_init(1, 4, 2, 40, 40, 16, causal);
+            s.threads = 2;
+            attn_weight w[ATTN_MAX_WEIGHTS];
+            const int nw = attn_kind_weights(ops, &s, &p, w);
+            cr_expect_eq(nw, m >= 2, "%s: %d weights", settings, nw);
+            if (nw != 1) continue;
+            cr_expect_str_eq(w[0].name, "features");
+            cr_expect(w[0].rank == 2 && w[0].dims[0] == 24 && w[0].dims[1] == 16, "%s", settings);
+            const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
+            float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
+            float *o = bench_alloc((size_t)qn * 4), *od = bench_alloc((size_t)qn * 4);
+            void *ws = bench_alloc(ops->workspace_bytes(&s, &p));
+            cr_expect_eq(ops->forward(&s, &p, q, k, v, o, ws), ATTN_EINVAL, "%s", settings);
+            free(ws);
+            float *owned[ATTN_MAX_WEIGHTS], *noise = tu_random(24 * 16, 0.5, 9);
+            attn_params drawn = p, given = p;
+            cr_assert_eq(attn_weights_draw(ops, &s, &drawn, owned, msg, sizeof msg), ATTN_OK);
+            float mine[24 * 16];
+            for (int e = 0; e < 24 * 16; e++) mine[e] = owned[0][e] + noise[e];
+            given.w[0] = mine;
+            cr_assert_eq(tu_forward(ops, &s, &given, q, k, v, o), ATTN_OK);
+            cr_assert_eq(tu_forward(ops, &s, &drawn, q, k, v, od), ATTN_OK);
+            double *ref = tu_reference(ops, &s, &given, q, k, v);
+            const double err = tu_rel_l2(o, ref, qn), moved = tu_rel_l2(od, ref, qn);
+            cr_expect_leq(err, 1e-5, "%s causal=%d: rel L2 %.3g with given features", settings,
+                          causal, err);
+            cr_expect_gt(moved, 1e-3, "%s causal=%d: the given features changed nothing", settings,
+                         causal);
+            if (causal) { /* decode the last 5 rows from a state prepared with them */
+                attn_shape dec = attn_shape_init(1, 4, 2, 5, 40, 16, true);
+                dec.threads = 2, dec.decode = true;
+                float *qd = bench_alloc(4 * 5 * 16 * 4), *odec = bench_alloc(4 * 5 * 16 * 4);
+                double want[4 * 5 * 16];
+                for (int64_t h = 0; h < 4; h++)
+                    for (int64_t e = 0; e < 5 * 16; e++)
+                        qd[h * 80 + e] = q[(h * 40 + 35) * 16 + e],
+                                    want[h * 80 + e] = o[(h * 40 + 35) * 16 + e];
+                void *st = bench_alloc(ops->state_bytes(&dec, &given));
+                void *dws = bench_alloc(ops->workspace_bytes(&dec, &given));
+                cr_assert_eq(ops->prepare(&dec, &given, k, v, st, dws), ATTN_OK);
+                cr_assert_eq(ops->decode(&dec, &given, qd, k, v, odec, st, dws), ATTN_OK);
+                cr_expect_leq(tu_rel_l2(odec, want, 4 * 5 * 16), 1e-5, "%s decode", settings);
+                free(qd), free(odec), free(st), free(dws);
+            }
+            attn_weights_free(owned);
+            free(q), free(k), free(v), free(o), free(od), free(ref), free(noise);
+        }
 }

@@ -8,7 +8,8 @@
 #                                        command to regenerate when they differ (the `docs` test)
 # BENCH is the bench executable (build/harness/bench), not the ./bench launcher.
 # Each entry of the verbose listing is "  NAME  SUMMARY", then its definition lines (indented 6),
-# then one line per parameter ("      NAME(padded to 14) = DEFAULT SUMMARY RANGE"). An entry that
+# then one line per parameter ("      NAME(padded to 14) = DEFAULT SUMMARY RANGE"), then one per
+# weight ("      weight NAME [DIMS] (WHERE) SUMMARY": a table of weights). An entry that
 # does not read that way is copied verbatim into a code block instead of being guessed at.
 set -eu
 
@@ -62,6 +63,17 @@ to_markdown() {
         prow[np++] = "| " code(name) " | " code(def) " | " code(range) " | " esc(summary) " |"
         return 1
     }
+    # A weight line (bench list --verbose): 6 spaces, "weight", its name, its dims "[a,b]", then
+    # where they hold and its summary.
+    function parse_weight(line,    s, wname, dims) {
+        if (!match(line, /^      weight [a-z0-9_]+ \[[0-9,]+\] /)) return 0
+        s = substr(line, 14)
+        wname = substr(s, 1, index(s, " ") - 1)
+        s = substr(s, length(wname) + 2)
+        dims = substr(s, 1, index(s, " ") - 1)
+        wrow[nw++] = "| " code(wname) " | " code(dims) " | " esc(substr(s, length(dims) + 2)) " |"
+        return 1
+    }
     function flush(    i) {
         if (name == "") return
         print ""
@@ -85,6 +97,14 @@ to_markdown() {
                 print "|---|---|---|---|"
                 for (i = 0; i < np; i++) print prow[i]
             }
+            if (nw > 0) {
+                print ""
+                print "Weights (inputs: given in the `--input` file as datasets of these names, else drawn from the kind'"'"'s seed):"
+                print ""
+                print "| weight | dims | meaning |"
+                print "|---|---|---|"
+                for (i = 0; i < nw; i++) print wrow[i]
+            }
         }
         name = ""
     }
@@ -97,7 +117,7 @@ to_markdown() {
         name = $1
         summary = substr($0, 3 + length(name) + 1)
         sub(/^ +/, "", summary)
-        regular = 1; nd = 0; np = 0; nraw = 0
+        regular = 1; nd = 0; np = 0; nw = 0; nraw = 0
         raw[nraw++] = substr($0, 3)
         names[n++] = name
         next
@@ -106,6 +126,8 @@ to_markdown() {
         if (name == "") { regular = 0; next }
         raw[nraw++] = substr($0, 3)
         if (substr($0, 1, 6) != "      ") { regular = 0; next }
+        if (parse_weight($0)) next
+        if (nw > 0) { regular = 0; next }     # anything after a weight: not the format
         if (parse_param($0)) next
         if (np > 0) regular = 0               # definition text after a parameter: not the format
         def[nd++] = substr($0, 7)

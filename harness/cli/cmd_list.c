@@ -1,5 +1,6 @@
 /* cmd_list.c — `bench list`: the registered kinds, their parameters, and the datasets. */
 #include <stdio.h>
+#include <string.h>
 
 #include "commands.h"
 #include "datasets.h"
@@ -35,11 +36,53 @@ void bench_print_entry(const char *name, const char *summary, const char *defini
     }
 }
 
+/* A kind's weights (attn_ops.weights) at n = 1024, 8 heads of dim 64: those of its defaults,
+ * then those only a named choice of a parameter brings (linear map=favor), each once:
+ *   "      weight NAME [dims] (setting; at n=1024 H=8 D=64) SUMMARY". */
+static void print_weights(const attn_ops *k)
+{
+    const attn_param_table *t = attn_kind_params(k);
+    char shown[ATTN_MAX_WEIGHTS * 8][64];
+    int nshown = 0;
+    for (int i = -1; i < t->count; i++)
+        for (int c = 0; c < (i < 0 ? 1 : attn_param_choice_count(&t->defs[i])); c++) {
+            attn_shape s =
+                attn_shape_init(1, 8, attn_kind_kv_heads(k, 8, 0), 1024, 1024, 64, false);
+            attn_params p = attn_params_defaults(t);
+            char setting[96] = "defaults", msg[ATTN_MSG_LEN];
+            if (i >= 0) {
+                p.v[i] = c;
+                snprintf(setting, sizeof setting, "%s=%s", t->defs[i].name, t->defs[i].choices[c]);
+            }
+            attn_params_resolve(k, &s, &p);
+            attn_weight w[ATTN_MAX_WEIGHTS];
+            const int n =
+                attn_check(k, &s, &p, msg, sizeof msg) ? 0 : attn_kind_weights(k, &s, &p, w);
+            for (int j = 0; j < n; j++) {
+                bool seen = false;
+                for (int e = 0; e < nshown && !seen; e++) seen = strcmp(shown[e], w[j].name) == 0;
+                if (seen || nshown == (int)(sizeof shown / sizeof shown[0])) continue;
+                snprintf(shown[nshown++], 64, "%s", w[j].name);
+                char dims[96];
+                int len = snprintf(dims, sizeof dims, "[");
+                for (int d = 0; d < w[j].rank; d++)
+                    len += snprintf(dims + len, sizeof dims - (size_t)len, "%s%lld", d ? "," : "",
+                                    (long long)w[j].dims[d]);
+                snprintf(dims + len, sizeof dims - (size_t)len, "]");
+                printf("      weight %s %s (%s; at n=1024 H=8 D=64) %s\n", w[j].name, dims, setting,
+                       w[j].summary);
+            }
+        }
+}
+
 int bench_cmd_list(int argc, char **argv)
 {
     const char *help = NULL, *verbose = NULL;
     const bench_opt opts[] = {
-        {"--verbose", NULL, "also print each kind's exact definition", &verbose},
+        {"--verbose", NULL,
+         "also print each kind's exact definition and its weights (the tensors --input may "
+         "give)",
+         &verbose},
         {"--help", NULL, "this help", &help},
     };
     const int nopts = sizeof opts / sizeof opts[0];
@@ -61,6 +104,7 @@ int bench_cmd_list(int argc, char **argv)
         const attn_ops *k = attn_kind_at(n);
         bench_print_entry(k->name, k->summary, verbose ? k->definition : NULL, k->params.defs,
                           k->params.count);
+        if (verbose) print_weights(k);
     }
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);

@@ -152,6 +152,28 @@ static int store_point(bench_store *store, int argc, char **argv, const bench_me
     return exit_code;
 }
 
+/* The kind's weights the point used, beside `o` in path (--output): the data's or drawn again
+ * from the kind's seed (the same values), each a dataset of its name with attributes kind,
+ * summary and source (where it came from: file, seed). */
+static attn_status write_weights(const char *path, const bench_point_spec *spec, char *msg,
+                                 size_t msg_len)
+{
+    attn_params p = spec->params;
+    float *owned[ATTN_MAX_WEIGHTS];
+    const char *from[ATTN_MAX_WEIGHTS];
+    attn_status st = bench_point_weights(spec, &p, owned, from, msg, msg_len);
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    const int n = st ? 0 : attn_kind_weights(spec->ops, &spec->shape, &p, w);
+    for (int i = 0; i < n && !st; i++) {
+        const char *names[] = {"kind", "summary", "source"};
+        const char *values[] = {spec->ops->name, w[i].summary, from[i]};
+        st = bench_tensor_add(path, w[i].name, w[i].rank, w[i].dims, p.w[i], names, values, 3, msg,
+                              msg_len);
+    }
+    attn_weights_free(owned);
+    return st;
+}
+
 /* Measure the point; write its output (--output) and its row (store: --out); print the row. */
 static int measure(int argc, char **argv, const run_opts *o, const bench_point_spec *spec,
                    const bench_measure_cfg *mc, bench_store *store)
@@ -169,6 +191,7 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
         const attn_shape *s = &spec->shape;
         const int64_t od[4] = {s->B, s->H, s->T, s->D};
         st = bench_tensor_write(o->output, "o", od, out, msg, sizeof msg);
+        if (st == ATTN_OK) st = write_weights(o->output, spec, msg, sizeof msg);
     }
     if (store) exit_code = store_point(store, argc, argv, mc, &pt, samples, nsamples, &sgemm);
     if (st != ATTN_OK) exit_code = bench_fail(st, msg);

@@ -16,13 +16,18 @@
 #include "machine.h"
 #include "point.h"
 #include "progress.h"
+#include "skips.h"
 #include "spec.h"
 #include "table.h"
 
 enum { MAX_SETS = 8, MAX_POINTS = 100000 };
 
 #define DEFAULT_N "512:8192:x2"
-#define DEFAULT_CAUSAL "1"
+#define DEFAULT_CAUSAL "auto"
+#define CAUSAL_AUTO (-1) /* --causal auto: 1, or 0 where the kind is defined without the mask */
+/* With the default --n, a point predicted to take longer (seconds) is skipped: see
+ * over_budget. */
+#define DEFAULT_MAX_POINT_TIME "4"
 #define DEFAULT_DATASETS "gaussian,local,needle"
 
 typedef struct int_axis {
@@ -70,6 +75,17 @@ static attn_status parse_axis(int_axis *ax, const char *what, const char *text, 
 {
     ax->name = what;
     return bench_parse_i64_list(text, what, min, max, &ax->v, &ax->n, msg, msg_len);
+}
+
+/* --causal auto (one value, CAUSAL_AUTO) or a list of 0 and 1. */
+static attn_status parse_causal(int_axis *ax, const char *text, char *msg, size_t msg_len)
+{
+    if (strcmp(text, "auto") != 0) return parse_axis(ax, "--causal", text, 0, 1, msg, msg_len);
+    ax->name = "--causal";
+    if (!(ax->v = malloc(sizeof *ax->v)))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    ax->v[0] = CAUSAL_AUTO, ax->n = 1;
+    return ATTN_OK;
 }
 
 /* --mode prefill,decode as an axis of 0 (prefill) and 1 (decode). */
@@ -209,10 +225,12 @@ enum {
     NAXES
 };
 
-/* The points found so far. */
+/* The points found so far; those left out (outside their kind's definition), and those --causal
+ * auto measures without the mask. */
 typedef struct spec_list {
     bench_point_spec *v;
     int64_t n, cap;
+    bench_skips undefined, uncausal;
 } spec_list;
 
 /* Is grid position i of kind ops a point, and not a repeat of an earlier one? */
@@ -235,7 +253,37 @@ static bool is_point(const grid *g, const attn_ops *ops, const int *i)
     return true;
 }
 
-/* Append the point of kind ops with parameters p at grid position i, built and checked. */
+/* Build the point of kind ops with parameters p at grid position i into sp, causal or not
+ * (decode: always), and check it (bench_point_check's status; why says what is wrong). */
+static attn_status build_point(const grid *g, const bench_measure_cfg *mc, const attn_ops *ops,
+                               const attn_params *p, const int *i, bool causal,
+                               bench_point_spec *sp, char *why, size_t why_len)
+{
+    const ds_variant *dv = &g->datasets[i[AX_DATASET]];
+    const bool decode = g->mode.v[i[AX_MODE]] != 0;
+    *sp = (bench_point_spec){.ops = ops,
+                             .params = *p,
+                             .dataset = dv->ops,
+                             .dataset_params = dv->params};
+    const bench_shape_req req = {.n = g->n.v[i[AX_N]],
+                                 .q_len = decode ? g->q_len.v[i[AX_Q_LEN]] : 0,
+                                 .batch = g->batch.v[i[AX_BATCH]],
+                                 .heads = g->heads.v[i[AX_HEADS]],
+                                 .head_dim = g->head_dim.v[i[AX_HEAD_DIM]],
+                                 .kv_heads = g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0,
+                                 .causal = decode || causal,
+                                 .decode = decode};
+    char where[4200];
+    snprintf(where, sizeof where, "--dataset %s=%s", dv->ops->name,
+             dv->params.path ? dv->params.path : "");
+    if (bench_spec_build(sp, &req, mc, where, ": leave it out (--kinds)", why, why_len))
+        return ATTN_EFAIL; /* why is the whole message */
+    return bench_point_check(sp, why, why_len);
+}
+
+/* Append the point of kind ops with parameters p at grid position i, built and checked. A point
+ * outside the kind's definition (ATTN_ENODEF) is left out and counted in out->undefined; with
+ * --causal auto, a causal one is first tried without the mask (counted in out->uncausal). */
 static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const attn_ops *ops,
                              const attn_params *p, const int *i, spec_list *out, char *msg,
                              size_t msg_len)
@@ -251,32 +299,28 @@ static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const a
                              (long long)cap);
         out->v = grown, out->cap = cap;
     }
-    const ds_variant *dv = &g->datasets[i[AX_DATASET]];
-    const bool decode = g->mode.v[i[AX_MODE]] != 0;
-    const int64_t n = g->n.v[i[AX_N]];
-    bench_point_spec *sp = &out->v[out->n++];
-    *sp = (bench_point_spec){.ops = ops,
-                             .params = *p,
-                             .dataset = dv->ops,
-                             .dataset_params = dv->params};
-    const bench_shape_req req = {.n = n,
-                                 .q_len = decode ? g->q_len.v[i[AX_Q_LEN]] : 0,
-                                 .batch = g->batch.v[i[AX_BATCH]],
-                                 .heads = g->heads.v[i[AX_HEADS]],
-                                 .head_dim = g->head_dim.v[i[AX_HEAD_DIM]],
-                                 .kv_heads = g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0,
-                                 .causal = decode || g->causal.v[i[AX_CAUSAL]] != 0,
-                                 .decode = decode};
-    char where[4200];
-    snprintf(where, sizeof where, "--dataset %s=%s", dv->ops->name,
-             dv->params.path ? dv->params.path : "");
-    if (bench_spec_build(sp, &req, mc, where, ": leave it out (--kinds)", msg, msg_len))
-        return ATTN_EINVAL;
-    char why[ATTN_MSG_LEN];
-    if (bench_point_check(sp, why, sizeof why))
+    bench_point_spec *sp = &out->v[out->n];
+    const bool decode = g->mode.v[i[AX_MODE]] != 0, autocausal = g->causal.v[i[AX_CAUSAL]] < 0;
+    char why[ATTN_MSG_LEN], masked[ATTN_MSG_LEN];
+    attn_status st =
+        build_point(g, mc, ops, p, i, g->causal.v[i[AX_CAUSAL]] != 0, sp, why, sizeof why);
+    if (st == ATTN_ENODEF && autocausal && !decode) {
+        snprintf(masked, sizeof masked, "%s", why);
+        st = build_point(g, mc, ops, p, i, false, sp, why, sizeof why);
+        if (st == ATTN_OK &&
+            bench_skips_add(&out->uncausal, ops->name, "causal=0", masked, msg, msg_len))
+            return ATTN_EFAIL;
+    }
+    if (st == ATTN_ENODEF)
+        return bench_skips_add(&out->undefined, ops->name,
+                               decode ? "decode" : (sp->shape.causal ? "causal=1" : "causal=0"),
+                               why, msg, msg_len);
+    if (st == ATTN_EFAIL) return attn_fail(ATTN_EINVAL, msg, msg_len, "%s", why);
+    if (st)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s n=%lld heads=%lld kv_heads=%lld: %s",
-                         ops->name, dv->ops->name, (long long)sp->shape.S, (long long)sp->shape.H,
-                         (long long)sp->shape.Hkv, why);
+                         ops->name, sp->dataset->name, (long long)sp->shape.S,
+                         (long long)sp->shape.H, (long long)sp->shape.Hkv, why);
+    out->n++;
     return ATTN_OK;
 }
 
@@ -306,9 +350,9 @@ static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc, c
 }
 
 /* Every point of the grid, in a fixed order (kinds, their --set combinations, then the grid
- * axes); each one checked. */
-static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_point_spec **specs,
-                             int64_t *count, char *msg, size_t msg_len)
+ * axes); each one checked, those outside their kind's definition left out (out->undefined). */
+static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, spec_list *list, char *msg,
+                             size_t msg_len)
 {
     spec_list out = {0};
     attn_status st = ATTN_OK;
@@ -330,10 +374,17 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, bench_p
     }
     if (st) {
         free(out.v);
+        bench_skips_free(&out.undefined);
+        bench_skips_free(&out.uncausal);
         return st;
     }
-    *specs = out.v;
-    *count = out.n;
+    *list = out;
+    if (out.n == 0 && out.undefined.total > 0) {
+        bench_skips_print(stderr, &out.undefined, "skipping", "outside their kind's definition");
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "nothing to measure: every point of the grid is outside its kind's "
+                         "definition");
+    }
     return ATTN_OK;
 }
 
@@ -381,6 +432,7 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
 /* The options of bench sweep as text (NULL: not given). */
 typedef struct sweep_opts {
     const char *help, *kinds, *n, *mode, *q_len, *heads, *kv_heads, *head_dim, *batch, *causal;
+    const char *max_point_time;
     const char *dataset, *out, *quiet, *plots;
     const char *set[MAX_SETS];
     int nset;
@@ -391,8 +443,12 @@ static const char sweep_description[] =
     "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x\n"
     "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
     "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
-    "causal, 8 heads of dim 64, datasets " DEFAULT_DATASETS " (about 3 minutes on 2\n"
-    "cores), then its figures are drawn into plots/.\n"
+    "causal (--causal auto: non-causal for a kind defined without the mask), 8 heads of dim\n"
+    "64, datasets " DEFAULT_DATASETS ", points predicted over " DEFAULT_MAX_POINT_TIME
+    " s skipped\n"
+    "(--max-point-time; about 3 minutes on 2 cores), then its figures are drawn into plots/.\n"
+    "Points outside their kind's definition (a causal mask for a kind defined without one)\n"
+    "are skipped and listed once before measuring.\n"
     "A file dataset (--dataset file=qkv.h5) fixes the shape: --n, --heads, --kv-heads,\n"
     "--head-dim and --batch do not apply to its points (decode: its --q-len newest queries).\n"
     "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5";
@@ -439,9 +495,7 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
                         msg, msg_len);
     if (!st)
         st = parse_axis(&g->batch, "--batch", o->batch ? o->batch : "1", 1, 1 << 20, msg, msg_len);
-    if (!st)
-        st = parse_axis(&g->causal, "--causal", o->causal ? o->causal : DEFAULT_CAUSAL, 0, 1, msg,
-                        msg_len);
+    if (!st) st = parse_causal(&g->causal, o->causal ? o->causal : DEFAULT_CAUSAL, msg, msg_len);
     for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
     if (!st) st = expand_datasets(g, msg, msg_len);
     return st;
@@ -506,7 +560,38 @@ typedef struct sweep_tally {
     int failed, noisy; /* points that failed; that warned of noisy timings */
     int nonfinite;     /* points whose output held a NaN or Inf */
     bool store_failed; /* a point could not be stored (msg says why): the sweep stopped */
+    bench_skips over;  /* points skipped as over the time budget (status "skipped") */
 } sweep_tally;
+
+/* Points a and b of one series: the same but for n (q_len and kv_len). */
+static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
+{
+    const attn_shape *x = &a->shape, *y = &b->shape;
+    const bool same_path = a->dataset_params.path == b->dataset_params.path ||
+                           (a->dataset_params.path && b->dataset_params.path &&
+                            strcmp(a->dataset_params.path, b->dataset_params.path) == 0);
+    return a->ops == b->ops && memcmp(a->params.v, b->params.v, sizeof a->params.v) == 0 &&
+           a->dataset == b->dataset &&
+           memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
+           same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
+           x->causal == y->causal && x->decode == y->decode && x->threads == y->threads &&
+           (x->decode ? x->T == y->T : true);
+}
+
+/* Would point p take longer than budget_s? Predicted (predict_s) at the rate of the previous
+ * point of its series, measured just before it at a smaller n (n turns fastest): that point's
+ * flops over its median time. A point after one skipped so is skipped too; a series' first point
+ * never is, so every kind is measured. */
+static bool over_budget(const bench_point_spec *specs, const bench_point *points, int64_t p,
+                        double budget_s)
+{
+    if (!(budget_s > 0) || p == 0 || !same_series(&specs[p - 1], &specs[p])) return false;
+    const bench_point *prev = &points[p - 1];
+    if (strcmp(prev->status, "skipped") == 0) return true;
+    if (strcmp(prev->status, "ok") != 0 || !(prev->time_median_s > 0) || !(prev->flops > 0))
+        return false;
+    return predict_s(&specs[p], prev->flops / prev->time_median_s) > budget_s;
+}
 
 /* Seconds points [from, count) should take at the rate seen so far; NaN before any. */
 static double eta_s(const bench_point_spec *specs, int64_t from, int64_t count, double timed_flops,
@@ -518,15 +603,26 @@ static double eta_s(const bench_point_spec *specs, int64_t from, int64_t count, 
     return eta;
 }
 
-/* Measure every point into points[] and store it (run run_id), with progress unless quiet. */
+/* Measure every point into points[] and store it (run run_id), with progress unless quiet; a
+ * point over budget_s (over_budget; 0: none) is skipped: status "skipped", not stored. */
 static sweep_tally measure_points(const bench_point_spec *specs, bench_point *points,
                                   int64_t npoints, int64_t run_id, bench_store *store, bool quiet,
-                                  char *msg, size_t msg_len)
+                                  double budget_s, char *msg, size_t msg_len)
 {
     sweep_tally t = {0};
     bench_progress pr = bench_progress_start(npoints);
     double timed_flops = 0, timed_s = 0; /* the rate seen so far, for the ETA */
     for (int64_t p = 0; p < npoints && !t.store_failed; p++) {
+        if (over_budget(specs, points, p, budget_s)) {
+            char what[64], why[ATTN_MSG_LEN];
+            snprintf(points[p].status, sizeof points[p].status, "skipped");
+            snprintf(what, sizeof what, "n=%lld", (long long)specs[p].shape.S);
+            snprintf(why, sizeof why,
+                     "predicted over --max-point-time %g s from the time at the previous n",
+                     budget_s);
+            t.store_failed = bench_skips_add(&t.over, specs[p].ops->name, what, why, msg, msg_len);
+            continue;
+        }
         char label[256];
         describe(&specs[p], label, sizeof label);
         if (!quiet)
@@ -567,11 +663,16 @@ static void print_summary(const bench_run *run, const bench_point *points, int64
         const bool retrieval = bench_table_has_retrieval(points, npoints);
         bench_table_header(stdout, retrieval);
         for (int64_t p = 0; p < npoints; p++)
-            bench_table_row(stdout, &points[p], run->sgemm_gflops, retrieval);
+            if (strcmp(points[p].status, "skipped") != 0)
+                bench_table_row(stdout, &points[p], run->sgemm_gflops, retrieval);
     }
     printf("results: %s (run %lld, %lld points%s%s)\n", out_path, (long long)run->run_id,
-           (long long)npoints, t->failed ? ", some failed: see status/message" : "",
+           (long long)(npoints - t->over.total),
+           t->failed ? ", some failed: see status/message" : "",
            t->nonfinite ? ", some with non-finite outputs: status nonfinite" : "");
+    bench_skips_print(
+        stderr, &t->over, "skipped",
+        "over the time budget (give --n, or raise --max-point-time, to measure them)");
     if (t->noisy)
         fprintf(stderr,
                 "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
@@ -597,11 +698,14 @@ static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
  * then the figures: asked for with --plots, and always after the no-options sweep. The exit
  * status. */
 static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure_cfg *mc,
-                 const bench_point_spec *specs, bench_point *points, int64_t npoints,
-                 bench_store *store, const char *out_path)
+                 const spec_list *list, double budget_s, bench_point *points, bench_store *store,
+                 const char *out_path)
 {
     char msg[ATTN_MSG_LEN];
     const bool quiet = o->quiet != NULL;
+    bench_skips_print(stderr, &list->undefined, "skipping", "outside their kind's definition");
+    bench_skips_print(stderr, &list->uncausal, "--causal auto: measuring",
+                      "without the causal mask (their kind is defined without one)");
     if (!quiet)
         fprintf(stderr,
                 "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
@@ -612,13 +716,16 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
         bench_store_close(store);
         return bench_fail(ATTN_EFAIL, msg);
     }
-    const sweep_tally t =
-        measure_points(specs, points, npoints, run.run_id, store, quiet, msg, sizeof msg);
+    sweep_tally t = measure_points(list->v, points, list->n, run.run_id, store, quiet, budget_s,
+                                   msg, sizeof msg);
     bench_store_close(store);
-    if (t.store_failed) return bench_fail(ATTN_EFAIL, msg);
-    print_summary(&run, points, npoints, out_path, mc->threads, quiet, &t);
-    if ((o->plots || argc == 2) && draw_plots(o->plots, out_path, run.run_id)) return 1;
-    return t.failed || (t.nonfinite && !mc->allow_nonfinite) ? 1 : 0;
+    int exit_code = t.failed || (t.nonfinite && !mc->allow_nonfinite) ? 1 : 0;
+    if (t.store_failed) exit_code = bench_fail(ATTN_EFAIL, msg);
+    else print_summary(&run, points, list->n, out_path, mc->threads, quiet, &t);
+    if (!t.store_failed && (o->plots || argc == 2) && draw_plots(o->plots, out_path, run.run_id))
+        exit_code = 1;
+    bench_skips_free(&t.over);
+    return exit_code;
 }
 
 int bench_cmd_sweep(int argc, char **argv)
@@ -639,7 +746,10 @@ int bench_cmd_sweep(int argc, char **argv)
          &o.kv_heads},
         {"--head-dim", "LIST", "head dimensions (default 64)", &o.head_dim},
         {"--batch", "LIST", "batch sizes (default 1)", &o.batch},
-        {"--causal", "LIST", "0, 1 or 0,1 (default " DEFAULT_CAUSAL ")", &o.causal},
+        {"--causal", "LIST",
+         "0, 1, 0,1 or auto: 1, or 0 for a kind defined without a causal mask (default " DEFAULT_CAUSAL
+         "); a point outside its kind's definition is skipped and listed",
+         &o.causal},
         {"--dataset", "LIST",
          "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
          "bench datasets)",
@@ -652,6 +762,10 @@ int bench_cmd_sweep(int argc, char **argv)
          "results file; appended to if it exists (default "
          "results/<UTC time>.h5)",
          &o.out},
+        {"--max-point-time", "SEC",
+         "skip a point predicted (from its previous n) to take longer, listing it (default " DEFAULT_MAX_POINT_TIME
+         " with the default --n, else 0: none)",
+         &o.max_point_time},
         {"--quiet", NULL, "no progress line and no summary table", &o.quiet},
         {"--help", NULL, "this help", &o.help},
         {"--plots", "DIR",
@@ -672,24 +786,29 @@ int bench_cmd_sweep(int argc, char **argv)
     }
     bench_measure_cfg mc;
     grid g = {0};
-    bench_point_spec *specs = NULL;
+    spec_list list = {0};
     bench_point *points = NULL;
-    int64_t npoints = 0;
     char out_path[4096];
     bench_store *store = NULL;
+    double budget_s = 0;
     attn_status st = bench_measure_parse(&o.measure, &mc, msg, sizeof msg);
+    if (!st && (o.max_point_time || !o.n))
+        st = bench_parse_double(o.max_point_time ? o.max_point_time : DEFAULT_MAX_POINT_TIME,
+                                "--max-point-time", 0, 1e9, &budget_s, msg, sizeof msg);
     if (!st) st = parse_grid(&o, &g, msg, sizeof msg);
-    if (!st) st = enumerate(&g, &mc, &specs, &npoints, msg, sizeof msg);
+    if (!st) st = enumerate(&g, &mc, &list, msg, sizeof msg);
     if (!st) st = check_plot_dir(&o, o.plots || argc == 2, msg, sizeof msg);
     if (!st) st = check_file_datasets(&g, &mc, msg, sizeof msg);
-    if (!st && !(points = calloc((size_t)npoints, sizeof *points)))
+    if (!st && !(points = calloc((size_t)list.n + 1, sizeof *points)))
         st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "out of memory for %lld points",
-                       (long long)npoints);
+                       (long long)list.n);
     if (!st) st = open_results(&o, out_path, sizeof out_path, &store, msg, sizeof msg);
     const int exit_code = st ? bench_fail(st, msg)
-                             : sweep(argc, argv, &o, &mc, specs, points, npoints, store, out_path);
+                             : sweep(argc, argv, &o, &mc, &list, budget_s, points, store, out_path);
     grid_free(&g); /* after the points: their file paths point into it */
     free(points);
-    free(specs);
+    free(list.v);
+    bench_skips_free(&list.undefined);
+    bench_skips_free(&list.uncausal);
     return exit_code;
 }

@@ -50,9 +50,52 @@ size_t bench_point_state_bytes(const bench_point_spec *spec)
 double bench_point_bytes(const bench_point_spec *spec)
 {
     const attn_shape *s = &spec->shape;
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    double weights = 0;
+    for (int i = attn_kind_weights(spec->ops, s, &spec->params, w) - 1; i >= 0; i--)
+        weights += sizeof(float) * (double)attn_weight_elems(&w[i]);
     return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
-           (double)spec->ops->workspace_bytes(s, &spec->params) +
+           weights + (double)spec->ops->workspace_bytes(s, &spec->params) +
            (double)bench_point_state_bytes(spec);
+}
+
+/* "[a,b,...]" of the first rank dims. */
+static void format_dims(int rank, const int64_t *dims, char *buf, size_t len)
+{
+    int w = snprintf(buf, len, "[");
+    for (int d = 0; d < rank && d < 4 && w < (int)len; d++)
+        w += snprintf(buf + w, len - (size_t)w, "%s%lld", d ? "," : "", (long long)dims[d]);
+    if (rank > 4 && w < (int)len) w += snprintf(buf + w, len - (size_t)w, ",...");
+    if (w < (int)len) snprintf(buf + w, len - (size_t)w, "]");
+}
+
+/* Weight w of the point in its data (a file's dataset of its name): *found, and its values into
+ * data when not NULL; ATTN_EINVAL (message) when its dims are not the ones the kind lists. */
+static attn_status data_weight(const bench_point_spec *spec, const attn_weight *w, float *data,
+                               bool *found, char *msg, size_t msg_len)
+{
+    *found = false;
+    if (!spec->dataset || !spec->dataset->tensor) return ATTN_OK;
+    int rank = 0;
+    int64_t dims[4] = {0};
+    if (spec->dataset->tensor(&spec->dataset_params, w->name, &rank, dims, NULL, found, msg,
+                              msg_len))
+        return ATTN_EINVAL;
+    if (!*found) return ATTN_OK;
+    bool same = rank == w->rank;
+    for (int d = 0; same && d < rank; d++) same = dims[d] == w->dims[d];
+    if (!same) {
+        char got[96], want[96];
+        format_dims(rank, dims, got, sizeof got);
+        format_dims(w->rank, w->dims, want, sizeof want);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: weight '%s' of %s is %s, expected %s (%s)",
+                         spec->dataset_params.path ? spec->dataset_params.path
+                                                   : spec->dataset->name,
+                         w->name, spec->ops->name, got, want, w->summary);
+    }
+    return data ? spec->dataset->tensor(&spec->dataset_params, w->name, &rank, dims, data, found,
+                                        msg, msg_len)
+                : ATTN_OK;
 }
 
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len)
@@ -63,11 +106,70 @@ attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t ms
     if (have > 0 && need > 0.9 * have) {
         char a[32], b[32];
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "%s needs %s for q, k, v, out and workspace; this machine has %s",
+                         "%s needs %s for q, k, v, out, weights and workspace; this machine has %s",
                          spec->ops->name, bench_format_bytes(need, a, sizeof a),
                          bench_format_bytes(have, b, sizeof b));
     }
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    const int n = attn_kind_weights(spec->ops, &spec->shape, &spec->params, w);
+    for (int i = 0; i < n; i++) {
+        bool found;
+        if (!spec->params.w[i] && data_weight(spec, &w[i], NULL, &found, msg, msg_len))
+            return ATTN_EINVAL;
+    }
     return ATTN_OK;
+}
+
+/* The '+'-joined distinct sources of a kind's n weights into buf ("" when none). */
+static void join_sources(const char *const *from, int n, char *buf, size_t len)
+{
+    int w = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n; i++) {
+        bool seen = false;
+        for (int j = 0; j < i; j++) seen |= strcmp(from[i], from[j]) == 0;
+        if (!seen && w < (int)len)
+            w += snprintf(buf + w, len - (size_t)w, "%s%s", w ? "+" : "", from[i]);
+    }
+}
+
+attn_status bench_point_weights(const bench_point_spec *spec, attn_params *p,
+                                float *owned[ATTN_MAX_WEIGHTS], const char *from[ATTN_MAX_WEIGHTS],
+                                char *msg, size_t msg_len)
+{
+    for (int i = 0; i < ATTN_MAX_WEIGHTS; i++) owned[i] = NULL, from[i] = NULL;
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    const int n = attn_kind_weights(spec->ops, &spec->shape, p, w);
+    attn_status st = ATTN_EINVAL; /* the data's weights; ATTN_EFAIL when memory or drawing fails */
+    for (int i = 0; i < n; i++) {
+        bool found;
+        if (p->w[i]) {
+            from[i] = "given";
+            continue;
+        }
+        if (data_weight(spec, &w[i], NULL, &found, msg, msg_len)) goto fail;
+        if (!found) {
+            from[i] = "seed";
+            continue;
+        }
+        if (!(owned[i] = malloc((size_t)attn_weight_elems(&w[i]) * sizeof(float) + 1))) {
+            st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for weight '%s'", w[i].name);
+            goto fail;
+        }
+        if (data_weight(spec, &w[i], owned[i], &found, msg, msg_len)) goto fail;
+        p->w[i] = owned[i];
+        from[i] = spec->dataset->name;
+    }
+    float *drawn[ATTN_MAX_WEIGHTS];
+    if ((st = attn_weights_draw(spec->ops, &spec->shape, p, drawn, msg, msg_len))) goto fail;
+    for (int i = 0; i < ATTN_MAX_WEIGHTS; i++)
+        if (drawn[i]) owned[i] = drawn[i];
+    return ATTN_OK;
+fail:
+    for (int i = 0; i < ATTN_MAX_WEIGHTS; i++)
+        if (owned[i]) p->w[i] = NULL;
+    attn_weights_free(owned);
+    return st;
 }
 
 typedef struct forward_call {
@@ -255,12 +357,22 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     const attn_status checked = bench_point_check(spec, msg, msg_len);
     if (checked != ATTN_OK) return mark_failed(pt, checked, msg);
 
-    /* the kind's weights: the caller's (--input), else drawn from its seed here, untimed */
+    /* the kind's weights: the caller's, the data's (--input), else drawn from its seed, untimed */
     bench_point_spec given = *spec;
     float *owned[ATTN_MAX_WEIGHTS];
-    if (attn_weights_draw(spec->ops, &spec->shape, &given.params, owned, msg, msg_len) != ATTN_OK)
-        return mark_failed(pt, ATTN_EFAIL, msg);
+    const char *from[ATTN_MAX_WEIGHTS];
+    const attn_status weighed = bench_point_weights(spec, &given.params, owned, from, msg, msg_len);
+    if (weighed != ATTN_OK) return mark_failed(pt, weighed, msg);
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    char source[64];
+    join_sources(from, attn_kind_weights(spec->ops, &spec->shape, &spec->params, w), source,
+                 sizeof source);
     spec = &given;
+    if (*source) {
+        const size_t used = strlen(pt->params);
+        snprintf(pt->params + used, sizeof pt->params - used, "%s" BENCH_WEIGHTS_ITEM "=%s",
+                 used ? "," : "", source);
+    }
 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();

@@ -32,10 +32,13 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt);
 bool bench_point_uses_state(const bench_point_spec *spec);
 /* The decode state's bytes (0 when the point does not use one). */
 size_t bench_point_state_bytes(const bench_point_spec *spec);
-/* Bytes the point allocates: q, k, v, out (inputs given or not), workspace and decode state. */
+/* Bytes the point allocates: q, k, v, out (inputs given or not), the kind's weights, workspace
+ * and decode state. */
 double bench_point_bytes(const bench_point_spec *spec);
-/* attn_check, then refuse (ATTN_EINVAL) a point whose buffers exceed 90 % of physical memory
- * rather than let the kernel kill the process mid-sweep. */
+/* attn_check (ATTN_ENODEF kept: outside the kind's definition), then refuse (ATTN_EINVAL) a
+ * point whose buffers exceed 90 % of physical memory rather than let the kernel kill the process
+ * mid-sweep, and weights in the data (a file's datasets of their names) of other dims than the
+ * kind lists: "PATH: weight 'NAME' of KIND is [found], expected [dims] (summary)". */
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
 
 /* A dataset that reads its data (file): read all of it once and refuse (ATTN_EINVAL) a NaN or
@@ -44,6 +47,19 @@ attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t ms
  * scans what they make anyway). Run before anything is measured or written. */
 attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, char *msg,
                                        size_t msg_len);
+
+/* The point's params column records where a kind's weights came from: ",weights=SOURCE" after its
+ * parameters, SOURCE the dataset's name (file: read from it), "seed" (drawn from the kind's
+ * seed) or "given" (by the caller), joined by '+' when they differ between weights. */
+#define BENCH_WEIGHTS_ITEM "weights"
+
+/* The kind's weights for the point into p->w: those p gives stay; those the dataset holds (a
+ * file's datasets of their names, dims checked) are read; the rest are drawn from the kind's
+ * seed (untimed). owned[i] (free with attn_weights_free) are the buffers made here; from[i] says
+ * where weight i came from: "given", the dataset's name (file) or "seed". */
+attn_status bench_point_weights(const bench_point_spec *spec, attn_params *p,
+                                float *owned[ATTN_MAX_WEIGHTS], const char *from[ATTN_MAX_WEIGHTS],
+                                char *msg, size_t msg_len);
 
 /* Run the point. q, k, v NULL: allocate and fill them from spec->dataset (and measure its
  * retrieval accuracy when it plants queries); else use them (shapes must match spec->shape).

@@ -1,6 +1,8 @@
 /* series.c — one run's points as series, their labels and shared settings (series.h). */
 #include "series.h"
 
+#include "point.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -30,6 +32,7 @@ static bool parse_params(const attn_ops *ops, const char *text, attn_params *p)
         char *eq = strchr(item, '=');
         if (!eq) return false;
         *eq = '\0';
+        if (strcmp(item, BENCH_WEIGHTS_ITEM) == 0) continue; /* where the weights came from */
         if (attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK)
             return false;
     }
@@ -80,7 +83,7 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
                 *eq = '\0'; /* parse_params saw every item has one */
                 const int i = attn_param_index(attn_kind_params(ops), item);
                 const bool is_auto =
-                    autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];
+                    i >= 0 && autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];
                 w += snprintf(rd->params[p] + w, 160 - (size_t)w, "%s%s=%s", w ? "," : "", item,
                               is_auto ? "auto" : eq + 1);
             }

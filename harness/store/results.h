@@ -97,5 +97,11 @@ attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_le
 /* Write (create or replace) dataset `name` [dims] in path (created if absent). */
 attn_status bench_tensor_write(const char *path, const char *name, const int64_t dims[4],
                                const float *data, char *msg, size_t msg_len);
+/* Add a float32 dataset `name` of rank 1..4 [dims] to the HDF5 file path (which exists: `o`
+ * was written first), replacing a dataset of that name, with string attributes: names[i] =
+ * values[i] for i < nattrs (a kind's weight beside `o`: kind, summary, source). */
+attn_status bench_tensor_add(const char *path, const char *name, int rank, const int64_t *dims,
+                             const float *data, const char *const *names, const char *const *values,
+                             int nattrs, char *msg, size_t msg_len);
 
 #endif

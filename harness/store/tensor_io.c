@@ -1,7 +1,8 @@
 /*
  * tensor_io.c — rank-4 float32 tensors into HDF5 files (`bench run --output`): write (create or
- * replace) a float32 dataset. The read side is the file dataset (datasets/file.c). Library code:
- * a status and a message, never printing.
+ * replace) a float32 dataset; add a kind's weights beside it (any rank up to 4, with string
+ * attributes). The read side is the file dataset (datasets/file.c). Library code: a status and a
+ * message, never printing.
  */
 #include "results.h"
 
@@ -118,6 +119,51 @@ attn_status bench_tensor_write(const char *path, const char *name, const int64_t
 done:
     if (dset >= 0) H5Dclose(dset);
     if (lcpl >= 0) H5Pclose(lcpl);
+    if (space >= 0) H5Sclose(space);
+    if (H5Fclose(file) < 0 && st == ATTN_OK)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: closing the file failed (disk full?)", path);
+    return st;
+}
+
+/* String attribute name = value on obj; false when HDF5 refuses it. */
+static bool set_string_attr(hid_t obj, const char *name, const char *value)
+{
+    hid_t type = H5Tcopy(H5T_C_S1), space = H5Screate(H5S_SCALAR), attr = -1;
+    bool ok = type >= 0 && space >= 0 && H5Tset_size(type, strlen(value) + 1) >= 0 &&
+              H5Tset_cset(type, H5T_CSET_UTF8) >= 0 &&
+              (attr = H5Acreate2(obj, name, type, space, H5P_DEFAULT, H5P_DEFAULT)) >= 0 &&
+              H5Awrite(attr, type, value) >= 0;
+    if (attr >= 0) H5Aclose(attr);
+    if (space >= 0) H5Sclose(space);
+    if (type >= 0) H5Tclose(type);
+    return ok;
+}
+
+attn_status bench_tensor_add(const char *path, const char *name, int rank, const int64_t *dims,
+                             const float *data, const char *const *names, const char *const *values,
+                             int nattrs, char *msg, size_t msg_len)
+{
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    hsize_t hd[4];
+    for (int d = 0; d < rank && d < 4; d++) hd[d] = (hsize_t)(dims[d] > 0 ? dims[d] : 0);
+    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (file < 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s to add '%s'", path, name);
+    hid_t space = rank >= 1 && rank <= 4 ? H5Screate_simple(rank, hd, NULL) : -1, dset = -1;
+    attn_status st = ATTN_OK;
+    if (H5Lexists(file, name, H5P_DEFAULT) > 0 && H5Ldelete(file, name, H5P_DEFAULT) < 0)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot replace '%s'", path, name);
+    else if (space < 0 || !data ||
+             (dset = H5Dcreate2(file, name, H5T_IEEE_F32LE, space, H5P_DEFAULT, H5P_DEFAULT,
+                                H5P_DEFAULT)) < 0 ||
+             H5Dwrite(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: writing dataset '%s' (rank %d) failed", path,
+                       name, rank);
+    for (int a = 0; st == ATTN_OK && a < nattrs; a++)
+        if (!set_string_attr(dset, names[a], values[a]))
+            st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot set attribute '%s' of '%s'", path,
+                           names[a], name);
+    if (dset >= 0) H5Dclose(dset);
     if (space >= 0) H5Sclose(space);
     if (H5Fclose(file) < 0 && st == ATTN_OK)
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: closing the file failed (disk full?)", path);
