@@ -22,8 +22,7 @@ double attn_alibi_slope(int64_t h, int64_t H)
     return exp2(-4.0 * (double)(2 * (h - P) + 1) / (double)P); /* every other slope of 2P */
 }
 
-double attn_score_mod_apply(const attn_score_mod *m, double score, int64_t h, int64_t i,
-                            int64_t j)
+double attn_score_mod_apply(const attn_score_mod *m, double score, int64_t h, int64_t i, int64_t j)
 {
     if (m->softcap > 0) score = m->softcap * tanh(score / m->softcap);
     if (m->alibi) score -= attn_alibi_slope(h, m->H) * fabs((double)(i + m->shift - j));

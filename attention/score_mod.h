@@ -28,10 +28,13 @@
 /* The two parameter definitions every softmax kind appends to its table. */
 enum { ATTN_SCORE_MOD_NPARAMS = 2 };
 #define ATTN_SCORE_MOD_PARAMS                                                                      \
-    {"alibi", "1: ALiBi bias s - m_h·|p - j|, slopes m_h as in Press et al. 2022 (engines.md)", 0,  \
-     0, 1, true},                                                                                  \
-        {"softcap", "C > 0: soft-capped score C·tanh(s/C) before ALiBi (Gemma 2); 0: off", 0, 0,  \
-         1e6, false}
+    {"alibi", "1: ALiBi bias s - m_h·|p - j|, slopes m_h as in Press et al. 2022 (engines.md)",    \
+     0,       0,                                                                                   \
+     1,       true},                                                                               \
+    {                                                                                              \
+        "softcap", "C > 0: soft-capped score C·tanh(s/C) before ALiBi (Gemma 2); 0: off", 0, 0,    \
+            1e6, false                                                                             \
+    }
 
 /* The modifiers of one forward. */
 typedef struct attn_score_mod {
@@ -49,7 +52,6 @@ static inline bool attn_score_mod_on(const attn_score_mod *m) { return m->alibi 
 /* ALiBi slope m_h of query head h of H. */
 double attn_alibi_slope(int64_t h, int64_t H);
 /* The modified score of query i (head h) and key j, in float64: the definition above. */
-double attn_score_mod_apply(const attn_score_mod *m, double score, int64_t h, int64_t i,
-                            int64_t j);
+double attn_score_mod_apply(const attn_score_mod *m, double score, int64_t h, int64_t i, int64_t j);
 
 #endif
