@@ -27,14 +27,13 @@
 
 /* The two parameter definitions every softmax kind appends to its table. */
 enum { ATTN_SCORE_MOD_NPARAMS = 2 };
+/* clang-format off */
 #define ATTN_SCORE_MOD_PARAMS                                                                      \
     {"alibi", "1: ALiBi bias s - m_h·|p - j|, slopes m_h as in Press et al. 2022 (engines.md)",    \
-     0,       0,                                                                                   \
-     1,       true},                                                                               \
-    {                                                                                              \
-        "softcap", "C > 0: soft-capped score C·tanh(s/C) before ALiBi (Gemma 2); 0: off", 0, 0,    \
-            1e6, false                                                                             \
-    }
+     0, 0, 1, true},                                                                               \
+    {"softcap", "C > 0: soft-capped score C·tanh(s/C) before ALiBi (Gemma 2); 0: off",            \
+     0, 0, 1e6, false}
+/* clang-format on */
 
 /* The modifiers of one forward. */
 typedef struct attn_score_mod {
