@@ -6,7 +6,8 @@
 # round, then per setting the median over rounds of time / time of the same kind and causal flag
 # without modifiers in that round. Also each setting's self_rel_err (the output against the
 # kind's float64 definition with the same modifiers). Prints a table; no verdict (the cost is
-# measured, not a target). About 1 minute on 2 idle cores.
+# measured, not a target). 2.5 minutes measured on 2 cores kept busy by other builds (load ~9);
+# the forwards take about a fifth of that time on idle cores.
 # Usage: tools/check_mods.sh [path/to/bench]   (default: ./bench, which builds first)
 set -eu
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
