@@ -25,6 +25,7 @@ static const attn_param_def params[] = {
     [P_RANDOM] = {"random_blocks", "r: random key blocks per query block and head", 3, 0, 1000000,
                   true},
     [P_SEED] = {"seed", "seed of the random blocks", 1, 0, 1000000000, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 /* The blocks query block qb never draws: global and window blocks, as sorted disjoint
@@ -114,7 +115,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_bigbird)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {

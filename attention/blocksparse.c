@@ -9,8 +9,12 @@
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
  *     running max and sum, acc += p v (sgemm);
  *   then normalise into out (or save the state for the next phase).
+ *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
+ *     positions and slopes once per task, key positions once per visit (from the segment's keys,
+ *     also when they were gathered); not counted in flops (like the exp).
  *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout)
- *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·gather_max·D
+ *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·rows_max +
+ *              cols_max floats with alibi] [+ 2·gather_max·D
  *              gathered keys] [+ rows_max·D gathered queries] + plan.ints int64)
  *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
@@ -29,10 +33,12 @@ struct attn_bs_run {
     bool counting;
     /* computing */
     attn_tile *tile;
-    const float *q;       /* query of task row 0 */
-    int64_t ldq;          /* floats between task rows */
-    const float *kg, *vg; /* keys and values of this (b, kv head): [S, D] */
-    float *kbuf, *vbuf;   /* gather buffers [gather_max, D] (NULL if the plan gathers nothing) */
+    const float *q;         /* query of task row 0 */
+    int64_t ldq;            /* floats between task rows */
+    const float *kg, *vg;   /* keys and values of this (b, kv head): [S, D] */
+    float *kbuf, *vbuf;     /* gather buffers [gather_max, D] (NULL if the plan gathers nothing) */
+    const attn_bs_keys *at; /* with keys gathered into a buffer: where segment key x really is
+                               (key_at(at, x), for ALiBi); NULL: the segment's own keys */
     int64_t D, cols_max, gather_max, sub;
     /* counting */
     double scores;     /* listed scores */
@@ -203,11 +209,13 @@ bool attn_bs_drawn(uint64_t seed, int64_t h, int64_t who, int64_t x, int64_t N, 
 
 typedef struct layout {
     attn_bs_plan pl;
-    int64_t tile_floats;
+    attn_score_mod mod;
+    int64_t tile_floats, mod_floats;
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
 } layout;
 
-static layout layout_of(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p)
+static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, const attn_shape *s,
+                        const attn_params *p)
 {
     layout L;
     memset(&L.pl, 0, sizeof L.pl);
@@ -216,18 +224,21 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_shape *s, const a
     L.pl.gather_max = attn_bs_max(L.pl.gather_max, L.pl.cols_max);
     if (L.pl.sub <= 0) L.pl.sub = SUB_DEFAULT;
     L.tile_floats = attn_tile_floats(L.pl.rows_max, L.pl.cols_max, s->D);
+    L.mod = attn_score_mod_of(t, p, s);
+    L.mod_floats = attn_tile_mod_floats(&L.mod, L.pl.rows_max, L.pl.cols_max);
     const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
     const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
-    L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) + align_up(gather) +
+    L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
+                     align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
                      align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t));
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
 
-size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_shape *s,
-                               const attn_params *p)
+size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
+                               const attn_shape *s, const attn_params *p)
 {
-    const layout L = layout_of(pat, s, p);
+    const layout L = layout_of(pat, t, s, p);
     return (size_t)s->threads * L.thread_bytes + L.ml_bytes;
 }
 
@@ -294,6 +305,9 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
         const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, x0, cols, &ld, false);
         const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, x0, cols, &ld, false);
         mask.col0 = x0;
+        if (run->tile->alibi) /* the positions of keys x0 .. x0 + cols */
+            for (int64_t c = 0; c < cols; c++)
+                run->tile->kpos[c] = (float)key_at(run->at ? run->at : &seg->keys, x0 + c);
         attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
                                cols, masked ? &mask : NULL);
     }
@@ -355,6 +369,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         attn_bs_run here = *run;
         attn_bs_seg copied = *seg;
         here.kg = run->kbuf, here.vg = run->vbuf, here.kbuf = here.vbuf = NULL;
+        here.at = &seg->keys;
         copied.keys = attn_bs_range(0, seg->keys.n);
         compute_seg(&here, &copied);
         return;
@@ -472,7 +487,7 @@ static void count_head(const attn_bs_pattern *pat, const attn_shape *s, const at
 static void count(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
                   double *scores, double *keys_read)
 {
-    const layout L = layout_of(pat, s, p);
+    const layout L = layout_of(pat, NULL, s, p); /* the modifiers change no count */
     const size_t words = (size_t)(s->S + 63) / 64;
     int64_t *ints = malloc((size_t)attn_bs_max(L.pl.ints, 1) * sizeof *ints);
     uint64_t *bits = malloc(words * sizeof *bits);
@@ -509,11 +524,11 @@ double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn
 
 /* ---- the forward ---- */
 
-attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
-                            const float *q, const float *k, const float *v, float *out,
-                            void *workspace)
+attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *table,
+                            const attn_shape *s, const attn_params *p, const float *q,
+                            const float *k, const float *v, float *out, void *workspace)
 {
-    const layout L = layout_of(pat, s, p);
+    const layout L = layout_of(pat, table, s, p);
     const int64_t H = s->H, T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
     float *ml = (float *)((char *)workspace + (size_t)s->threads * L.thread_bytes);
     int64_t most = 1; /* threads beyond the largest phase's task count would only wait */
@@ -527,6 +542,8 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * L.thread_bytes;
         float *scratch = (float *)mine;
         mine += align_up((size_t)L.tile_floats * sizeof(float));
+        float *mods = (float *)mine;
+        mine += align_up((size_t)L.mod_floats * sizeof(float));
         float *kbuf = L.pl.gathers ? (float *)mine : NULL;
         float *vbuf = L.pl.gathers ? kbuf + L.pl.gather_max * D : NULL;
         if (L.pl.gathers) mine += align_up(2 * (size_t)(L.pl.gather_max * D) * sizeof(float));
@@ -558,6 +575,9 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
                 }
                 attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
                 if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
+                attn_tile_mods(&tile, &L.mod, mods);
+                for (int64_t r = 0; tile.alibi && r < t.rows.n; r++)
+                    attn_tile_mod_row(&tile, &L.mod, r, h, t.rows.i0 + r * t.rows.step);
                 attn_bs_run run = {.tile = &tile,
                                    .q = qt,
                                    .ldq = ldq,

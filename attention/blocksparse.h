@@ -28,6 +28,7 @@
 #define ATTN_BLOCKSPARSE_H
 
 #include "attention.h"
+#include "score_mod.h" /* ATTN_SCORE_MOD_PARAMS */
 
 /* Query rows of a task: i0 + r·step for r in [0, n). */
 typedef struct attn_bs_rows {
@@ -98,32 +99,37 @@ typedef struct attn_bs_pattern {
 /* Compute (or count) one segment of the current task. */
 void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg);
 
-/* The ops slots of a pattern. flops = 4·D·(scores listed); bytes = 4·(q + out + 2·D·Σ over
- * (b, kv head) of the keys read by some query of the group). flops/bytes allocate an S-bit
- * map and plan.ints of scratch while counting (NaN if the scratch fails; bytes also if the
- * map does). */
-size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_shape *s,
-                               const attn_params *p);
+/* The ops slots of a pattern. t is the kind's parameter table, where the engine finds the score
+ * modifiers (score_mod.h: every sparse kind appends ATTN_SCORE_MOD_PARAMS to its table). flops =
+ * 4·D·(scores listed); bytes = 4·(q + out + 2·D·Σ over (b, kv head) of the keys read by some query
+ * of the group). flops/bytes allocate an S-bit map and plan.ints of scratch while counting (NaN if
+ * the scratch fails; bytes also if the map does). */
+size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
+                               const attn_shape *s, const attn_params *p);
 double attn_bs_flops(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);
 double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);
-attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
-                            const float *q, const float *k, const float *v, float *out,
-                            void *workspace);
+attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *t,
+                            const attn_shape *s, const attn_params *p, const float *q,
+                            const float *k, const float *v, float *out, void *workspace);
 
 /* A sparse kind's file reads
+ *   static const attn_param_def params[] = {..., ATTN_SCORE_MOD_PARAMS};
  *   static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
- *   ATTN_BS_DEFINE(pattern)
+ *   ATTN_BS_DEFINE(pattern, attn_kind_NAME)
  *   const attn_ops attn_kind_NAME = {
  *       .name = ..., .summary = ..., .definition = ..., .params = ATTN_PARAM_TABLE("NAME", params),
  *       .check = attn_bs_accept (or its own), ATTN_BS_SLOTS, .allows = allows,
  *       .tests = {.small = ..., .large = ..., .as_full = ...},
  *   };
- * ATTN_BS_DEFINE(pattern) defines the static slot functions of the pattern (bs_workspace_bytes,
- * bs_flops, bs_bytes, bs_forward); ATTN_BS_SLOTS names them in the ops struct, with the engine. */
-#define ATTN_BS_DEFINE(pattern)                                                                    \
+ * ATTN_BS_DEFINE(pattern, kind) defines the static slot functions of the pattern
+ * (bs_workspace_bytes, bs_flops, bs_bytes, bs_forward), which read the score modifiers from the
+ * parameter table of `kind` (the kind's own attn_ops, declared here); ATTN_BS_SLOTS names them in
+ * the ops struct, with the engine. */
+#define ATTN_BS_DEFINE(pattern, kind)                                                              \
+    extern const attn_ops kind;                                                                    \
     static size_t bs_workspace_bytes(const attn_shape *s, const attn_params *p)                    \
     {                                                                                              \
-        return attn_bs_workspace_bytes(&(pattern), s, p);                                          \
+        return attn_bs_workspace_bytes(&(pattern), attn_kind_params(&(kind)), s, p);               \
     }                                                                                              \
     static double bs_flops(const attn_shape *s, const attn_params *p)                              \
     {                                                                                              \
@@ -136,7 +142,8 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_shape *s, con
     static attn_status bs_forward(const attn_shape *s, const attn_params *p, const float *q,       \
                                   const float *k, const float *v, float *out, void *workspace)     \
     {                                                                                              \
-        return attn_bs_forward(&(pattern), s, p, q, k, v, out, workspace);                         \
+        return attn_bs_forward(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out,          \
+                               workspace);                                                         \
     }
 
 #define ATTN_BS_SLOTS                                                                              \

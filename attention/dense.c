@@ -3,7 +3,10 @@
  * allowed key (all, or the causal ones), tiled with an online softmax (FlashAttention-2 order).
  * The G = H/Hkv query heads of a KV head run together.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / G
- *   time O(B·H·T·S·D)   flops 4·D per allowed score (q·k and p·v), counted exactly
+ *   score modifiers (alibi, softcap: score_mod.h) in the tile, on every score it computes; tile
+ *     row r's position and slope are set once per task, the key positions once per key block
+ *   time O(B·H·T·S·D)   flops 4·D per allowed score (q·k and p·v), counted exactly (the
+ *     modifiers are not counted, like the exp)
  *   grouped K/V: a tile holds P = max(1, block_q / G) query positions × the G heads of one KV
  *     head, stacked position-major, head-minor (tile row r = position i0 + r/G, head g·G + r%G),
  *     so each K/V block is loaded once for all G heads and the causal key limits of the rows stay
@@ -20,6 +23,7 @@
  *              plus, when split > 1, tasks × rows × (D + 2) floats of partials (auto: fewer than
  *              2·TASKS_TARGET slots). Independent of S except through the number of chunks.
  *              materialize=1 (baseline): one tile of T·G rows × S keys, split 1.
+ *              alibi adds 2·rows + block_k floats per thread (positions and slopes).
  *   threads: OpenMP over (b, kv head, query block, key chunk), dynamic schedule (causal rows are
  *            uneven), then over (b, kv head, query block) for the merge; OpenBLAS single-threaded.
  */
@@ -52,7 +56,17 @@ const attn_param_def attn_dense_params[ATTN_DENSE_NPARAMS] = {
                  "key chunks per (batch, KV head, query block), merged exactly "
                  "(flash-decoding); 0: auto",
                  0, 0, 1024, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
+
+/* The modifiers set in p (found by name, as for every kind: the dense kinds share this table). */
+static attn_score_mod score_mod(const attn_shape *s, const attn_params *p)
+{
+    const attn_param_table t = {.owner = "dense",
+                                .defs = attn_dense_params,
+                                .count = ATTN_DENSE_NPARAMS};
+    return attn_score_mod_of(&t, p, s);
+}
 
 typedef struct plan {
     int64_t G;             /* query heads per KV head */
@@ -64,7 +78,9 @@ typedef struct plan {
     int64_t groups, tasks; /* (b, kv head, query block) count; × split */
     bool gather;           /* stack the G heads' rows in a buffer */
     int64_t tile_floats, gather_floats, slot_floats;
-    size_t thread_bytes; /* tile + gather buffer + key limits */
+    int64_t mod_floats;  /* the modifiers' scratch in a tile (ALiBi positions and slopes) */
+    size_t thread_bytes; /* tile + modifiers + gather buffer + key limits */
+    attn_score_mod mod;
 } plan;
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -91,10 +107,12 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     pl.tasks = pl.groups * pl.split;
     pl.gather = pl.G > 1 && s->T > 1;
     pl.tile_floats = attn_tile_floats(pl.rows, pl.block_k, s->D);
+    pl.mod = score_mod(s, p);
+    pl.mod_floats = round_up(attn_tile_mod_floats(&pl.mod, pl.rows, pl.block_k));
     pl.gather_floats = pl.gather ? round_up(pl.rows * s->D) : 0;
     pl.slot_floats = pl.split > 1 ? round_up(pl.rows * (s->D + 2)) : 0;
     int64_t limits = ceil_div(pl.rows, 8) * 8; /* int64 key limits, in whole 64-byte lines */
-    pl.thread_bytes = (size_t)(pl.tile_floats + pl.gather_floats) * sizeof(float) +
+    pl.thread_bytes = (size_t)(pl.tile_floats + pl.mod_floats + pl.gather_floats) * sizeof(float) +
                       (size_t)limits * sizeof(int64_t);
     return pl;
 }
@@ -156,7 +174,8 @@ static void visit_chunk(const attn_shape *s, const plan *pl, attn_tile *tile, co
     const int64_t end = min64(kb1 * pl->block_k, min64(s->S, last_sees));
     for (int64_t j0 = kb0 * pl->block_k; j0 < end; j0 += pl->block_k) {
         const int64_t cols = min64(pl->block_k, s->S - j0);
-        if (j0 + cols <= first_sees) { /* every row sees every key of the block */
+        attn_tile_mod_keys(tile, j0, 1, cols); /* ALiBi: the block's key positions */
+        if (j0 + cols <= first_sees) {         /* every row sees every key of the block */
             attn_tile_visit(tile, 0, rows, qt, kg + j0 * D, vg + j0 * D, cols, NULL);
             continue;
         }
@@ -211,7 +230,8 @@ attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const 
 #pragma omp parallel num_threads(s->threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * pl.thread_bytes;
-        float *scratch = (float *)mine, *stack = scratch + pl.tile_floats;
+        float *scratch = (float *)mine, *mods = scratch + pl.tile_floats;
+        float *stack = mods + pl.mod_floats;
         int64_t *col_end = (int64_t *)(stack + pl.gather_floats);
         attn_tile tile;
 
@@ -231,6 +251,9 @@ attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const 
             }
 
             attn_tile_begin(&tile, scratch, rows, D, (float)s->scale);
+            attn_tile_mods(&tile, &pl.mod, mods);
+            for (int64_t r = 0; tile.alibi && r < rows; r++) /* position i0 + r/G, head gG + r%G */
+                attn_tile_mod_row(&tile, &pl.mod, r, g * G + r % G, i0 + r / G);
             visit_chunk(s, &pl, &tile, qt, kg, vg, i0, npos, chunk * pl.nkb / pl.split,
                         (chunk + 1) * pl.nkb / pl.split, col_end);
 

@@ -15,9 +15,11 @@
 #define ATTN_DENSE_H
 
 #include "attention.h"
+#include "score_mod.h"
 
-/* block_q, block_k, materialize, split (see dense.c) */
-enum { ATTN_DENSE_NPARAMS = 4 };
+/* block_q, block_k, materialize, split (see dense.c), then the score modifiers alibi and softcap
+ * (score_mod.h) */
+enum { ATTN_DENSE_NPARAMS = 4 + ATTN_SCORE_MOD_NPARAMS };
 extern const attn_param_def attn_dense_params[ATTN_DENSE_NPARAMS];
 
 attn_status attn_dense_check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);

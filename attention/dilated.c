@@ -26,6 +26,7 @@ static const attn_param_def params[] = {
                   128, 1, 1000000000, true},
     [P_DILATION] = {"dilation", "d: distance between neighbouring keys of the window (1: window)",
                     2, 1, 1000000000, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
@@ -75,7 +76,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_dilated)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {

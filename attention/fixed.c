@@ -25,6 +25,7 @@ static const attn_param_def params[] = {
     [P_STRIDE] = {"stride", "l: block length (0: ceil(sqrt(S)))", 0, 0, 1000000000, true},
     [P_SUMMARY] = {"summary", "c: the last c positions of every block are seen by all", 8, 1,
                    1000000000, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 /* The summary keys: runs of c' keys every l, the last block possibly partial. */
@@ -81,7 +82,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_fixed)
 
 static void resolve(const attn_shape *s, attn_params *p)
 {

@@ -20,6 +20,7 @@ static const attn_param_def params[] = {
                    1000000000, true},
     [P_WINDOW] = {"window", "w: local keys with |p - j| < w (0: global only)", 256, 0, 1000000000,
                   true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
@@ -68,7 +69,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_global)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 #include "attn_core.h" /* attn_blas_threads */
+#include "score_mod.h"
 
 /* Can x be handed to BLAS, whose sizes and leading dimensions are int? Every stride or leading
  * dimension computed from the shape (step·D, rows·D ...) goes through this guard first. */
@@ -20,6 +21,9 @@ float attn_vmax(const float *x, int64_t n);
 /* x[j] = exp(x[j] - shift) in place (exact 0 where x[j] - shift < -87.3, e.g. -INFINITY);
  * returns the sum. Relative error of each exp below 2e-7. */
 float attn_vexp_sum(float *x, int64_t n, float shift);
+/* x[j] = cap · tanh(x[j] / cap) in place (the softcap modifier, cap > 0). tanh as in Cephes
+ * tanhf (odd polynomial below 0.625, 1 - 2/(e^2x + 1) above): relative error below 3e-7. */
+void attn_vsoftcap(float *x, int64_t n, float cap);
 
 /*
  * Online-softmax tile: rows queries (row stride D) against key blocks of at most cols_max keys.
@@ -36,6 +40,13 @@ typedef struct attn_tile {
     float *acc;    /* [rows,D] unnormalised output */
     float *scores; /* [rows,cols] (row stride cols rounded up to 8) one block of scores, then
                       probabilities */
+    /* Score modifiers (score_mod.h), off after attn_tile_begin; attn_tile_mods turns them on.
+     * With alibi the caller sets qpos[r] and slope[r] of every tile row (attn_tile_mod_row) and,
+     * before each attn_tile_visit or attn_tile_visit_masked, kpos[c], the position of each key
+     * of the block (attn_tile_mod_keys; attn_tile_visit_list reads its keys' indices). */
+    float cap;                  /* softcap C; 0: off */
+    bool alibi;                 /* ALiBi bias -slope[r]·|qpos[r] - kpos[c]| */
+    float *qpos, *slope, *kpos; /* [rows], [rows], [cols_max] */
 } attn_tile;
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
@@ -47,6 +58,17 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
  * leading keys of the block it may see; the others have no influence. */
 void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
                      const float *v, int64_t cols, const int64_t *col_end);
+/* Scratch (floats) the modifiers m need in a tile: 0 unless ALiBi (2·rows_max + cols_max). */
+int64_t attn_tile_mod_floats(const attn_score_mod *m, int64_t rows_max, int64_t cols_max);
+/* Apply the modifiers m (NULL: none) in the visits of a begun tile; scratch holds
+ * attn_tile_mod_floats(m, rows_max, cols_max) floats. Applied to every seen score of a visit,
+ * after scale·q·k and before the mask: softcap, then ALiBi. Nothing on: the plain tile, whose
+ * visits test a flag once per row. */
+void attn_tile_mods(attn_tile *t, const attn_score_mod *m, float *scratch);
+/* Tile row r holds query i of head h (ALiBi: its position i + S - T and its slope). */
+void attn_tile_mod_row(attn_tile *t, const attn_score_mod *m, int64_t r, int64_t h, int64_t i);
+/* kpos of the next visit: keys j0, j0 + step, ... (n of them). */
+void attn_tile_mod_keys(attn_tile *t, int64_t j0, int64_t step, int64_t n);
 /* out[r] = acc[r] / l[r] (zeros for rows that saw no key). */
 void attn_tile_end(const attn_tile *t, float *out);
 

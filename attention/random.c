@@ -38,6 +38,7 @@ static const attn_param_def params[] = {
     [P_DRAW] = {"draw", "draws per query block (shared by its queries) or per token", DRAW_BLOCK, 0,
                 1, true, draw_names},
     [P_BLOCK] = {"block", "b: positions per query block of draw=block", 64, 1, 4096, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 /* ---- draw=token ---- */
@@ -191,7 +192,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_random)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {

@@ -1,7 +1,8 @@
 /*
  * reference.c — exact attention in float64, the yardstick for tests and accuracy.
  *   For each requested row r = (b*H + h)*T + i:
- *     s_j   = scale * <q[b,h,i,:], k[b,g,j,:]>      for keys j allowed (g = h / (H/Hkv))
+ *     s_j   = scale * <q[b,h,i,:], k[b,g,j,:]>      for keys j allowed (g = h / (H/Hkv)),
+ *             then the kind's score modifiers (softcap, ALiBi: score_mod.h) when it has them
  *     out_r = sum_j softmax(s)_j * v[b,g,j,:]       (zeros when no key is allowed)
  *   time O(rows · S · D), memory: one row of S doubles (malloc: references may allocate).
  * Allowed keys: ops->allows when the kind has one (plus nothing else), else the causal rule
@@ -12,6 +13,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "score_mod.h"
 
 static bool key_allowed(const attn_ops *ops, const attn_shape *s, const attn_params *p, int64_t h,
                         int64_t i, int64_t j)
@@ -25,6 +27,9 @@ attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, cons
                                   const int64_t *rows, int64_t nrows, double *out)
 {
     const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
+    const attn_score_mod none = {.H = s->H};
+    const attn_score_mod mod = ops ? attn_score_mod_of(&ops->params, p, s) : none;
+    const bool modified = attn_score_mod_on(&mod);
     double *score = malloc((size_t)S * sizeof *score);
     if (score == NULL) return ATTN_EFAIL;
     for (int64_t r = 0; r < nrows; r++) {
@@ -45,6 +50,7 @@ attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, cons
             double dot = 0;
             for (int64_t d = 0; d < D; d++) dot += (double)qi[d] * (double)kg[j * D + d];
             score[j] = dot * s->scale;
+            if (modified) score[j] = attn_score_mod_apply(&mod, score[j], h, i, j);
             if (score[j] > mx) mx = score[j];
         }
         if (mx == -INFINITY) continue; /* no allowed key */

@@ -3,7 +3,8 @@
  * (FlashAttention-2 order: never the rows×S score matrix, only rows×cols_max at a time).
  *   q [rows,D] (row stride ldq)  k,v [cols,D] (row stride ldkv)  acc [rows,D]
  *   pass 1  scores  = scale · q kᵀ                    sgemm rows×cols×D
- *   pass 2  per row: mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
+ *   pass 2  per row: score modifiers if any (softcap, ALiBi: score_mod.h, once over the row's
+ *           seen columns), mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
  *           acc ·= e^(m-m')   (score rows padded to 8 floats: exp on whole vectors only)
  *   pass 3  acc    += p v                             sgemm rows×D×cols
  *   time O(rows·cols·D) per block; scratch attn_tile_floats(); single-threaded (BLAS too).
@@ -48,6 +49,62 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
         t->l[r] = 0.0f;
     }
     memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
+    t->cap = 0.0f;
+    t->alibi = false;
+    t->qpos = t->slope = t->kpos = NULL;
+}
+
+/* ---- score modifiers ---- */
+
+int64_t attn_tile_mod_floats(const attn_score_mod *m, int64_t rows_max, int64_t cols_max)
+{
+    return m && m->alibi ? 2 * round_up(rows_max) + round_up(cols_max) : 0;
+}
+
+void attn_tile_mods(attn_tile *t, const attn_score_mod *m, float *scratch)
+{
+    t->cap = m && m->softcap > 0 ? (float)m->softcap : 0.0f;
+    t->alibi = m && m->alibi;
+    if (!t->alibi) return;
+    t->qpos = scratch;
+    t->slope = t->qpos + round_up(t->rows);
+    t->kpos = t->slope + round_up(t->rows);
+}
+
+void attn_tile_mod_row(attn_tile *t, const attn_score_mod *m, int64_t r, int64_t h, int64_t i)
+{
+    if (!t->alibi) return;
+    t->qpos[r] = (float)(i + m->shift);
+    t->slope[r] = (float)attn_alibi_slope(h, m->H);
+}
+
+void attn_tile_mod_keys(attn_tile *t, int64_t j0, int64_t step, int64_t n)
+{
+    if (!t->alibi) return;
+    for (int64_t c = 0; c < n; c++) t->kpos[c] = (float)(j0 + c * step);
+}
+
+/* x[c] -= slope·|pos - kpos[c]| for c < n (positions below 2^24: exact differences). */
+static void alibi_row(float *x, const float *kpos, int64_t n, float pos, float slope)
+{
+    int64_t c = 0;
+#ifdef __AVX2__
+    const __m256 p = _mm256_set1_ps(pos), m = _mm256_set1_ps(slope);
+    const __m256 sign = _mm256_set1_ps(-0.0f);
+    for (; c + 8 <= n; c += 8) {
+        const __m256 d = _mm256_andnot_ps(sign, _mm256_sub_ps(p, _mm256_loadu_ps(kpos + c)));
+        _mm256_storeu_ps(x + c, _mm256_fnmadd_ps(m, d, _mm256_loadu_ps(x + c)));
+    }
+#endif
+    for (; c < n; c++) x[c] -= slope * fabsf(pos - kpos[c]);
+}
+
+/* The modifiers on columns [a, e) of tile row r's scores (kpos indexed by column). */
+static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int64_t e)
+{
+    if (e <= a) return;
+    if (t->cap > 0.0f) attn_vsoftcap(row + a, e - a, t->cap);
+    if (t->alibi) alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -58,23 +115,25 @@ void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float
     const int64_t ldc = round8(cols); /* row stride: exp runs on whole vectors */
     float *sc = t->scores;            /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
+    const bool modified = t->cap > 0.0f || t->alibi;
 
     /* pass 1: scores */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
                 (int)ldq, k, (int)ldkv, 0.0f, sc, (int)ldc);
 
-    /* pass 2: mask, running max, exp and sum, rescale acc */
+    /* pass 2: modifiers, mask, running max, exp and sum, rescale acc */
     for (int64_t r = 0; r < rows; r++) {
         float *row = sc + r * ldc;
         int64_t a = 0, e = cols; /* the row sees columns [a, e) minus [xa, xe) */
         if (mask) {
             if (mask->lo) a = clamp64(mask->lo[r] - mask->col0, 0, cols);
             if (mask->hi) e = clamp64(mask->hi[r] - mask->col0, a, cols);
-            if (mask->xlo) {
-                const int64_t xa = clamp64(mask->xlo[r] - mask->col0, a, e);
-                const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
-                for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
-            }
+        }
+        if (modified) modify_row(t, r0 + r, row, a, e); /* before the exclusion's -inf */
+        if (mask && mask->xlo) {
+            const int64_t xa = clamp64(mask->xlo[r] - mask->col0, a, e);
+            const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
+            for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
         }
         /* exp over [a8, e8): whole vectors of 8, the unseen columns in it at -inf (exp 0) */
         const int64_t a8 = a / 8 * 8, e8 = a8 + round8(e - a8);
@@ -134,8 +193,11 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
 
     /* pass 1: scores */
     for (int64_t x = 0; x < n; x++) sc[x] = t->scale * dot(q, k + idx[x] * D, D);
+    if (t->cap > 0.0f) attn_vsoftcap(sc, n, t->cap);
+    if (t->alibi)
+        for (int64_t x = 0; x < n; x++) sc[x] -= t->slope[r] * fabsf(t->qpos[r] - (float)idx[x]);
 
-    /* pass 2: running max, exp and sum, rescale acc */
+    /* pass 2: modifiers, running max, exp and sum, rescale acc */
     const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
     if (m_new == -INFINITY) return;
     const float alpha = expf(t->m[r] - m_new);

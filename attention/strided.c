@@ -29,6 +29,7 @@ enum { V_STRIDE }; /* plan.v: stride used */
 static const attn_param_def params[] = {
     [P_STRIDE] = {"stride", "l: local keys |p - j| < l plus every l-th key (0: ceil(sqrt(S)))", 0,
                   0, 1000000000, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 /* The stride of the layout: beyond max(T, S) every stride gives the same pattern (all local). */
@@ -87,7 +88,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_strided)
 
 static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
 {

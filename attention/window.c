@@ -17,6 +17,7 @@ enum { BLOCK = 256 };
 static const attn_param_def params[] = {
     [P_WINDOW] = {"window", "w: keys with |p - j| < w (itself and w-1 per side; causal: w back)",
                   256, 1, 1000000000, true},
+    ATTN_SCORE_MOD_PARAMS,
 };
 
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
@@ -34,7 +35,7 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern)
+ATTN_BS_DEFINE(pattern, attn_kind_window)
 
 static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
 {

@@ -172,9 +172,10 @@ attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_para
 
 /* ---- float64 references (reference.c) ---- */
 
-/* Exact softmax attention restricted to ops->allows (or exact full attention if ops == NULL),
- * in float64, for the given query rows (row = (b*H + h)*T + i): out[r*D + d].
- * ATTN_EFAIL only when out of memory (one row of S doubles). */
+/* Exact softmax attention restricted to ops->allows, with the kind's score modifiers (alibi,
+ * softcap: attention/score_mod.h) when its table has them (or exact full attention, no
+ * modifiers, if ops == NULL), in float64, for the given query rows (row = (b*H + h)*T + i): out[r*D
+ * + d]. ATTN_EFAIL only when out of memory (one row of S doubles). */
 attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                   const float *q, const float *k, const float *v,
                                   const int64_t *rows, int64_t nrows, double *out);
