@@ -79,10 +79,21 @@ static double next_normal(uint64_t *state)
     return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
 }
 
+static uint64_t seed_state(uint64_t seed)
+{
+    return seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL;
+}
+
+void attn_normal_fill(float *x, int64_t n, double sigma, uint64_t seed)
+{
+    uint64_t state = seed_state(seed);
+    for (int64_t e = 0; e < n; e++) x[e] = (float)(sigma * next_normal(&state));
+}
+
 void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
 {
     const int64_t D = f->D, m = f->m;
-    uint64_t state = seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL;
+    uint64_t state = seed_state(seed);
     if (f->map == ATTN_FM_TRIG) {
         for (int64_t e = 0; e < m * D; e++) W[e] = (float)next_normal(&state);
         return;
