@@ -6,7 +6,8 @@
  *     out_r = sum_j softmax(s)_j * v[b,g,j,:]       (zeros when no key is allowed)
  *   time O(rows · S · D), memory: one row of S doubles (malloc: references may allocate).
  * Allowed keys: ops->allows when the kind has one (plus nothing else), else the causal rule
- * alone (ops == NULL: exact full attention, the accuracy yardstick for every kind).
+ * alone (ops == NULL: exact full attention). attn_exact_reference: every key the causal rule
+ * allows, with the kind's score modifiers — the accuracy yardstick (rel_err) of every kind.
  */
 #include <math.h>
 #include <stdlib.h>
@@ -22,13 +23,14 @@ static bool key_allowed(const attn_ops *ops, const attn_shape *s, const attn_par
     return attn_causal_allows(s, i, j);
 }
 
-attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                  const float *q, const float *k, const float *v,
-                                  const int64_t *rows, int64_t nrows, double *out)
+/* Softmax attention over the keys mask allows (NULL: the causal rule alone), scores modified by
+ * mod. */
+static attn_status softmax_reference(const attn_ops *ops, const attn_score_mod mod,
+                                     const attn_shape *s, const attn_params *p, const float *q,
+                                     const float *k, const float *v, const int64_t *rows,
+                                     int64_t nrows, double *out)
 {
     const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
-    const attn_score_mod none = {.H = s->H};
-    const attn_score_mod mod = ops ? attn_score_mod_of(&ops->params, p, s) : none;
     const bool modified = attn_score_mod_on(&mod);
     double *score = malloc((size_t)S * sizeof *score);
     if (score == NULL) return ATTN_EFAIL;
@@ -67,6 +69,27 @@ attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, cons
     }
     free(score);
     return ATTN_OK;
+}
+
+/* The modifiers of ops's parameters p (none when ops is NULL or has none). */
+static attn_score_mod mods_of(const attn_ops *ops, const attn_shape *s, const attn_params *p)
+{
+    const attn_score_mod none = {.H = s->H};
+    return ops ? attn_score_mod_of(&ops->params, p, s) : none;
+}
+
+attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                  const float *q, const float *k, const float *v,
+                                  const int64_t *rows, int64_t nrows, double *out)
+{
+    return softmax_reference(ops, mods_of(ops, s, p), s, p, q, k, v, rows, nrows, out);
+}
+
+attn_status attn_exact_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                 const float *q, const float *k, const float *v,
+                                 const int64_t *rows, int64_t nrows, double *out)
+{
+    return softmax_reference(NULL, mods_of(ops, s, p), s, p, q, k, v, rows, nrows, out);
 }
 
 attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,

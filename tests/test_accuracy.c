@@ -170,3 +170,40 @@ Test(accuracy, window_misses_needles_beyond_the_window)
                      causal, near.retrieval);
     }
 }
+
+/* The rel_err yardstick carries the kind's score modifiers: full with ALiBi and a soft cap is
+ * exact against it (rel_err ~ self_rel_err ~ 1e-7), while plain attention is far from it; a
+ * window kind with modifiers is compared with full attention with the same modifiers. */
+Test(accuracy, yardstick_has_the_kinds_modifiers)
+{
+    attn_shape s = attn_shape_init(1, 4, 2, 48, 64, 16, true);
+    float *q = tu_random(attn_q_elems(&s), 2.0, 1), *k = tu_random(attn_kv_elems(&s), 2.0, 2);
+    float *v = tu_random(attn_kv_elems(&s), 1.0, 3), *o = bench_alloc(attn_q_elems(&s) * 4);
+    const attn_ops *full = attn_kind_find("full");
+    attn_params p = tu_params(full, "alibi=1,softcap=5", &s);
+    cr_assert_eq(tu_forward(full, &s, &p, q, k, v, o), ATTN_OK);
+    bench_accuracy acc;
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_measure_accuracy(full, &s, &p, q, k, v, o, 64, 1, &acc, msg, sizeof msg),
+                 ATTN_OK, "%s", msg);
+    cr_expect(acc.rel_err < 1e-5 && acc.self_rel_err < 1e-5, "rel_err %g self %g", acc.rel_err,
+              acc.self_rel_err);
+    const attn_params plain = tu_params(full, NULL, &s);
+    cr_assert_eq(bench_measure_accuracy(full, &s, &plain, q, k, v, o, 64, 1, &acc, msg, sizeof msg),
+                 ATTN_OK, "%s", msg);
+    cr_expect(acc.rel_err > 0.05, "ALiBi + softcap output vs plain attention: %g", acc.rel_err);
+    /* a window of 8 with the modifiers: its error is against modified full attention only */
+    const attn_ops *window = attn_kind_find("window");
+    p = tu_params(window, "window=8,alibi=1,softcap=5", &s);
+    cr_assert_eq(tu_forward(window, &s, &p, q, k, v, o), ATTN_OK);
+    double *exact = malloc((size_t)attn_q_elems(&s) * sizeof *exact);
+    int64_t *rows = malloc((size_t)(s.H * s.T) * sizeof *rows);
+    for (int64_t r = 0; r < s.H * s.T; r++) rows[r] = r;
+    cr_assert_eq(attn_exact_reference(window, &s, &p, q, k, v, rows, s.H * s.T, exact), ATTN_OK);
+    cr_assert_eq(bench_measure_accuracy(window, &s, &p, q, k, v, o, 10000, 1, &acc, msg,
+                                        sizeof msg),
+                 ATTN_OK, "%s", msg);
+    cr_expect_float_eq(acc.rel_err, bench_rel_l2(o, exact, attn_q_elems(&s)), 1e-12);
+    cr_expect(acc.self_rel_err < 1e-5, "window self_rel_err %g", acc.self_rel_err);
+    free(q), free(k), free(v), free(o), free(exact), free(rows);
+}

@@ -179,6 +179,12 @@ attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_para
 attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                   const float *q, const float *k, const float *v,
                                   const int64_t *rows, int64_t nrows, double *out);
+/* The accuracy yardstick of every kind (results' rel_err): exact softmax attention over every
+ * key the causal rule allows, with the score modifiers (ALiBi, softcap) ops's parameters p set
+ * when its table has them; in float64, rows as above. */
+attn_status attn_exact_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                 const float *q, const float *k, const float *v,
+                                 const int64_t *rows, int64_t nrows, double *out);
 /* The kind's own definition: its reference() if it has one, else the masked reference. For a
  * kind with weights, those p does not give are drawn (attn_weights_draw) for the call. */
 attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,

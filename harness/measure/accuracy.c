@@ -39,7 +39,7 @@ attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, con
         goto done;
     }
     const int64_t n = bench_sample_rows(total, rows_wanted, seed, rows);
-    if (attn_masked_reference(NULL, s, p, q, k, v, rows, n, exact) != ATTN_OK ||
+    if (attn_exact_reference(ops, s, p, q, k, v, rows, n, exact) != ATTN_OK ||
         attn_kind_reference(ops, s, p, q, k, v, rows, n, own) != ATTN_OK) {
         snprintf(msg, msg_len, "accuracy: the float64 reference of '%s' failed", ops->name);
         goto done;
