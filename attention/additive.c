@@ -7,7 +7,8 @@
  *   weights (inputs, drawn from `seed` when not given): w1 [U,D], w2 [U,D], va [U]
  *   time O(B·H·T·S·U) tanh (quadratic in n, with U tanh per score) + O(n·U·D) projections
  *   layout: A = Q·W1ᵀ for every query head [B,H,T,U] and Bᵀ = W2·Kᵀ once per KV head
- *     [B,Hkv,U,Sp] (Sp = S rounded up to 8, padding zeroed) by sgemm; then per task (b, h,
+ *     [B,Hkv,U,Sp] (Sp = S rounded up to 8, + 16 when a multiple of 256: no L1 set aliasing
+ *     between its rows; padding zeroed) by sgemm; then per task (b, h,
  *     block of BLOCK_Q queries) the keys in blocks of block_k: scores[r][c] = Σ_u va[u]·
  *     tanh(A[r][u] + Bᵀ[u][j0+c]) (vtanh.h: 8 keys a vector, 4 queries at a time) into the
  *     tile, then the online softmax and p·v of softmax_tile.c (attn_tile_visit_scores). Causal:
@@ -42,12 +43,12 @@ extern const attn_ops attn_kind_additive;
 enum { P_UNITS, P_SEED };
 enum { W_W1, W_W2, W_VA };
 enum {
-    BLOCK_Q = 64,        /* queries per task */
-    BLOCK_K_MAX = 256,   /* keys per visit at most */
-    KEY_FLOATS = 8192,   /* U × block_k floats of Bᵀ per visit (32 KiB: stays in L1) */
-    GROUP = 4,           /* query rows computed together (4 tanh chains in flight) */
-    ALIGN_FLOATS = 16,   /* 64 bytes */
-    TANH_FLOPS = 1,      /* the flops rule's count for one tanh */
+    BLOCK_Q = 64,      /* queries per task */
+    BLOCK_K_MAX = 256, /* keys per visit at most */
+    KEY_FLOATS = 8192, /* U × block_k floats of Bᵀ per visit (32 KiB: stays in L1) */
+    GROUP = 4,         /* query rows computed together (4 tanh chains in flight) */
+    ALIGN_FLOATS = 16, /* 64 bytes */
+    TANH_FLOPS = 1,    /* the flops rule's count for one tanh */
 };
 
 static const attn_param_def params[] = {
@@ -71,11 +72,11 @@ static int64_t units_of(const attn_shape *s, const attn_params *p)
 static void resolve(const attn_shape *s, attn_params *p) { p->v[P_UNITS] = (double)units_of(s, p); }
 
 typedef struct plan {
-    int64_t U, Sp;          /* hidden units; keys per row of Bᵀ (S rounded up to 8) */
-    int64_t rows, block_k;  /* queries per task; keys per visit (a multiple of 8) */
-    int64_t nqb;            /* query blocks per head */
+    int64_t U, Sp;         /* hidden units; row stride of Bᵀ (S rounded up to 8, see plan) */
+    int64_t rows, block_k; /* queries per task; keys per visit (a multiple of 8) */
+    int64_t nqb;           /* query blocks per head */
     int64_t a_floats, b_floats, tile_floats;
-    size_t thread_bytes;    /* tile + key limits */
+    size_t thread_bytes; /* tile + key limits */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -83,14 +84,15 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     plan pl;
     pl.U = units_of(s, p);
     pl.Sp = round8(s->S);
+    if (pl.Sp % 256 == 0) pl.Sp += 16; /* rows of Bᵀ 1 KiB multiples apart share L1 sets */
     pl.rows = min64(BLOCK_Q, s->T);
-    pl.block_k = min64(pl.Sp, max64(8, min64(BLOCK_K_MAX, KEY_FLOATS / pl.U / 8 * 8)));
+    pl.block_k = min64(round8(s->S), max64(8, min64(BLOCK_K_MAX, KEY_FLOATS / pl.U / 8 * 8)));
     pl.nqb = (s->T + pl.rows - 1) / pl.rows;
     pl.a_floats = pad(s->B * s->H * s->T * pl.U);
     pl.b_floats = pad(s->B * s->Hkv * pl.U * pl.Sp);
     pl.tile_floats = attn_tile_floats(pl.rows, pl.block_k, s->D);
-    pl.thread_bytes = (size_t)pl.tile_floats * sizeof(float) +
-                      (size_t)(round8(pl.rows)) * sizeof(int64_t);
+    pl.thread_bytes =
+        (size_t)pl.tile_floats * sizeof(float) + (size_t)(round8(pl.rows)) * sizeof(int64_t);
     return pl;
 }
 
@@ -106,10 +108,10 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
 static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
 {
     const int64_t U = units_of(s, p), D = s->D;
-    out[W_W1] = (attn_weight){"w1", "W1 [U, D]: the query's projection in the score network", 2,
-                              {U, D}};
-    out[W_W2] = (attn_weight){"w2", "W2 [U, D]: the key's projection in the score network", 2,
-                              {U, D}};
+    out[W_W1] =
+        (attn_weight){"w1", "W1 [U, D]: the query's projection in the score network", 2, {U, D}};
+    out[W_W2] =
+        (attn_weight){"w2", "W2 [U, D]: the key's projection in the score network", 2, {U, D}};
     out[W_VA] = (attn_weight){"va", "va [U]: the output weights of the score network", 1, {U}};
     return 3;
 }
@@ -151,42 +153,57 @@ static double bytes(const attn_shape *s, const attn_params *p)
 
 /* ---- the pairwise scores ---- */
 
+#ifdef __AVX2__
+/* One vector of 8 keys (bt, rows of stride Sp) against GROUP query rows (a, stride U): the
+ * scores into sc (stride ldc). A function of its own so that the compiler keeps the GROUP
+ * accumulators in registers (inlined into the loops at -O3, gcc spilled them to the stack). */
+__attribute__((noinline)) static void group_vector(const float *a, const float *bt, int64_t Sp,
+                                                   const float *va, int64_t U, float *sc,
+                                                   int64_t ldc)
+{
+    const float *a0 = a, *a1 = a0 + U, *a2 = a1 + U, *a3 = a2 + U;
+    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
+    for (int64_t u = 0; u < U; u++) {
+        const __m256 b = _mm256_loadu_ps(bt + u * Sp), w = _mm256_set1_ps(va[u]);
+        s0 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a0[u]), b)), s0);
+        s1 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a1[u]), b)), s1);
+        s2 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a2[u]), b)), s2);
+        s3 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a3[u]), b)), s3);
+    }
+    _mm256_storeu_ps(sc, s0);
+    _mm256_storeu_ps(sc + ldc, s1);
+    _mm256_storeu_ps(sc + 2 * ldc, s2);
+    _mm256_storeu_ps(sc + 3 * ldc, s3);
+}
+
+/* One vector of 8 keys against one query row. */
+static void row_vector(const float *a, const float *bt, int64_t Sp, const float *va, int64_t U,
+                       float *sc)
+{
+    __m256 s0 = _mm256_setzero_ps();
+    for (int64_t u = 0; u < U; u++) {
+        const __m256 x = _mm256_add_ps(_mm256_set1_ps(a[u]), _mm256_loadu_ps(bt + u * Sp));
+        s0 = _mm256_fmadd_ps(_mm256_set1_ps(va[u]), attn_tanh8(x), s0);
+    }
+    _mm256_storeu_ps(sc, s0);
+}
+#endif
+
 /* sc[r][c] = Σ_u va[u]·tanh(a[r][u] + bt[u][c]) for rows r < nr (row stride U of a, ldc of sc)
  * and columns c < n8 (a multiple of 8; bt rows have stride Sp). */
 static void scores(const float *a, int64_t nr, const float *bt, int64_t Sp, const float *va,
                    int64_t U, int64_t n8, float *sc, int64_t ldc)
 {
-    int64_t r = 0;
 #ifdef __AVX2__
-    for (; r + GROUP <= nr; r += GROUP) {
-        const float *a0 = a + r * U, *a1 = a0 + U, *a2 = a1 + U, *a3 = a2 + U;
-        for (int64_t c = 0; c < n8; c += 8) {
-            __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-            for (int64_t u = 0; u < U; u++) {
-                const __m256 b = _mm256_loadu_ps(bt + u * Sp + c), w = _mm256_set1_ps(va[u]);
-                s0 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a0[u]), b)), s0);
-                s1 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a1[u]), b)), s1);
-                s2 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a2[u]), b)), s2);
-                s3 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a3[u]), b)), s3);
-            }
-            _mm256_storeu_ps(sc + r * ldc + c, s0);
-            _mm256_storeu_ps(sc + (r + 1) * ldc + c, s1);
-            _mm256_storeu_ps(sc + (r + 2) * ldc + c, s2);
-            _mm256_storeu_ps(sc + (r + 3) * ldc + c, s3);
-        }
-    }
+    int64_t r = 0;
+    for (; r + GROUP <= nr; r += GROUP)
+        for (int64_t c = 0; c < n8; c += 8)
+            group_vector(a + r * U, bt + c, Sp, va, U, sc + r * ldc + c, ldc);
     for (; r < nr; r++)
-        for (int64_t c = 0; c < n8; c += 8) {
-            __m256 s0 = _mm256_setzero_ps();
-            for (int64_t u = 0; u < U; u++) {
-                const __m256 x = _mm256_add_ps(_mm256_set1_ps(a[r * U + u]),
-                                               _mm256_loadu_ps(bt + u * Sp + c));
-                s0 = _mm256_fmadd_ps(_mm256_set1_ps(va[u]), attn_tanh8(x), s0);
-            }
-            _mm256_storeu_ps(sc + r * ldc + c, s0);
-        }
-#endif
-    for (; r < nr; r++) { /* portable: u outer, columns inner (the compiler may vectorise) */
+        for (int64_t c = 0; c < n8; c += 8)
+            row_vector(a + r * U, bt + c, Sp, va, U, sc + r * ldc + c);
+#else
+    for (int64_t r = 0; r < nr; r++) { /* u outer, columns inner (the compiler may vectorise) */
         float *row = sc + r * ldc;
         memset(row, 0, (size_t)n8 * sizeof(float));
         for (int64_t u = 0; u < U; u++) {
@@ -194,6 +211,7 @@ static void scores(const float *a, int64_t nr, const float *bt, int64_t Sp, cons
             for (int64_t c = 0; c < n8; c++) row[c] += w * attn_tanh(au + b[c]);
         }
     }
+#endif
 }
 
 /* ---- forward ---- */
@@ -297,8 +315,8 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
     for (int64_t r = 0; r < nrows; r++) {
         const int64_t bh = rows[r] / T, i = rows[r] % T, bg = bh / s->H * s->Hkv + bh % s->H / G;
         if (bg != cached)
-            for (int64_t j = 0; j < S; j++) project_row(p->w[W_W2], k + (bg * S + j) * D, U, D,
-                                                       bk + j * U);
+            for (int64_t j = 0; j < S; j++)
+                project_row(p->w[W_W2], k + (bg * S + j) * D, U, D, bk + j * U);
         cached = bg;
         project_row(p->w[W_W1], q + rows[r] * D, U, D, a);
         const int64_t n = attn_causal_keys(s, i);

@@ -48,8 +48,8 @@ static attn_params dense_params(const attn_shape *s)
 static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
 {
     (void)p;
-    out[0] = (attn_weight){"w", "W [D, D]: the bilinear form of the score q^T W k", 2,
-                           {s->D, s->D}};
+    out[0] =
+        (attn_weight){"w", "W [D, D]: the bilinear form of the score q^T W k", 2, {s->D, s->D}};
     return 1;
 }
 
