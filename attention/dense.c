@@ -135,7 +135,7 @@ void attn_dense_resolve(const attn_shape *s, attn_params *p)
     if (p->v[P_SPLIT] == 0) p->v[P_SPLIT] = (double)make_plan(s, p).split;
 }
 
-static double allowed_scores(const attn_shape *s)
+double attn_dense_allowed_scores(const attn_shape *s)
 {
     double per_head = 0;
     if (!s->causal) per_head = (double)s->T * (double)s->S;
@@ -147,7 +147,7 @@ static double allowed_scores(const attn_shape *s)
 double attn_dense_flops(const attn_shape *s, const attn_params *p)
 {
     (void)p;
-    return 4.0 * (double)s->D * allowed_scores(s);
+    return 4.0 * (double)s->D * attn_dense_allowed_scores(s);
 }
 
 double attn_dense_bytes(const attn_shape *s, const attn_params *p)

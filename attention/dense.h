@@ -28,6 +28,8 @@ double attn_dense_flops(const attn_shape *s, const attn_params *p);
 double attn_dense_bytes(const attn_shape *s, const attn_params *p);
 attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
                                const float *k, const float *v, float *out, void *workspace);
+/* Scores the causal rule allows (all T·S when not causal), over every batch and query head. */
+double attn_dense_allowed_scores(const attn_shape *s);
 /* The causal rule alone (the mask of every dense kind). */
 bool attn_dense_allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j);
 /* split=0 (auto) replaced by the number of key chunks the shape gets. */

@@ -34,9 +34,6 @@ size_t attn_fm_draw_bytes(const attn_fm *f);
 /* Draw W [m, D] (rows w_l ~ N(0, I_D); favor: orthogonal blocks) from seed: the same values on
  * every machine and thread count; scratch of attn_fm_draw_bytes. */
 void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch);
-/* n floats N(0, sigma²) from seed: the same splitmix64 + Box–Muller stream as attn_fm_draw (for
- * the random weights of other kinds: reformer's rotations). */
-void attn_normal_fill(float *x, int64_t n, double sigma, uint64_t seed);
 
 /* Key features of n rows k [n, D] into phi [n, M]. Shifted maps: c [M] is the shift of the
  * keys summed so far (NULL: none), c_new [M] receives max(c, the maxima of these rows) and

@@ -21,8 +21,8 @@ float attn_vmax(const float *x, int64_t n);
 /* x[j] = exp(x[j] - shift) in place (exact 0 where x[j] - shift < -87.3, e.g. -INFINITY);
  * returns the sum. Relative error of each exp below 2e-7. */
 float attn_vexp_sum(float *x, int64_t n, float shift);
-/* x[j] = cap · tanh(x[j] / cap) in place (the softcap modifier, cap > 0). tanh as in Cephes
- * tanhf (odd polynomial below 0.625, 1 - 2/(e^2x + 1) above): relative error below 3e-7. */
+/* x[j] = cap · tanh(x[j] / cap) in place (the softcap modifier, cap > 0), tanh by vtanh.h's
+ * rational approximation: error below 4e-7. */
 void attn_vsoftcap(float *x, int64_t n, float cap);
 
 /*
@@ -85,6 +85,14 @@ typedef struct attn_tile_mask {
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask);
+/* Scores of a kind's own (additive attention's tanh scores): a visit of cols keys whose scores
+ * the caller wrote into t->scores — tile rows r0..r0 + nrows as rows of stride
+ * attn_tile_score_ld(cols) floats (cols rounded up to 8), already scaled — then the online
+ * softmax and p·v as attn_tile_visit_masked (which is pass 1, the sgemm, and this). Only the
+ * columns a row sees are read: the others may hold anything. */
+int64_t attn_tile_score_ld(int64_t cols);
+void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float *v, int64_t ldkv,
+                            int64_t cols, const attn_tile_mask *mask);
 /* One row r against the keys idx[0..n) of k and v (rows of D floats), read in place: scores
  * and p·v by vector loops (a single row is no GEMM), n <= cols_max. */
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,

@@ -16,6 +16,22 @@
 #include "attention.h"
 #include "score_mod.h"
 
+void attn_softmax_reference_row(const double *score, int64_t n, const float *v, int64_t D,
+                                double *out)
+{
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < n; j++) mx = score[j] > mx ? score[j] : mx;
+    memset(out, 0, (size_t)D * sizeof *out);
+    if (mx == -INFINITY) return; /* no allowed key */
+    for (int64_t j = 0; j < n; j++) {
+        if (score[j] == -INFINITY) continue;
+        const double w = exp(score[j] - mx);
+        sum += w;
+        for (int64_t d = 0; d < D; d++) out[d] += w * (double)v[j * D + d];
+    }
+    for (int64_t d = 0; d < D; d++) out[d] /= sum;
+}
+
 static bool key_allowed(const attn_ops *ops, const attn_shape *s, const attn_params *p, int64_t h,
                         int64_t i, int64_t j)
 {
@@ -40,10 +56,8 @@ static attn_status softmax_reference(const attn_ops *ops, const attn_score_mod m
         const float *qi = q + rows[r] * D;
         const float *kg = k + (b * s->Hkv + g) * S * D, *vg = v + (b * s->Hkv + g) * S * D;
         double *o = out + r * D;
-        memset(o, 0, (size_t)D * sizeof *o);
 
-        /* pass 1: scores of allowed keys, and their max */
-        double mx = -INFINITY;
+        /* scores of allowed keys (-inf for the others), then their softmax over v */
         for (int64_t j = 0; j < S; j++) {
             if (!key_allowed(ops, s, p, h, i, j)) {
                 score[j] = -INFINITY;
@@ -53,19 +67,8 @@ static attn_status softmax_reference(const attn_ops *ops, const attn_score_mod m
             for (int64_t d = 0; d < D; d++) dot += (double)qi[d] * (double)kg[j * D + d];
             score[j] = dot * s->scale;
             if (modified) score[j] = attn_score_mod_apply(&mod, score[j], h, i, j);
-            if (score[j] > mx) mx = score[j];
         }
-        if (mx == -INFINITY) continue; /* no allowed key */
-
-        /* pass 2: exp and sum, weighted V */
-        double sum = 0;
-        for (int64_t j = 0; j < S; j++) {
-            if (score[j] == -INFINITY) continue;
-            double w = exp(score[j] - mx);
-            sum += w;
-            for (int64_t d = 0; d < D; d++) o[d] += w * (double)vg[j * D + d];
-        }
-        for (int64_t d = 0; d < D; d++) o[d] /= sum;
+        attn_softmax_reference_row(score, S, vg, D, o);
     }
     free(score);
     return ATTN_OK;

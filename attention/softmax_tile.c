@@ -107,19 +107,26 @@ static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int
     if (t->alibi) alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
+int64_t attn_tile_score_ld(int64_t cols) { return round8(cols); }
+
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask)
+{
+    /* pass 1: scores */
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)t->D, t->scale,
+                q, (int)ldq, k, (int)ldkv, 0.0f, t->scores, (int)round8(cols));
+    attn_tile_visit_scores(t, r0, nrows, v, ldkv, cols, mask);
+}
+
+void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float *v, int64_t ldkv,
+                            int64_t cols, const attn_tile_mask *mask)
 {
     const int64_t rows = nrows, D = t->D;
     const int64_t ldc = round8(cols); /* row stride: exp runs on whole vectors */
     float *sc = t->scores;            /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
     const bool modified = t->cap > 0.0f || t->alibi;
-
-    /* pass 1: scores */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)rows, (int)cols, (int)D, t->scale, q,
-                (int)ldq, k, (int)ldkv, 0.0f, sc, (int)ldc);
 
     /* pass 2: modifiers, mask, running max, exp and sum, rescale acc */
     for (int64_t r = 0; r < rows; r++) {

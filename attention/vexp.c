@@ -2,13 +2,13 @@
  * vexp.c — vector max and exp-with-sum over float rows (the softmax inner loops).
  *   exp(x) = 2^n · p(r), n = round(x·log2 e), r = x - n·ln 2 (two-part ln 2), p a degree-6
  *   polynomial (Cephes expf coefficients): relative error < 2e-7 on [-87.3, 88.7].
- *   tanh (the softcap modifier): Cephes tanhf: |x| < 0.625: x + x³·P(x²) (degree-4 P); else
- *   1 - 2/(e^(2|x|) + 1) with the exp above, the sign restored: relative error < 3e-7.
+ *   softcap: C·tanh(x/C) with the rational tanh of vtanh.h (error < 4e-7).
  *   AVX2+FMA: 8 lanes; elsewhere the same algorithms in scalar C.   time O(n)
  */
 #include <math.h>
 
 #include "kernels.h"
+#include "vtanh.h"
 
 #ifdef __AVX2__
 #include <immintrin.h>
@@ -33,24 +33,6 @@ static inline float exp_scalar(float x)
     return ldexpf(p, (int)n);
 }
 
-#define TANH_SMALL 0.625f
-
-static inline float tanh_scalar(float x)
-{
-    const float z = fabsf(x);
-    if (z < TANH_SMALL) {
-        const float s = x * x;
-        float p = -5.70498872745e-3f;
-        p = p * s + 2.06390887954e-2f;
-        p = p * s - 5.37397155531e-2f;
-        p = p * s + 1.33314422036e-1f;
-        p = p * s - 3.33332819422e-1f;
-        return p * s * x + x;
-    }
-    const float t = 1.0f - 2.0f / (exp_scalar(z + z) + 1.0f);
-    return copysignf(t, x);
-}
-
 #ifdef __AVX2__
 static inline __m256 exp_avx2(__m256 x)
 {
@@ -71,22 +53,6 @@ static inline __m256 exp_avx2(__m256 x)
     __m256i e =
         _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_andnot_ps(dead, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
-}
-
-static inline __m256 tanh_avx2(__m256 x)
-{
-    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f);
-    const __m256 z = _mm256_andnot_ps(sign, x), s = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_set1_ps(-5.70498872745e-3f); /* small |x|: the odd polynomial */
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(2.06390887954e-2f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-5.37397155531e-2f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(1.33314422036e-1f));
-    p = _mm256_fmadd_ps(p, s, _mm256_set1_ps(-3.33332819422e-1f));
-    p = _mm256_fmadd_ps(_mm256_mul_ps(p, s), x, x);
-    const __m256 e = exp_avx2(_mm256_add_ps(z, z)); /* large |x|: through exp, sign restored */
-    __m256 big = _mm256_sub_ps(one, _mm256_div_ps(_mm256_set1_ps(2.0f), _mm256_add_ps(e, one)));
-    big = _mm256_or_ps(big, _mm256_and_ps(sign, x));
-    return _mm256_blendv_ps(p, big, _mm256_cmp_ps(z, _mm256_set1_ps(TANH_SMALL), _CMP_GE_OQ));
 }
 
 static inline float hsum(__m256 v)
@@ -154,7 +120,7 @@ void attn_vsoftcap(float *x, int64_t n, float cap)
     const __m256 c = _mm256_set1_ps(cap), ic = _mm256_set1_ps(inv);
     for (; j + 8 <= n; j += 8)
         _mm256_storeu_ps(x + j,
-                         _mm256_mul_ps(c, tanh_avx2(_mm256_mul_ps(_mm256_loadu_ps(x + j), ic))));
+                         _mm256_mul_ps(c, attn_tanh8(_mm256_mul_ps(_mm256_loadu_ps(x + j), ic))));
 #endif
-    for (; j < n; j++) x[j] = cap * tanh_scalar(x[j] * inv);
+    for (; j < n; j++) x[j] = cap * attn_tanh(x[j] * inv);
 }

@@ -1,5 +1,6 @@
 /* weights.c — a kind's weights (attention.h: attn_ops.weights, draw_weights): describing them,
  * drawing the ones a caller does not give, and the check a kind's forward makes. */
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -69,4 +70,28 @@ attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const a
                              "%s: weight '%s' not given (attn_weights_draw draws it)", ops->name,
                              w[i].name);
     return ATTN_OK;
+}
+
+/* ---- seeded normals: splitmix64 steps, Box–Muller (the pair's second value is dropped) ---- */
+
+static uint64_t next_u64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+double attn_rng_normal(uint64_t *state)
+{
+    double u = ((double)(next_u64(state) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
+    double v = (double)(next_u64(state) >> 11) * 0x1.0p-53;
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+void attn_weights_normal(uint64_t seed, uint64_t stream, double sigma, float *out, int64_t n)
+{
+    uint64_t mix = stream * 0xd1342543de82ef95ULL + 0x2545f4914f6cdd1dULL;
+    uint64_t state = seed ^ next_u64(&mix); /* streams far apart on splitmix64's cycle */
+    for (int64_t e = 0; e < n; e++) out[e] = (float)(sigma * attn_rng_normal(&state));
 }

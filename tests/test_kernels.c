@@ -1,9 +1,10 @@
-/* test_kernels.c — the shared compute pieces: vector exp/max, and the online-softmax tile
+/* test_kernels.c — the shared compute pieces: vector exp/max/tanh, and the online-softmax tile
  * visited in uneven blocks against a one-shot float64 softmax. */
 #include <criterion/criterion.h>
 
 #include "kernels.h"
 #include "test_util.h"
+#include "vtanh.h"
 
 Test(kernels, vexp_is_accurate_over_the_range)
 {
@@ -26,6 +27,34 @@ Test(kernels, vexp_is_accurate_over_the_range)
     cr_expect_leq(worst, 3e-7, "worst relative error of exp: %g", worst);
     cr_expect_leq(fabs(got_sum - sum) / sum, 1e-5, "sum %g vs %g", got_sum, sum);
     free(x), free(y);
+}
+
+/* vtanh.h: within 4e-7 (absolute and relative) of double tanh over [-12, 12], the vector and the
+ * scalar form alike; exact 0 at 0, ±1 far out, odd. */
+Test(kernels, vtanh_is_accurate_over_the_range)
+{
+    enum { N = 240001 };
+    double worst = 0;
+    for (int j = 0; j < N; j++) {
+        const float x = -12.0f + 24.0f * (float)j / (N - 1);
+        float got[2] = {attn_tanh(x), attn_tanh(x)};
+#ifdef __AVX2__
+        float lanes[8];
+        _mm256_storeu_ps(lanes, attn_tanh8(_mm256_set1_ps(x)));
+        got[1] = lanes[j % 8];
+#endif
+        const double e = tanh((double)x), scale = fabs(e) < 1 ? fmax(fabs(e), 1e-30) : 1;
+        for (int f = 0; f < 2; f++) {
+            worst = fmax(worst, fabs(got[f] - e));
+            worst = fmax(worst, fabs(got[f] - e) / scale);
+        }
+        cr_expect_eq(attn_tanh(-x), -attn_tanh(x), "tanh is odd at %g", x);
+    }
+    cr_expect_leq(worst, 4.5e-7, "worst error of tanh: %g", worst);
+    cr_expect_eq(attn_tanh(0.0f), 0.0f);
+    cr_expect_eq(attn_tanh(1e4f), 1.0f);
+    cr_expect_eq(attn_tanh(-1e4f), -1.0f);
+    cr_expect_leq(fabs(attn_tanh(1e-20f) - 1e-20) / 1e-20, 4.5e-7);
 }
 
 Test(kernels, vexp_of_minus_infinity_is_exactly_zero)

@@ -159,6 +159,13 @@ void attn_weights_free(float *owned[ATTN_MAX_WEIGHTS]);
 attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                char *msg, size_t msg_len);
 
+/* Seeded N(0, 1) draws for weights (splitmix64 steps, Box–Muller with the pair's second value
+ * dropped): the same numbers on every machine. attn_rng_normal advances *state by one draw;
+ * attn_weights_normal fills out[0..n) with sigma·N(0, 1) from the stream (seed, stream), so each
+ * weight tensor of a kind has a stream of its own. */
+double attn_rng_normal(uint64_t *state);
+void attn_weights_normal(uint64_t seed, uint64_t stream, double sigma, float *out, int64_t n);
+
 /* ---- a kind's parameters (params.c; the table API is in attn_core.h) ---- */
 
 /* The kind's parameter table, for attn_params_defaults, attn_param_set, attn_params_format ... */
@@ -185,6 +192,10 @@ attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, cons
 attn_status attn_exact_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                  const float *q, const float *k, const float *v,
                                  const int64_t *rows, int64_t nrows, double *out);
+/* The last step of a float64 reference: out[0..D) = Σ_j softmax(score)_j · v[j] over the keys
+ * j < n (v rows of D floats) whose score is not -INFINITY; zeros when there is none. */
+void attn_softmax_reference_row(const double *score, int64_t n, const float *v, int64_t D,
+                                double *out);
 /* The kind's own definition: its reference() if it has one, else the masked reference. For a
  * kind with weights, those p does not give are drawn (attn_weights_draw) for the call. */
 attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
