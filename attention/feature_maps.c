@@ -60,37 +60,20 @@ size_t attn_fm_draw_bytes(const attn_fm *f)
     return f->map == ATTN_FM_FAVOR ? (size_t)(f->D * f->D) * sizeof(double) : 0;
 }
 
-/* ---- seeded normals: splitmix64 steps, Box–Muller (the pair's second value is dropped) ---- */
-
-static uint64_t next_u64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-static double next_normal(uint64_t *state)
-{
-    double u = ((double)(next_u64(state) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
-    double v = (double)(next_u64(state) >> 11) * 0x1.0p-53;
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
 void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
 {
     const int64_t D = f->D, m = f->m;
     const double root = sqrt(f->scale);
-    uint64_t state = seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL;
+    uint64_t state = attn_rng_state(seed, 0);
     if (f->map == ATTN_FM_TRIG) {
-        for (int64_t e = 0; e < m * D; e++) W[e] = (float)(root * next_normal(&state));
+        for (int64_t e = 0; e < m * D; e++) W[e] = (float)(root * attn_rng_normal(&state));
         return;
     }
     if (f->map != ATTN_FM_FAVOR) return;
     double *G = scratch; /* one D×D block, rows made orthonormal one after the other */
     for (int64_t l0 = 0; l0 < m; l0 += D) {
         const int64_t rows = m - l0 < D ? m - l0 : D;
-        for (int64_t e = 0; e < rows * D; e++) G[e] = next_normal(&state);
+        for (int64_t e = 0; e < rows * D; e++) G[e] = attn_rng_normal(&state);
         for (int64_t r = 0; r < rows; r++) { /* modified Gram–Schmidt */
             double *g = G + r * D;
             for (int64_t r2 = 0; r2 < r; r2++) {
@@ -107,7 +90,7 @@ void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
         for (int64_t r = 0; r < rows; r++) { /* length of an independent N(0, I_D) vector */
             double len = 0;
             for (int64_t d = 0; d < D; d++) {
-                double z = next_normal(&state);
+                double z = attn_rng_normal(&state);
                 len += z * z;
             }
             len = sqrt(len);

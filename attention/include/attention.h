@@ -159,6 +159,13 @@ void attn_weights_free(float *owned[ATTN_MAX_WEIGHTS]);
 attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                char *msg, size_t msg_len);
 
+/* Seeded normals for drawing weights (and random features): a splitmix64 stream per (seed,
+ * stream), Box–Muller. attn_rng_state(seed, 0) is the stream linear's features are drawn from. */
+uint64_t attn_rng_state(uint64_t seed, uint64_t stream);
+double attn_rng_normal(uint64_t *state); /* N(0, 1); advances state */
+/* w[e] = sigma · N(0, 1) for e < n, from stream (seed, stream). */
+void attn_weights_normal(float *w, int64_t n, double sigma, uint64_t seed, uint64_t stream);
+
 /* ---- a kind's parameters (params.c; the table API is in attn_core.h) ---- */
 
 /* The kind's parameter table, for attn_params_defaults, attn_param_set, attn_params_format ... */
