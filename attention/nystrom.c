@@ -10,20 +10,24 @@
  *   Computed as three attentions: B·V is the attention of the m landmark queries Q~ over the S
  *   keys (online-softmax tile, kernels.h: B [m,S] is never stored), W = Z·(B·V) [m,D], and out
  *   is the attention of the T queries over the m landmark keys K~ with values W.
- *   A, Z and W are computed in float64 (dgemm): Z's iteration multiplies the rounding error of
- *   its inputs by up to ~3.25 per step where A has small singular values. pinv_iters <= 12:
- *   beyond, Z nears A⁺, whose norm is A's condition number, and the float32 F and B·V lose
- *   digits at awkward shapes (measured: 5e-5 from float64 at 20 iterations, D = 1, T = 5).
+ *   A's scores and softmax in float64 (m²·D), the iteration and W in float32 by sgemm, as the
+ *   paper's code runs them (in float64 they cost twice as much: at n = 1024 the m³ iteration
+ *   was a third of the time, the fitted time exponent 0.89 instead of 0.95). The iteration
+ *   multiplies rounding errors by up to ~3.25 per step along A's small singular values, so
+ *   pinv_iters <= 12: the float32 output stays within 5e-6 of the float64 definition at the
+ *   test shapes (20 iterations: 5e-5 at D = 1, T = 5, even with the iteration in float64).
  *   time O(B·H·(n·m·D + m³·pinv_iters)): linear in n at fixed m
  *   flops: 2 per multiply-add of every product run, per (b, head): 4·m·S·D (B·V), 4·T·m·D
  *          (F·W), 2·m²·D (A), 8·m³ per iteration (four m×m products), 2·m²·D (W = Z·BV); the
  *          means, the softmax's max, exp and sums and the identity shifts are not counted
  *   bytes: q, k, v, out once each
- *   workspace: K~ and W [B,H,m,D] floats; per thread a tile (attn_tile_floats(max(m, QBLOCK'),
- *              KBLOCK', D) with QBLOCK' = min(QBLOCK, T), KBLOCK' = min(KBLOCK, max(S, m))),
- *              Q~ and B·V [m,D] floats, and A, Z and 3 products [m,m] and B·V, W [m,D] doubles
- *   threads: OpenMP over (b, head) for the landmarks, B·V, A, Z and W (phase 1), then over
- *            (b, head, block of QBLOCK queries) for F·W (phase 2); OpenBLAS single-threaded.
+ *   workspace: K~ and W [B,H,m,D] floats; per thread a tile (the larger of attn_tile_floats(m,
+ *              min(BV_KEYS, S), D) and attn_tile_floats(min(QBLOCK, T), min(KBLOCK, m), D)),
+ *              Q~ and B·V [m,D] and A, Z and 3 products [m,m] floats, A's scores [m,m] and
+ *              Q~, K~ [m,D] doubles. Independent of n but for the tile's key block.
+ *   threads: OpenMP over (b, head) for the landmarks, B·V (key blocks of BV_KEYS), A, Z and W
+ *            (phase 1), then over (b, head, block of QBLOCK queries) for F·W (phase 2);
+ *            OpenBLAS single-threaded.
  * Non-causal by definition (check: ATTN_ENODEF for a causal mask and for decode): the landmarks
  * average the whole sequence. The paper's optional depthwise convolution of V added to the output
  * (conv_kernel_size in its code) is left out: it is a separate layer with weights of its own.
@@ -39,13 +43,13 @@
 #include "kernels.h"
 
 enum { P_LANDMARKS, P_ITERS };
-enum { QBLOCK = 256, KBLOCK = 256, ALIGN_FLOATS = 16 };
+enum { QBLOCK = 256, KBLOCK = 256, BV_KEYS = 1024, ALIGN_FLOATS = 16 };
 
 static const attn_param_def params[] = {
     [P_LANDMARKS] = {"landmarks", "m: segment means of Q and of K (min(m, T, S) are used)", 64, 1,
                      1024, true},
-    [P_ITERS] = {"pinv_iters", "iterations of the Moore-Penrose approximation of A's inverse", 6,
-                 0, 12, true},
+    [P_ITERS] = {"pinv_iters", "iterations of the Moore-Penrose approximation of A's inverse", 6, 0,
+                 12, true},
 };
 
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
@@ -54,11 +58,12 @@ static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOAT
 
 typedef struct plan {
     int64_t m, iters;
-    int64_t qb, kb;          /* queries per phase-2 task (<= T); keys per visit */
-    int64_t md;              /* floats of one [m,D] matrix, padded */
-    int64_t tile_floats;     /* per thread: the tile, then Q~ and B·V */
-    int64_t thread_floats;   /* tile + Q~ + B·V */
-    int64_t thread_doubles;  /* A, Z, 3 products [m,m]; B·V, W [m,D] */
+    int64_t qb, kb;         /* phase 2: queries per task (<= T); landmark keys per visit */
+    int64_t kb1;            /* phase 1 (B·V): keys per visit (<= S) */
+    int64_t md;             /* floats of one [m,D] matrix, padded */
+    int64_t tile_floats;    /* per thread: the tile */
+    int64_t thread_floats;  /* tile; Q~, B·V [m,D]; A, Z and 3 products [m,m] */
+    int64_t thread_doubles; /* A's scores [m,m]; Q~, K~ [m,D] */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -67,11 +72,13 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     pl.m = min64((int64_t)p->v[P_LANDMARKS], min64(s->T, s->S));
     pl.iters = (int64_t)p->v[P_ITERS];
     pl.qb = min64(QBLOCK, s->T);
-    pl.kb = min64(KBLOCK, max64(s->S, pl.m));
+    pl.kb = min64(KBLOCK, pl.m);
+    pl.kb1 = min64(BV_KEYS, s->S);
     pl.md = round_up(pl.m * s->D);
-    pl.tile_floats = round_up(attn_tile_floats(max64(pl.m, pl.qb), pl.kb, s->D));
-    pl.thread_floats = pl.tile_floats + 2 * pl.md;
-    pl.thread_doubles = round_up(5 * pl.m * pl.m + 2 * pl.m * s->D);
+    pl.tile_floats =
+        round_up(max64(attn_tile_floats(pl.m, pl.kb1, s->D), attn_tile_floats(pl.qb, pl.kb, s->D)));
+    pl.thread_floats = pl.tile_floats + 2 * pl.md + 5 * round_up(pl.m * pl.m);
+    pl.thread_doubles = round_up(pl.m * pl.m + 2 * pl.m * s->D);
     return pl;
 }
 
@@ -120,22 +127,22 @@ static void landmarks(const float *x, int64_t n, int64_t m, int64_t D, double *r
     }
 }
 
-/* c = alpha·a·b, [m,m] row-major doubles. */
-static void mm(int64_t m, double alpha, const double *a, const double *b, double *c)
+/* c = alpha·a·b, [m,m] row-major floats. */
+static void mm(int64_t m, float alpha, const float *a, const float *b, float *c)
 {
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)m, (int)m, alpha, a, (int)m,
-                b, (int)m, 0.0, c, (int)m);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)m, (int)m, alpha, a, (int)m,
+                b, (int)m, 0.0f, c, (int)m);
 }
 
 /* x = c·I − x, [m,m]. */
-static void shift_neg(int64_t m, double c, double *x)
+static void shift_neg(int64_t m, float c, float *x)
 {
     for (int64_t e = 0; e < m * m; e++) x[e] = -x[e];
     for (int64_t i = 0; i < m; i++) x[i * m + i] += c;
 }
 
-/* Z0 = Aᵀ / (‖A‖₁‖A‖∞): the largest column and row sums of |A|. */
-static void pinv_start(int64_t m, const double *A, double *Z)
+/* 1 / (‖A‖₁‖A‖∞): the largest column and row sums of |A|; Z0 = Aᵀ times this. */
+static double pinv_scale(int64_t m, const double *A)
 {
     double n1 = 0, ninf = 0;
     for (int64_t i = 0; i < m; i++) {
@@ -143,26 +150,31 @@ static void pinv_start(int64_t m, const double *A, double *Z)
         for (int64_t j = 0; j < m; j++) row += fabs(A[i * m + j]), col += fabs(A[j * m + i]);
         n1 = fmax(n1, col), ninf = fmax(ninf, row);
     }
-    for (int64_t i = 0; i < m; i++)
-        for (int64_t j = 0; j < m; j++) Z[i * m + j] = A[j * m + i] / (n1 * ninf);
+    return 1.0 / (n1 * ninf);
 }
 
-/* Z = the iterative pseudo-inverse of A [m,m]; work: 3·m² doubles. */
-static void pinv(int64_t m, int64_t iters, const double *A, double *Z, double *work)
+/* Z = the iterative pseudo-inverse of A [m,m] (float64) in float32, as the paper's code runs it;
+ * f: 5·round_up(m²) floats, Z the second of them. */
+static float *pinv(int64_t m, int64_t iters, const double *A, float *f)
 {
-    double *AZ = work, *t1 = AZ + m * m, *t2 = t1 + m * m;
-    pinv_start(m, A, Z);
+    const int64_t mm2 = round_up(m * m);
+    float *Af = f, *Z = Af + mm2, *AZ = Z + mm2, *t1 = AZ + mm2, *t2 = t1 + mm2;
+    const double c = pinv_scale(m, A);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < m; j++)
+            Af[i * m + j] = (float)A[i * m + j], Z[i * m + j] = (float)(c * A[j * m + i]);
     for (int64_t it = 0; it < iters; it++) {
-        mm(m, 1.0, A, Z, AZ);
-        memcpy(t1, AZ, (size_t)(m * m) * sizeof(double));
-        shift_neg(m, 7.0, t1); /* 7I − AZ */
-        mm(m, 1.0, AZ, t1, t2);
-        shift_neg(m, 15.0, t2); /* 15I − AZ(7I − AZ) */
-        mm(m, 1.0, AZ, t2, t1);
-        shift_neg(m, 13.0, t1);  /* 13I − AZ(15I − AZ(7I − AZ)) */
-        mm(m, 0.25, Z, t1, t2);  /* the next Z */
-        memcpy(Z, t2, (size_t)(m * m) * sizeof(double));
+        mm(m, 1.0f, Af, Z, AZ);
+        memcpy(t1, AZ, (size_t)(m * m) * sizeof(float));
+        shift_neg(m, 7.0f, t1); /* 7I − AZ */
+        mm(m, 1.0f, AZ, t1, t2);
+        shift_neg(m, 15.0f, t2); /* 15I − AZ(7I − AZ) */
+        mm(m, 1.0f, AZ, t2, t1);
+        shift_neg(m, 13.0f, t1); /* 13I − AZ(15I − AZ(7I − AZ)) */
+        mm(m, 0.25f, Z, t1, t2); /* the next Z */
+        memcpy(Z, t2, (size_t)(m * m) * sizeof(float));
     }
+    return Z;
 }
 
 /* Each row of x [m,n] replaced by its softmax. */
@@ -182,28 +194,23 @@ static void landmark_phase(const attn_shape *s, const plan *pl, int64_t bh, cons
 {
     const int64_t D = s->D, S = s->S, m = pl->m, b = bh / s->H, g = (bh % s->H) / (s->H / s->Hkv);
     const float *kg = k + (b * s->Hkv + g) * S * D, *vg = v + (b * s->Hkv + g) * S * D;
-    double *A = dw, *Z = A + m * m, *work = Z + m * m, *bvd = work + 3 * m * m, *wd = bvd + m * D;
-    float *qt = fw + pl->tile_floats, *bv = qt + pl->md;
+    double *A = dw, *qd = A + m * m, *kd = qd + m * D;
+    float *qt = fw + pl->tile_floats, *bv = qt + pl->md, *f = bv + pl->md;
     float *kt = store + bh * pl->md, *w = store + (s->B * s->H + bh) * pl->md;
-    landmarks(q + bh * s->T * D, s->T, m, D, bvd, qt);
-    landmarks(kg, S, m, D, bvd, kt);
+    landmarks(q + bh * s->T * D, s->T, m, D, qd, qt);
+    landmarks(kg, S, m, D, qd, kt);
     attn_tile t; /* B·V: the m landmark queries over every key */
     attn_tile_begin(&t, fw, m, D, (float)s->scale);
-    for (int64_t j0 = 0; j0 < S; j0 += pl->kb)
-        attn_tile_visit(&t, 0, m, qt, kg + j0 * D, vg + j0 * D, min64(pl->kb, S - j0), NULL);
+    for (int64_t j0 = 0; j0 < S; j0 += pl->kb1)
+        attn_tile_visit(&t, 0, m, qt, kg + j0 * D, vg + j0 * D, min64(pl->kb1, S - j0), NULL);
     attn_tile_end(&t, bv);
-    for (int64_t i = 0; i < m; i++) /* A = softmax(Q~ K~ᵀ·scale) */
-        for (int64_t j = 0; j < m; j++) {
-            double dot = 0;
-            for (int64_t d = 0; d < D; d++) dot += (double)qt[i * D + d] * kt[j * D + d];
-            A[i * m + j] = dot * s->scale;
-        }
+    for (int64_t e = 0; e < m * D; e++) qd[e] = qt[e], kd[e] = kt[e];
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)m, (int)m, (int)D, s->scale, qd,
+                (int)D, kd, (int)D, 0.0, A, (int)m); /* A = softmax(Q~ K~ᵀ·scale) */
     softmax_rows(A, m, m);
-    pinv(m, pl->iters, A, Z, work);
-    for (int64_t e = 0; e < m * D; e++) bvd[e] = bv[e];
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)D, (int)m, 1.0, Z, (int)m,
-                bvd, (int)D, 0.0, wd, (int)D);
-    for (int64_t e = 0; e < m * D; e++) w[e] = (float)wd[e];
+    const float *Z = pinv(m, pl->iters, A, f);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)m, (int)D, (int)m, 1.0f, Z, (int)m,
+                bv, (int)D, 0.0f, w, (int)D); /* W = Z·(B·V) */
 }
 
 /* Phase 2: queries [i0, i0 + n) of (b, head) bh over the m landmark keys K~ with values W. */
@@ -250,8 +257,8 @@ static double flops(const attn_shape *s, const attn_params *p)
 {
     const plan pl = make_plan(s, p);
     const double m = (double)pl.m, D = (double)s->D;
-    const double head = 4.0 * m * D * (double)(s->S + s->T) + 4.0 * m * m * D +
-                        8.0 * m * m * m * (double)pl.iters;
+    const double head =
+        4.0 * m * D * (double)(s->S + s->T) + 4.0 * m * m * D + 8.0 * m * m * m * (double)pl.iters;
     return head * (double)(s->B * s->H);
 }
 
@@ -274,10 +281,12 @@ static void ref_mul(int64_t m, int64_t n, const double *a, const double *b, doub
     }
 }
 
-/* Z = pinv_iters steps from Z0 (pinv_start), as in the paper; t: 3·m² doubles. */
+/* Z = pinv_iters steps from Z0 = Aᵀ/(‖A‖₁‖A‖∞), as in the paper; t: 3·m² doubles. */
 static void ref_pinv(int64_t m, int64_t iters, const double *A, double *Z, double *t)
 {
-    pinv_start(m, A, Z);
+    const double c = pinv_scale(m, A);
+    for (int64_t i = 0; i < m; i++)
+        for (int64_t j = 0; j < m; j++) Z[i * m + j] = c * A[j * m + i];
     double *AZ = t, *x = t + m * m, *y = x + m * m;
     for (int64_t it = 0; it < iters; it++) {
         ref_mul(m, m, A, Z, AZ);
