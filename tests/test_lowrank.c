@@ -39,7 +39,8 @@ Test(lowrank, linformer_sharing_modes_agree_on_the_same_matrices)
     s.threads = 2;
     const int64_t kk = 20, es = kk * s.S;
     float *E = tu_random(es, 0.2, 7), *F = tu_random(es, 0.2, 8);
-    float *E2 = bench_alloc((size_t)(2 * es) * sizeof(float)), *F2 = bench_alloc((size_t)(2 * es) * 4);
+    float *E2 = bench_alloc((size_t)(2 * es) * sizeof(float)),
+          *F2 = bench_alloc((size_t)(2 * es) * 4);
     for (int g = 0; g < 2; g++) /* share=none with both KV heads' matrices equal to E and F */
         memcpy(E2 + g * es, E, (size_t)es * 4), memcpy(F2 + g * es, F, (size_t)es * 4);
     const int64_t n = attn_q_elems(&s);
@@ -55,8 +56,8 @@ Test(lowrank, linformer_sharing_modes_agree_on_the_same_matrices)
     free(noise);
     float *none2 = run("linformer", &s, "k=20,share=none", E2, F2);
     const int64_t half = s.H / 2 * s.T * s.D; /* heads 0, 1 read KV head 0; heads 2, 3 head 1 */
-    double head0 = rel_diff(none2, headwise, half), head1 = rel_diff(none2 + half, headwise + half,
-                                                                      half);
+    double head0 = rel_diff(none2, headwise, half),
+           head1 = rel_diff(none2 + half, headwise + half, half);
     cr_expect_leq(head0, 1e-6, "KV head 0 moved when only KV head 1's E changed");
     cr_expect_gt(head1, 1e-2, "KV head 1 ignores its own E");
     free(E), free(F), free(E2), free(F2), free(headwise), free(none), free(kv), free(headwise_ee),
@@ -117,13 +118,15 @@ Test(lowrank, nystrom_segments_of_unequal_length)
     s.threads = 1;
     const attn_ops *nys = attn_kind_find("nystrom");
     attn_params p = tu_params(nys, "landmarks=4,pinv_iters=0", &s);
-    float q[N] = {1, 3, -2, 0, 4, 4, 1}, k[N] = {0, 1, 2, 3, 4, 5, 6}, v[N] = {1, -1, 2, 0, 3, 1, 0};
+    float q[N] = {1, 3, -2, 0, 4, 4, 1}, k[N] = {0, 1, 2, 3, 4, 5, 6},
+          v[N] = {1, -1, 2, 0, 3, 1, 0};
     float *o = bench_alloc(N * sizeof(float));
     cr_assert_eq(tu_forward(nys, &s, &p, q, k, v, o), ATTN_OK);
     double qt[M] = {0}, kt[M] = {0}, A[M][M], Bv[M], W[M], n1 = 0;
     for (int l = 0; l < M; l++) {
         const int a = l * N / M, e = (l + 1) * N / M;
-        for (int j = a; j < e; j++) qt[l] += q[j] / (double)(e - a), kt[l] += k[j] / (double)(e - a);
+        for (int j = a; j < e; j++)
+            qt[l] += q[j] / (double)(e - a), kt[l] += k[j] / (double)(e - a);
     }
     for (int i = 0; i < M; i++) {
         double sum = 0, bsum = 0, bv = 0;
