@@ -124,9 +124,9 @@ static attn_status draw_weights(const attn_shape *s, const attn_params *p, float
 {
     const int64_t U = units_of(s, p), D = s->D;
     const uint64_t seed = (uint64_t)p->v[P_SEED];
-    attn_weights_normal(seed, W_W1, 1.0 / sqrt((double)D), w[W_W1], U * D);
-    attn_weights_normal(seed, W_W2, 1.0 / sqrt((double)D), w[W_W2], U * D);
-    attn_weights_normal(seed, W_VA, 1.0 / sqrt((double)U), w[W_VA], U);
+    attn_weights_normal(w[W_W1], U * D, 1.0 / sqrt((double)D), seed, W_W1);
+    attn_weights_normal(w[W_W2], U * D, 1.0 / sqrt((double)D), seed, W_W2);
+    attn_weights_normal(w[W_VA], U, 1.0 / sqrt((double)U), seed, W_VA);
     return ATTN_OK;
 }
 

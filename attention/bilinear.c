@@ -56,7 +56,7 @@ static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
 /* N(0, 1/D) (LeCun-normal): q·W has the variance of q, so scores have the spread of full's. */
 static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
 {
-    attn_weights_normal((uint64_t)p->v[P_SEED], 0, 1.0 / sqrt((double)s->D), w[0], s->D * s->D);
+    attn_weights_normal(w[0], s->D * s->D, 1.0 / sqrt((double)s->D), (uint64_t)p->v[P_SEED], 0);
     return ATTN_OK;
 }
 

@@ -62,15 +62,10 @@ size_t attn_fm_draw_bytes(const attn_fm *f)
     return f->map == ATTN_FM_FAVOR ? (size_t)(f->D * f->D) * sizeof(double) : 0;
 }
 
-static uint64_t seed_state(uint64_t seed)
-{
-    return seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL;
-}
-
 void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
 {
     const int64_t D = f->D, m = f->m;
-    uint64_t state = seed_state(seed);
+    uint64_t state = attn_rng_state(seed, 0);
     if (f->map == ATTN_FM_TRIG) {
         for (int64_t e = 0; e < m * D; e++) W[e] = (float)attn_rng_normal(&state);
         return;

@@ -227,7 +227,7 @@ static attn_status draw_weights(const attn_shape *s, const attn_params *p, float
 {
     attn_weight d[ATTN_MAX_WEIGHTS];
     weights(s, p, d);
-    attn_weights_normal((uint64_t)p->v[P_SEED], 0, 1.0, w[0], attn_weight_elems(&d[0]));
+    attn_weights_normal(w[0], attn_weight_elems(&d[0]), 1.0, (uint64_t)p->v[P_SEED], 0);
     return ATTN_OK;
 }
 

@@ -19,6 +19,34 @@ int64_t attn_weight_elems(const attn_weight *w)
     return n;
 }
 
+/* ---- seeded normals: splitmix64 steps, Box–Muller (the pair's second value is dropped) ---- */
+
+uint64_t attn_rng_state(uint64_t seed, uint64_t stream)
+{
+    return seed * 0xd1342543de82ef95ULL + 0x5851f42d4c957f2dULL + stream * 0x9e3779b97f4a7c15ULL;
+}
+
+static uint64_t next_u64(uint64_t *state)
+{
+    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    return z ^ (z >> 31);
+}
+
+double attn_rng_normal(uint64_t *state)
+{
+    double u = ((double)(next_u64(state) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
+    double v = (double)(next_u64(state) >> 11) * 0x1.0p-53;
+    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
+}
+
+void attn_weights_normal(float *w, int64_t n, double sigma, uint64_t seed, uint64_t stream)
+{
+    uint64_t state = attn_rng_state(seed, stream);
+    for (int64_t e = 0; e < n; e++) w[e] = (float)(sigma * attn_rng_normal(&state));
+}
+
 void attn_weights_free(float *owned[ATTN_MAX_WEIGHTS])
 {
     for (int i = 0; i < ATTN_MAX_WEIGHTS; i++) free(owned[i]), owned[i] = NULL;
@@ -70,28 +98,4 @@ attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const a
                              "%s: weight '%s' not given (attn_weights_draw draws it)", ops->name,
                              w[i].name);
     return ATTN_OK;
-}
-
-/* ---- seeded normals: splitmix64 steps, Box–Muller (the pair's second value is dropped) ---- */
-
-static uint64_t next_u64(uint64_t *state)
-{
-    uint64_t z = (*state += 0x9e3779b97f4a7c15ULL);
-    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
-    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
-    return z ^ (z >> 31);
-}
-
-double attn_rng_normal(uint64_t *state)
-{
-    double u = ((double)(next_u64(state) >> 11) + 1.0) * 0x1.0p-53; /* (0, 1] */
-    double v = (double)(next_u64(state) >> 11) * 0x1.0p-53;
-    return sqrt(-2.0 * log(u)) * cos(6.283185307179586 * v);
-}
-
-void attn_weights_normal(uint64_t seed, uint64_t stream, double sigma, float *out, int64_t n)
-{
-    uint64_t mix = stream * 0xd1342543de82ef95ULL + 0x2545f4914f6cdd1dULL;
-    uint64_t state = seed ^ next_u64(&mix); /* streams far apart on splitmix64's cycle */
-    for (int64_t e = 0; e < n; e++) out[e] = (float)(sigma * attn_rng_normal(&state));
 }

@@ -159,12 +159,12 @@ void attn_weights_free(float *owned[ATTN_MAX_WEIGHTS]);
 attn_status attn_weights_given(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                                char *msg, size_t msg_len);
 
-/* Seeded N(0, 1) draws for weights (splitmix64 steps, Box–Muller with the pair's second value
- * dropped): the same numbers on every machine. attn_rng_normal advances *state by one draw;
- * attn_weights_normal fills out[0..n) with sigma·N(0, 1) from the stream (seed, stream), so each
- * weight tensor of a kind has a stream of its own. */
-double attn_rng_normal(uint64_t *state);
-void attn_weights_normal(uint64_t seed, uint64_t stream, double sigma, float *out, int64_t n);
+/* Seeded normals for drawing weights (and random features): a splitmix64 stream per (seed,
+ * stream), Box–Muller. attn_rng_state(seed, 0) is the stream linear's features are drawn from. */
+uint64_t attn_rng_state(uint64_t seed, uint64_t stream);
+double attn_rng_normal(uint64_t *state); /* N(0, 1); advances state */
+/* w[e] = sigma · N(0, 1) for e < n, from stream (seed, stream). */
+void attn_weights_normal(float *w, int64_t n, double sigma, uint64_t seed, uint64_t stream);
 
 /* ---- a kind's parameters (params.c; the table API is in attn_core.h) ---- */
 
