@@ -541,7 +541,6 @@ static void ref_row(const plan *pl, const attn_shape *s, const refkeys *rk, cons
         qs[r] = rk->start[r * (pl->b + 1) + qbk[r]];
         for (int64_t j = 0; j < S && j < p; j++) qs[r] += rk->kb[r * S + j] == qbk[r];
     }
-    double top = -INFINITY;
     for (int64_t j = 0; j < S; j++) {
         score[j] = -INFINITY;
         if (!ref_sees(pl, s, rk, qbk, qs, p, j)) continue;
@@ -549,18 +548,8 @@ static void ref_row(const plan *pl, const attn_shape *s, const refkeys *rk, cons
         for (int64_t d = 0; d < D; d++) dot += (double)qi[d] * kg[j * D + d];
         score[j] = s->scale * dot / (pl->shared ? (rk->norm[j] > 0 ? rk->norm[j] : INFINITY) : 1);
         if (pl->shared && j == p) score[j] -= SELF_MASK;
-        top = fmax(top, score[j]);
     }
-    for (int64_t d = 0; d < D; d++) o[d] = 0;
-    if (top == -INFINITY) return;
-    double sum = 0;
-    for (int64_t j = 0; j < S; j++) {
-        if (score[j] == -INFINITY) continue;
-        const double w = exp(score[j] - top);
-        sum += w;
-        for (int64_t d = 0; d < D; d++) o[d] += w * (double)vg[j * D + d];
-    }
-    for (int64_t d = 0; d < D; d++) o[d] /= sum;
+    attn_softmax_reference_row(score, S, vg, D, o);
 }
 
 static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
