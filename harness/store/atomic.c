@@ -70,13 +70,12 @@ void bench_dir_of(const char *path, char *dir, size_t len)
     else snprintf(dir, len, "%.*s", (int)(slash - path), path);
 }
 
-attn_status bench_tmp_begin(const char *path, char *tmp, size_t tmp_len, char *msg,
-                            size_t msg_len)
+attn_status bench_tmp_begin(const char *path, char *tmp, size_t tmp_len, char *msg, size_t msg_len)
 {
     const char *slash = strrchr(path, '/');
     const int dir_len = slash ? (int)(slash - path + 1) : 0;
-    int n = snprintf(tmp, tmp_len, "%.*s.%s.tmp-%ld", dir_len, path, path + dir_len,
-                     (long)getpid());
+    int n =
+        snprintf(tmp, tmp_len, "%.*s.%s.tmp-%ld", dir_len, path, path + dir_len, (long)getpid());
     if (n < 0 || (size_t)n >= tmp_len || (size_t)n >= BENCH_PATH_MAX)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: the path is too long", path);
     int slot = 0;
@@ -139,8 +138,10 @@ attn_status bench_tmp_publish(const char *tmp, const char *path, bool *exists, c
     if (rename_noreplace(tmp, path) != 0) {
         if (errno == EEXIST) {
             *exists = true;
-            return attn_fail(ATTN_EINVAL, msg, msg_len, "%s was created meanwhile by another "
-                             "process", path);
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "%s was created meanwhile by another "
+                             "process",
+                             path);
         }
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot rename %s to %s: %s", tmp, path,
                          strerror(errno));
@@ -173,14 +174,29 @@ int bench_lock(const char *path, const char *fix, char *msg, size_t msg_len)
         close(fd);
         if (e == EAGAIN || e == EACCES)
             attn_fail(ATTN_EINVAL, msg, msg_len,
-                      "%s is being written by another bench process (sweep, run --out or fit); "
-                      "wait for it to end%s",
-                      path, fix);
+                      "%s is being written by another bench process (a sweep, run --out or fit): "
+                      "wait for it to end, or write elsewhere",
+                      path);
         else attn_fail(ATTN_EFAIL, msg, msg_len, "cannot lock %s: %s", path, strerror(e));
         return -1;
     }
 #endif
     return fd;
+}
+
+bool bench_locked_by_other(const char *path)
+{
+#ifdef F_OFD_GETLK
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return false;
+    struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
+    const bool locked = fcntl(fd, F_OFD_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
+    close(fd);
+    return locked;
+#else
+    (void)path;
+    return false;
+#endif
 }
 
 void bench_unlock(int fd)

@@ -27,8 +27,7 @@ enum { BENCH_PATH_MAX = 4096 };
 
 /* The temporary name of path into tmp (".NAME.tmp-PID" beside it), registered for removal on a
  * fatal signal until bench_tmp_publish or bench_tmp_discard. Creates nothing. */
-attn_status bench_tmp_begin(const char *path, char *tmp, size_t tmp_len, char *msg,
-                            size_t msg_len);
+attn_status bench_tmp_begin(const char *path, char *tmp, size_t tmp_len, char *msg, size_t msg_len);
 /* fsync tmp, rename it to path unless path exists, fsync the directory; unregisters tmp.
  * ATTN_OK; ATTN_EINVAL with *exists set when path appeared meanwhile (tmp is left in place and
  * still registered: discard it); ATTN_EFAIL with msg otherwise. */
@@ -38,10 +37,12 @@ attn_status bench_tmp_publish(const char *tmp, const char *path, bool *exists, c
 void bench_tmp_discard(const char *tmp);
 
 /* Take the writers' lock of the existing file path: a file descriptor to keep open while
- * writing (bench_unlock closes it), or -1 with msg ("... is being written by another bench
- * process; ..." ending in fix) when another writer holds it or path cannot be opened. */
+ * writing (bench_unlock closes it), or -1 with msg when another writer holds it ("... is being
+ * written by another bench process ...") or path cannot be opened (ending in fix). */
 int bench_lock(const char *path, const char *fix, char *msg, size_t msg_len);
 void bench_unlock(int fd);
+/* Does another process hold the writers' lock of path? (Changes nothing.) */
+bool bench_locked_by_other(const char *path);
 
 /* Why a write into path just failed, for messages: "disk full", "file size limit reached",
  * "disk quota exceeded", or strerror(errno_seen); errno_seen 0: looked up from the free space

@@ -398,8 +398,10 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
 
 /* Is the existing file at path an attnbench results file of our format_version? Opens it
  * read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message ending in `fix` (what to
- * do: "; choose another --out" when writing, "" when reading). */
-static attn_status check_results_file(const char *path, const char *fix, char *msg, size_t msg_len)
+ * do: "; choose another --out" when writing, "" when reading). writing: the caller holds the
+ * writers' lock (else a file HDF5 refuses is looked up as being written by another process). */
+static attn_status check_results_file(const char *path, const char *fix, bool writing, char *msg,
+                                      size_t msg_len)
 {
 #if H5_VERSION_GE(1, 12, 0)
     htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);
@@ -417,6 +419,11 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
                          "%s is not an attnbench results file (HDF5 cannot read it)%s", path, fix);
     }
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0 && !writing && bench_locked_by_other(path))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "cannot open %s: another bench process is writing it (to read it "
+                         "meanwhile, set HDF5_USE_FILE_LOCKING=FALSE)",
+                         path);
     if (file < 0)
         return attn_fail(
             ATTN_EINVAL, msg, msg_len,
@@ -459,7 +466,13 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
  * the metadata (B-tree nodes, object headers, the superblock). */
 enum { ROOM_MARGIN = 64 * 1024 };
 
-static int64_t chunk_bytes(const table *t) { return (int64_t)t->chunk_rows * (int64_t)t->row_size; }
+/* The bytes of the new chunks that adding `add` rows to table t of `rows` rows allocates. */
+static int64_t new_chunk_bytes(const table *t, int64_t rows, int64_t add)
+{
+    const int64_t per = (int64_t)t->chunk_rows, allocated = (rows + per - 1) / per;
+    const int64_t needed = (rows + add + per - 1) / per;
+    return (needed - allocated) * per * (int64_t)t->row_size;
+}
 
 struct bench_store {
     hid_t file;
@@ -469,6 +482,7 @@ struct bench_store {
     int64_t status_row;       /* its row in /run_status */
     int64_t run_points;       /* its points stored */
     bool run_failed;          /* a write failed: the run is marked incomplete */
+    bool write_failed;        /* a run could not be begun: a new file is not published */
     int lock_fd;              /* the writers' lock (atomic.h), or -1 */
     char tmp[BENCH_PATH_MAX]; /* a new file's temporary name until it is published, or "" */
     char path[BENCH_PATH_MAX];
@@ -540,7 +554,7 @@ static attn_status open_existing(bench_store *st, char *msg, size_t msg_len)
     static const char fix[] = "; choose another --out";
     st->lock_fd = bench_lock(st->path, fix, msg, msg_len);
     if (st->lock_fd < 0) return ATTN_EINVAL;
-    attn_status cs = check_results_file(st->path, fix, msg, msg_len);
+    attn_status cs = check_results_file(st->path, fix, true, msg, msg_len);
     if (cs != ATTN_OK) return cs;
     st->file = H5Fopen(st->path, H5F_ACC_RDWR, H5P_DEFAULT);
     if (st->file < 0)
@@ -649,8 +663,9 @@ static attn_status append_run(bench_store *st, bench_run *run, char *msg, size_t
     status_row row = {.run_id = run->run_id, .status = "running"};
     char why[64] = "write error";
     if (bench_room(st->lock_fd, st->path,
-                   chunk_bytes(&runs_table) + chunk_bytes(&status_table) + ROOM_MARGIN, why,
-                   sizeof why) < 0)
+                   new_chunk_bytes(&runs_table, n, 1) + new_chunk_bytes(&status_table, ns, 1) +
+                       ROOM_MARGIN,
+                   why, sizeof why) < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %s: run %lld not started; nothing written",
                          st->path, why, (long long)run->run_id);
     errno = 0;
@@ -677,6 +692,7 @@ attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, si
 {
     quiet_hdf5();
     attn_status s = append_run(st, run, msg, msg_len);
+    if (s != ATTN_OK) st->write_failed = true;
     if (s != ATTN_OK || !st->tmp[0]) return s;
     /* a new file: now valid with its first run, it takes its name */
     bool exists;
@@ -752,8 +768,8 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     /* Samples first, then the point row; any failure (the flush included) rolls both back, so
      * no blank point row and no orphan samples remain. */
     char why[64] = "write error";
-    const int64_t need = chunk_bytes(&points_table) + ROOM_MARGIN +
-                         (nsamples + (int64_t)samples_table.chunk_rows) * (int64_t)sizeof *rows;
+    const int64_t need = new_chunk_bytes(&points_table, npoints, 1) +
+                         new_chunk_bytes(&samples_table, nrows, nsamples) + ROOM_MARGIN;
     if (bench_room(st->lock_fd, st->path, need, why, sizeof why) < 0) {
         free(rows);
         return stop_run(st, pt->point_id, false, npoints, nrows, why, msg, msg_len);
@@ -774,7 +790,13 @@ void bench_store_close(bench_store *st)
     if (!st) return;
     quiet_hdf5();
     if (st->run_id > 0 && !st->run_failed && st->file >= 0) mark_run(st, "complete", "");
-    if (st->file >= 0) H5Fflush(st->file, H5F_SCOPE_GLOBAL);
+    if (st->file >= 0 && H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0) st->write_failed = true;
+    /* a new file closed before any run (a caller that only creates it): valid, and empty */
+    char msg[ATTN_MSG_LEN];
+    bool exists;
+    if (st->tmp[0] && !st->write_failed &&
+        bench_tmp_publish(st->tmp, st->path, &exists, msg, sizeof msg) == ATTN_OK)
+        st->tmp[0] = '\0';
     store_free(st);
 }
 
@@ -788,7 +810,7 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                          path ? strerror(errno) : "no path");
-    attn_status cs = check_results_file(path, "", msg, msg_len);
+    attn_status cs = check_results_file(path, "", false, msg, msg_len);
     if (cs != ATTN_OK) return cs;
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (*file < 0) return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
@@ -889,13 +911,18 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                          path ? strerror(errno) : "no path");
-    attn_status st = check_results_file(path, "", msg, msg_len);
-    if (st != ATTN_OK) return st;
-    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (file < 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "cannot open %s for writing the fits (permissions, or open elsewhere?)",
-                         path);
+    const int lock = bench_lock(path, "", msg, msg_len);
+    if (lock < 0) return ATTN_EINVAL;
+    attn_status st = check_results_file(path, "", true, msg, msg_len);
+    hid_t file = st != ATTN_OK ? -1 : H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (st == ATTN_OK && file < 0)
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "cannot open %s for writing the fits (permissions, or open elsewhere?)",
+                       path);
+    if (st != ATTN_OK) {
+        bench_unlock(lock);
+        return st;
+    }
     hid_t runs = H5Dopen2(file, runs_table.dset, H5P_DEFAULT), dset = -1;
     hid_t mtype = compound_type(&fits_table, false);
     int64_t nruns = runs < 0 ? -1 : table_rows(runs), old = 0, kept = 0;
@@ -942,5 +969,6 @@ done:
     if (mtype >= 0) H5Tclose(mtype);
     if (runs >= 0) H5Dclose(runs);
     H5Fclose(file);
+    bench_unlock(lock);
     return st;
 }

@@ -156,11 +156,18 @@ static attn_status write_new(const char *path, const char *name, const int64_t d
                          why);
     attn_status st = bench_tmp_begin(path, tmp, sizeof tmp, msg, msg_len);
     if (st != ATTN_OK) return st;
+    errno = 0;
     hid_t file = H5Fcreate(tmp, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
     if (file < 0) {
+        const int e = errno;
         bench_tmp_discard(tmp);
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "cannot create %s (does its directory exist and is it writable?)", path);
+        if (e != ENOSPC && e != EFBIG && e != EDQUOT)
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "cannot create %s (does its directory exist and is it writable?)",
+                             path);
+        bench_write_reason(path, e, why, sizeof why);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s; nothing was written", path,
+                         why);
     }
     st = write_dataset(file, path, name, dims, data, msg, msg_len);
     st = close_written(file, path, st, msg, msg_len);
