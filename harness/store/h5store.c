@@ -1,8 +1,11 @@
 /*
  * h5store.c — the HDF5 results store of results.h: one file holds the runs, points and timing
  * samples of any number of sweeps as three appendable compound tables (/runs, /points, /samples),
- * flushed after every point so an interrupted sweep keeps what it finished. Also reads them back,
- * and keeps the optional /fits table of `bench fit` (rewritten whole, one run's rows replaced).
+ * flushed after every point so an interrupted sweep keeps what it finished, and /run_status (how
+ * each run ended). Also reads them back, and keeps the optional /fits table of `bench fit`
+ * (rewritten whole, one run's rows replaced). New files, the writers' lock and the room check
+ * come from atomic.h; a write that fails half way is rolled back after reopening the file (HDF5
+ * cannot shrink a table whose unwritten chunk is still in its cache).
  *
  * Compound types are built from one field table per struct (name, offset, kind, size): adding a
  * field to bench_run or bench_point is one line in its table. In memory the types follow the C
