@@ -193,6 +193,12 @@ def expect_failure(rc, err, what, words):
         fail(f"{what}: expected one line with {words}, got: {err.strip()}")
 
 
+# HDF5 meets the full disk: the rollback of a write that failed half way. HDF5 leaks a buffer of
+# its own on that path (sanitizer builds would report it at exit).
+NO_ROOM_CHECK = dict(os.environ, BENCH_TEST_NO_ROOM_CHECK="1",
+                     ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+
+
 def fill_until_failure(exe, out, what, words, args=SWEEP_ARGS, env=None, max_sweeps=3):
     """Sweep into out until a sweep fails; check the file after each failure."""
     before = []
@@ -252,7 +258,7 @@ def test_tmpfs(exe, tmp):
         subprocess.run(["umount", point], check=True)
         # the rollback of a write HDF5 failed half way: no room check, a chunk boundary
         mount_tmpfs(point, "220k")
-        env = dict(os.environ, BENCH_TEST_NO_ROOM_CHECK="1")
+        env = NO_ROOM_CHECK
         fill_until_failure(exe, os.path.join(point, "r.h5"), "tmpfs 220k, no room check",
                            ["disk full", "run marked incomplete"], WIDE_SWEEP_ARGS, env)
         subprocess.run(["umount", point], check=True)
@@ -266,7 +272,7 @@ def test_tmpfs(exe, tmp):
         except OSError:
             pass
         os.close(fd)
-        for env in (None, dict(os.environ, BENCH_TEST_NO_ROOM_CHECK="1")):
+        for env in (None, NO_ROOM_CHECK):
             for opt, name in (("--out", "new.h5"), ("--output", "o.h5")):
                 path = os.path.join(point, name)
                 rc, err = run([exe, "run", "full", "--n", "128", "--reps", "1", opt, path], env)
@@ -331,6 +337,9 @@ def test_limits(exe):
     except subprocess.TimeoutExpired:
         fail("bench list under ulimit -v 200000 hangs")
         return
+    if "Sanitizer" in err:
+        print("skip: a sanitizer build cannot start under ulimit -v (its shadow memory)")
+        sys.exit(77)
     expect_failure(rc, err, "bench list under ulimit -v 200000", ["address-space limit"])
     print(f"ulimit -v 200000: exit {rc}: {err.strip()}")
 
