@@ -97,16 +97,20 @@ def check_results(path, what, base=None):
 
 # ---- signals ----
 
+# 24 points of about 0.1 s after the yardsticks (about 1.5 s)
+SIGNAL_SWEEP_ARGS = ["--kinds", "full,window", "--n", "64:512:x2", "--reps", "2", "--min-time",
+                     "0.1", "--warmup", "0", "--quiet"]
+
 def signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally):
     kind = rng.choice(["run", "sweep-new", "sweep-append", "output"])
     sig = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL][trial % 3]
     delay = rng.uniform(0.0, 1.0) if trial % 2 == 0 else rng.uniform(1.0, 3.0)
     dest = os.path.join(tmp, f"t{trial}.h5")
-    sweep = [exe, "sweep", "--kinds", "full,window", "--n", "64:512:x2", "--reps", "2",
-             "--min-time", "0", "--warmup", "0", "--quiet", "--out", dest]
-    cmd = {"run": [exe, "run", "full", "--n", "512", "--min-time", "0.3", "--out", dest],
+    # each lasts longer than the latest signal (3 s), so that nearly every trial gets one
+    sweep = [exe, "sweep", *SIGNAL_SWEEP_ARGS, "--out", dest]
+    cmd = {"run": [exe, "run", "full", "--n", "512", "--min-time", "2.5", "--out", dest],
            "sweep-new": sweep, "sweep-append": sweep,
-           "output": [exe, "run", "full", "--n", "768", "--min-time", "0.3", "--output", dest]}[kind]
+           "output": [exe, "run", "full", "--n", "768", "--min-time", "3", "--output", dest]}[kind]
     if kind == "sweep-append":
         shutil.copy(base_file, dest)
     p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
@@ -156,14 +160,13 @@ def signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally):
 
 def test_signals(exe, tmp, rng):
     base_file = os.path.join(tmp, "base.h5")
-    rc, err = run([exe, "sweep", "--kinds", "full,window", "--n", "64:512:x2", "--reps", "2",
-                   "--min-time", "0", "--warmup", "0", "--quiet", "--out", base_file])
+    rc, err = run([exe, "sweep", *SIGNAL_SWEEP_ARGS, "--out", base_file])
     if rc != 0:
         fail(f"the base sweep failed: {err}")
         return
     base_rows = check_results(base_file, "base sweep")
     tally = {"sent": 0, "no file": 0, "valid file": 0, "kill_temps": 0}
-    trials = int(os.environ.get("BENCH_TEST_SIGNALS", "15"))
+    trials = int(os.environ.get("BENCH_TEST_SIGNALS", "20"))
     for trial in range(trials):
         signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally)
     # a path an interrupted run left (or not) never blocks a later run
