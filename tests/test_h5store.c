@@ -502,6 +502,7 @@ Test(h5store, closes_every_hdf5_handle)
     cr_assert_eq(bench_store_read_runs(path, &runs, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(bench_store_read_points(path, &pts, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_assert_eq(bench_store_read_fits(path, &fits, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    free(runs);
     cr_assert_eq(bench_store_read_runs(foreign, &runs, &n, msg, sizeof msg), ATTN_EINVAL);
     free(runs);
     free(pts);

@@ -1,8 +1,10 @@
 /* main.c — the bench CLI: validates the registry, dispatches subcommands, owns exit codes. */
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "commands.h"
+#include "machine.h"
 #include "memory.h"
 #include "version.h"
 
@@ -28,6 +30,10 @@ int main(int argc, char **argv)
 {
     char msg[ATTN_MSG_LEN];
     bench_memory_setup();
+    if (bench_address_space_check(msg, sizeof msg) != 0) {
+        fprintf(stderr, "bench: %s\n", msg);
+        _exit(1); /* not exit(): OpenBLAS's exit handler would wait forever for its threads */
+    }
     if (attn_registry_validate(msg, sizeof msg) != ATTN_OK) {
         fprintf(stderr, "bench: broken attention module: %s\n", msg);
         return 1;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -17,6 +18,28 @@ int bench_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+int bench_address_space_check(char *msg, size_t msg_len)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_AS, &rl) != 0 || rl.rlim_cur == RLIM_INFINITY) return 0;
+    const uint64_t mib = 1 << 20;
+    /* the yardstick runs OpenBLAS on as many threads as the forwards' OpenMP (default: CPUs) */
+    uint64_t threads = (uint64_t)bench_cpu_count();
+    if ((uint64_t)openblas_get_num_threads() > threads)
+        threads = (uint64_t)openblas_get_num_threads();
+    /* per thread: OpenBLAS's buffer, a malloc arena (64 MiB), a stack; then the libraries and
+     * the main heap (measured on 2 threads: a run hangs at 400 MB, runs at 500 MB) */
+    const uint64_t need = threads * 256 * mib + 192 * mib;
+    if ((uint64_t)rl.rlim_cur >= need) return 0;
+    snprintf(msg, msg_len,
+             "the address-space limit (ulimit -v %llu KiB) is below the %llu MiB bench needs on "
+             "%llu threads: OpenBLAS reserves 128 MiB per thread and waits forever when it "
+             "cannot; raise or remove the limit",
+             (unsigned long long)(rl.rlim_cur / 1024), (unsigned long long)(need / mib),
+             (unsigned long long)threads);
+    return -1;
 }
 
 static void cpu_model(char *buf, size_t len)

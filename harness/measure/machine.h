@@ -16,5 +16,12 @@ double bench_mem_bandwidth_gbs(int threads, size_t bytes, int reps);
 enum { BENCH_BANDWIDTH_BYTES = 256 << 20, BENCH_BANDWIDTH_REPS = 9 };
 /* Logical CPUs online. */
 int bench_cpu_count(void);
+/* Is the address-space limit (ulimit -v, RLIMIT_AS) enough for OpenBLAS? Each OpenBLAS thread
+ * reserves a 128 MiB buffer (and a 64 MiB malloc arena), and when it cannot, OpenBLAS retries
+ * forever (blas_memory_alloc in OpenBLAS's driver/others/memory.c): the process then hangs,
+ * at the latest in OpenBLAS's exit handler, which waits for its threads. 0 when the limit is
+ * absent or large enough; -1 with msg saying what is needed otherwise: the caller must then
+ * leave with _exit(), not exit(). */
+int bench_address_space_check(char *msg, size_t msg_len);
 
 #endif

@@ -1,14 +1,19 @@
 /*
  * h5store.c — the HDF5 results store of results.h: one file holds the runs, points and timing
  * samples of any number of sweeps as three appendable compound tables (/runs, /points, /samples),
- * flushed after every point so an interrupted sweep keeps what it finished. Also reads them back,
- * and keeps the optional /fits table of `bench fit` (rewritten whole, one run's rows replaced).
+ * flushed after every point so an interrupted sweep keeps what it finished, and /run_status (how
+ * each run ended). Also reads them back, and keeps the optional /fits table of `bench fit`
+ * (rewritten whole, one run's rows replaced). New files, the writers' lock and the room check
+ * come from atomic.h; a write that fails half way is rolled back after reopening the file (HDF5
+ * cannot shrink a table whose unwritten chunk is still in its cache).
  *
  * Compound types are built from one field table per struct (name, offset, kind, size): adding a
  * field to bench_run or bench_point is one line in its table. In memory the types follow the C
  * structs (offsetof) with NUL-terminated strings; in the file they are packed, NUL-padded UTF-8.
  */
 #include "results.h"
+
+#include "atomic.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -114,6 +119,19 @@ static const field sample_fields[] = {
     FIELD(sample_row, seconds, F_F64),
 };
 
+/* One row of /run_status: how the run ended. */
+typedef struct status_row {
+    int64_t run_id;
+    char status[16];   /* running, complete, incomplete */
+    char message[160]; /* why a run is incomplete */
+} status_row;
+
+static const field status_fields[] = {
+    FIELD(status_row, run_id, F_I64),
+    FIELD(status_row, status, F_STR),
+    FIELD(status_row, message, F_STR),
+};
+
 static const field fit_fields[] = {
     FIELD(bench_fit_row, run_id, F_I64),
     FIELD(bench_fit_row, kind, F_STR),
@@ -161,6 +179,8 @@ static const table points_table = {"/points", point_fields, NFIELDS(point_fields
                                    sizeof(bench_point), 64};
 static const table samples_table = {"/samples", sample_fields, NFIELDS(sample_fields),
                                     sizeof(sample_row), 1024};
+static const table status_table = {"/run_status", status_fields, NFIELDS(status_fields),
+                                   sizeof(status_row), 64};
 static const table fits_table = {"/fits", fit_fields, NFIELDS(fit_fields), sizeof(bench_fit_row),
                                  64};
 
@@ -381,8 +401,10 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
 
 /* Is the existing file at path an attnbench results file of our format_version? Opens it
  * read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message ending in `fix` (what to
- * do: "; choose another --out" when writing, "" when reading). */
-static attn_status check_results_file(const char *path, const char *fix, char *msg, size_t msg_len)
+ * do: "; choose another --out" when writing, "" when reading). writing: the caller holds the
+ * writers' lock (else a file HDF5 refuses is looked up as being written by another process). */
+static attn_status check_results_file(const char *path, const char *fix, bool writing, char *msg,
+                                      size_t msg_len)
 {
 #if H5_VERSION_GE(1, 12, 0)
     htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);
@@ -400,6 +422,11 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
                          "%s is not an attnbench results file (HDF5 cannot read it)%s", path, fix);
     }
     hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (file < 0 && !writing && bench_locked_by_other(path))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "cannot open %s: another bench process is writing it (to read it "
+                         "meanwhile, set HDF5_USE_FILE_LOCKING=FALSE)",
+                         path);
     if (file < 0)
         return attn_fail(
             ATTN_EINVAL, msg, msg_len,
@@ -438,62 +465,142 @@ static attn_status check_results_file(const char *path, const char *fix, char *m
 
 /* ---- the store ---- */
 
+/* Room checked before each write (atomic.h, bench_room): the chunks a row may add, and this for
+ * the metadata (B-tree nodes, object headers, the superblock). */
+enum { ROOM_MARGIN = 64 * 1024 };
+
+/* The bytes of the new chunks that adding `add` rows to table t of `rows` rows allocates. */
+static int64_t new_chunk_bytes(const table *t, int64_t rows, int64_t add)
+{
+    const int64_t per = (int64_t)t->chunk_rows, allocated = (rows + per - 1) / per;
+    const int64_t needed = (rows + add + per - 1) / per;
+    return (needed - allocated) * per * (int64_t)t->row_size;
+}
+
 struct bench_store {
     hid_t file;
-    hid_t runs, points, samples;             /* datasets */
-    hid_t run_type, point_type, sample_type; /* memory types */
-    int64_t run_id;                          /* last run begun through this handle, or 0 */
-    char path[4096];
+    hid_t runs, points, samples, status;                  /* datasets */
+    hid_t run_type, point_type, sample_type, status_type; /* memory types */
+    int64_t run_id;           /* last run begun through this handle, or 0 */
+    int64_t status_row;       /* its row in /run_status */
+    int64_t run_points;       /* its points stored */
+    bool run_failed;          /* a write failed: the run is marked incomplete */
+    bool write_failed;        /* a run could not be begun: a new file is not published */
+    int lock_fd;              /* the writers' lock (atomic.h), or -1 */
+    char tmp[BENCH_PATH_MAX]; /* a new file's temporary name until it is published, or "" */
+    char path[BENCH_PATH_MAX];
 };
+
+/* Close st's HDF5 objects and file. */
+static void close_hdf5(bench_store *st)
+{
+    hid_t *ids[] = {&st->run_type, &st->point_type, &st->sample_type, &st->status_type};
+    for (size_t i = 0; i < NFIELDS(ids); i++)
+        if (*ids[i] >= 0) H5Tclose(*ids[i]), *ids[i] = -1;
+    hid_t *dsets[] = {&st->runs, &st->points, &st->samples, &st->status};
+    for (size_t i = 0; i < NFIELDS(dsets); i++)
+        if (*dsets[i] >= 0) H5Dclose(*dsets[i]), *dsets[i] = -1;
+    if (st->file >= 0) H5Fclose(st->file), st->file = -1;
+}
+
+/* Close the file (discarding an unpublished new one) and release the lock; st stays. */
+static void store_close_file(bench_store *st)
+{
+    close_hdf5(st);
+    bench_tmp_discard(st->tmp);
+    st->tmp[0] = '\0';
+    bench_unlock(st->lock_fd);
+    st->lock_fd = -1;
+}
 
 static void store_free(bench_store *st)
 {
-    hid_t ids[] = {st->run_type, st->point_type, st->sample_type};
-    for (size_t i = 0; i < NFIELDS(ids); i++)
-        if (ids[i] >= 0) H5Tclose(ids[i]);
-    hid_t dsets[] = {st->runs, st->points, st->samples};
-    for (size_t i = 0; i < NFIELDS(dsets); i++)
-        if (dsets[i] >= 0) H5Dclose(dsets[i]);
-    if (st->file >= 0) H5Fclose(st->file);
+    store_close_file(st);
     free(st);
 }
 
-/* The directory part of path ("." if none), for messages and the writability pre-check. */
-static void dir_of(const char *path, char *dir, size_t len)
+/* Open the tables of st->file and build the row types. */
+static attn_status open_tables(bench_store *st, char *msg, size_t msg_len)
 {
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(dir, len, ".");
-    else if (slash == path) snprintf(dir, len, "/");
-    else snprintf(dir, len, "%.*s", (int)(slash - path), path);
+    st->runs = H5Dopen2(st->file, runs_table.dset, H5P_DEFAULT);
+    st->points = H5Dopen2(st->file, points_table.dset, H5P_DEFAULT);
+    st->samples = H5Dopen2(st->file, samples_table.dset, H5P_DEFAULT);
+    st->status = H5Dopen2(st->file, status_table.dset, H5P_DEFAULT);
+    if (st->runs < 0 || st->points < 0 || st->samples < 0 || st->status < 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s is damaged: it lacks one of /runs, /points, /samples, /run_status; "
+                         "choose another --out",
+                         st->path);
+    st->run_type = compound_type(&runs_table, false);
+    st->point_type = compound_type(&points_table, false);
+    st->sample_type = compound_type(&samples_table, false);
+    st->status_type = compound_type(&status_table, false);
+    if (st->run_type < 0 || st->point_type < 0 || st->sample_type < 0 || st->status_type < 0)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot build the HDF5 row types for %s",
+                         st->path);
+    return ATTN_OK;
 }
 
-/* Create a new results file (refusing to replace one); -1 with msg on error. */
-static hid_t create_results_file(const char *path, char *msg, size_t msg_len)
+/* Flush st->file; on failure the reason (atomic.h) into why. */
+static herr_t flush_file(const bench_store *st, char *why, size_t why_len)
 {
-    char dir[4096];
-    dir_of(path, dir, sizeof dir);
-    if (access(dir, W_OK | X_OK) != 0) {
-        attn_fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: directory %s: %s", path, dir,
-                  strerror(errno));
-        return -1;
+    errno = 0;
+    herr_t err = H5Fflush(st->file, H5F_SCOPE_GLOBAL);
+    if (err < 0) bench_write_reason(st->path, errno, why, why_len);
+    return err;
+}
+
+/* Open the existing results file st->path for appending, under the writers' lock. A file
+ * written before /run_status existed gets the (empty) table. */
+static attn_status open_existing(bench_store *st, char *msg, size_t msg_len)
+{
+    static const char fix[] = "; choose another --out";
+    st->lock_fd = bench_lock(st->path, fix, msg, msg_len);
+    if (st->lock_fd < 0) return ATTN_EINVAL;
+    attn_status cs = check_results_file(st->path, fix, true, msg, msg_len);
+    if (cs != ATTN_OK) return cs;
+    st->file = H5Fopen(st->path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (st->file < 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "cannot open %s for writing (permissions, or open elsewhere?)", st->path);
+    char why[64];
+    if (H5Lexists(st->file, status_table.dset, H5P_DEFAULT) <= 0 &&
+        (create_table(st->file, &status_table) < 0 || flush_file(st, why, sizeof why) < 0))
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot add /run_status to %s: %s", st->path,
+                         why);
+    return open_tables(st, msg, msg_len);
+}
+
+/* Create st->path as a new results file: written under a temporary name (atomic.h), with its
+ * empty tables flushed, locked; published by the first run (bench_store_begin_run). */
+static attn_status create_new(bench_store *st, char *msg, size_t msg_len)
+{
+    char dir[BENCH_PATH_MAX];
+    bench_dir_of(st->path, dir, sizeof dir);
+    if (access(dir, W_OK | X_OK) != 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot create %s: directory %s: %s", st->path,
+                         dir, strerror(errno));
+    char why[64] = "HDF5 could not create the file (check the path and permissions)";
+    if (bench_room(-1, st->path, ROOM_MARGIN, why, sizeof why) < 0)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: %s; nothing was written",
+                         st->path, why);
+    attn_status s = bench_tmp_begin(st->path, st->tmp, sizeof st->tmp, msg, msg_len);
+    if (s != ATTN_OK) return s;
+    errno = 0;
+    st->file = H5Fcreate(st->tmp, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    if (st->file < 0) {
+        if (errno) bench_write_reason(st->path, errno, why, sizeof why);
+    } else if (write_format_attrs(st->file) < 0 || create_table(st->file, &runs_table) < 0 ||
+               create_table(st->file, &points_table) < 0 ||
+               create_table(st->file, &samples_table) < 0 ||
+               create_table(st->file, &status_table) < 0) {
+        bench_write_reason(st->path, errno, why, sizeof why);
+    } else if (flush_file(st, why, sizeof why) >= 0) {
+        st->lock_fd = bench_lock(st->tmp, "", msg, msg_len);
+        return st->lock_fd < 0 ? ATTN_EFAIL : open_tables(st, msg, msg_len);
     }
-    hid_t file = H5Fcreate(path, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
-    if (file < 0) {
-        attn_fail(
-            ATTN_EINVAL, msg, msg_len,
-            "cannot create %s: HDF5 could not create the file (check the path and permissions)",
-            path);
-        return -1;
-    }
-    if (write_format_attrs(file) < 0 || create_table(file, &runs_table) < 0 ||
-        create_table(file, &points_table) < 0 || create_table(file, &samples_table) < 0) {
-        H5Fclose(file);
-        unlink(path); /* ours, just created: do not leave half a results file behind */
-        attn_fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: writing the empty tables failed",
-                  path);
-        return -1;
-    }
-    return file;
+    return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot create %s: %s; nothing was written",
+                     st->path, why);
 }
 
 attn_status bench_store_open(const char *path, bench_store **store, char *msg, size_t msg_len)
@@ -502,79 +609,129 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
     *store = NULL;
     if (!path || !*path)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "no results file given; pass --out FILE.h5");
+    if (strlen(path) >= BENCH_PATH_MAX)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "results file path is too long (%zu characters)", strlen(path));
     bench_store *st = malloc(sizeof *st);
     if (!st) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory opening %s", path);
     *st = (bench_store){.file = -1,
                         .runs = -1,
                         .points = -1,
                         .samples = -1,
+                        .status = -1,
                         .run_type = -1,
                         .point_type = -1,
                         .sample_type = -1,
-                        .run_id = 0};
-    if (strlen(path) >= sizeof st->path) {
-        free(st);
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "results file path is too long (%zu characters)", strlen(path));
-    }
+                        .status_type = -1,
+                        .lock_fd = -1};
     snprintf(st->path, sizeof st->path, "%s", path);
-
-    if (access(path, F_OK) == 0) {
-        attn_status cs = check_results_file(path, "; choose another --out", msg, msg_len);
-        if (cs != ATTN_OK) {
-            free(st);
-            return cs;
-        }
-        st->file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-        if (st->file < 0) {
-            free(st);
-            return attn_fail(ATTN_EINVAL, msg, msg_len,
-                             "cannot open %s for writing (permissions, or open elsewhere?)", path);
-        }
-    } else {
-        st->file = create_results_file(path, msg, msg_len);
-        if (st->file < 0) {
-            free(st);
-            return ATTN_EINVAL;
-        }
-    }
-
-    st->runs = H5Dopen2(st->file, runs_table.dset, H5P_DEFAULT);
-    st->points = H5Dopen2(st->file, points_table.dset, H5P_DEFAULT);
-    st->samples = H5Dopen2(st->file, samples_table.dset, H5P_DEFAULT);
-    if (st->runs < 0 || st->points < 0 || st->samples < 0) {
+    attn_status s =
+        access(path, F_OK) == 0 ? open_existing(st, msg, msg_len) : create_new(st, msg, msg_len);
+    if (s != ATTN_OK) {
         store_free(st);
-        return attn_fail(
-            ATTN_EINVAL, msg, msg_len,
-            "%s is damaged: it lacks one of /runs, /points, /samples; choose another --out", path);
-    }
-    st->run_type = compound_type(&runs_table, false);
-    st->point_type = compound_type(&points_table, false);
-    st->sample_type = compound_type(&samples_table, false);
-    if (st->run_type < 0 || st->point_type < 0 || st->sample_type < 0) {
-        store_free(st);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot build the HDF5 row types for %s", path);
+        return s;
     }
     *store = st;
     return ATTN_OK;
 }
 
+/* After a failed write: close the file, dropping HDF5's caches (whose chunks that could not be
+ * written confuse a later resize), and open it again as the disk has it. */
+static herr_t reopen_file(bench_store *st)
+{
+    close_hdf5(st);
+    st->file = H5Fopen(st->tmp[0] ? st->tmp : st->path, H5F_ACC_RDWR, H5P_DEFAULT);
+    char msg[ATTN_MSG_LEN];
+    return st->file < 0 || open_tables(st, msg, sizeof msg) != ATTN_OK ? -1 : 0;
+}
+
+/* Write the status of the run begun through st into its /run_status row (in place: no new
+ * space is needed once the row exists). */
+static herr_t mark_run(bench_store *st, const char *status, const char *message)
+{
+    status_row row = {.run_id = st->run_id};
+    snprintf(row.status, sizeof row.status, "%s", status);
+    snprintf(row.message, sizeof row.message, "%s", message);
+    return rows_io(st->status, st->status_type, st->status_row, 1, &row, true);
+}
+
+/* Append run (and its "running" /run_status row) and flush; on failure shrink both tables back
+ * and say why. */
+static attn_status append_run(bench_store *st, bench_run *run, char *msg, size_t msg_len)
+{
+    int64_t n = table_rows(st->runs), ns = table_rows(st->status);
+    if (n < 0 || ns < 0)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /runs in %s", st->path);
+    run->run_id = n + 1;
+    status_row row = {.run_id = run->run_id, .status = "running"};
+    char why[64] = "write error";
+    if (bench_room(st->lock_fd, st->path,
+                   new_chunk_bytes(&runs_table, n, 1) + new_chunk_bytes(&status_table, ns, 1) +
+                       ROOM_MARGIN,
+                   why, sizeof why) < 0)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %s: run %lld not started; nothing written",
+                         st->path, why, (long long)run->run_id);
+    errno = 0;
+    if (append_rows(st->runs, st->run_type, n, run, 1) < 0 ||
+        append_rows(st->status, st->status_type, ns, &row, 1) < 0) {
+        bench_write_reason(st->path, errno, why, sizeof why);
+    } else if (flush_file(st, why, sizeof why) >= 0) {
+        st->run_id = run->run_id;
+        st->status_row = ns;
+        st->run_points = 0;
+        st->run_failed = false;
+        return ATTN_OK;
+    }
+    char again[64];
+    const bool rolled_back = reopen_file(st) >= 0 && set_rows(st->runs, n) >= 0 &&
+                             set_rows(st->status, ns) >= 0 &&
+                             flush_file(st, again, sizeof again) >= 0;
+    return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %s: run %lld not started%s", st->path, why,
+                     (long long)run->run_id,
+                     rolled_back ? "; nothing written" : " (its rollback failed too)");
+}
+
 attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, size_t msg_len)
 {
     quiet_hdf5();
-    int64_t n = table_rows(st->runs);
-    if (n < 0)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /runs in %s", st->path);
-    run->run_id = n + 1;
-    if (append_rows(st->runs, st->run_type, n, run, 1) < 0) {
-        set_rows(st->runs, n);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append run %lld to /runs in %s",
-                         (long long)run->run_id, st->path);
+    attn_status s = append_run(st, run, msg, msg_len);
+    if (s != ATTN_OK) st->write_failed = true;
+    if (s != ATTN_OK || !st->tmp[0]) return s;
+    /* a new file: now valid with its first run, it takes its name */
+    bool exists;
+    s = bench_tmp_publish(st->tmp, st->path, &exists, msg, msg_len);
+    if (s == ATTN_OK) {
+        st->tmp[0] = '\0';
+        return ATTN_OK;
     }
-    if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
-    st->run_id = run->run_id;
-    return ATTN_OK;
+    st->run_id = 0;
+    if (!exists) return s;
+    /* another process created the file meanwhile: append the run there instead */
+    store_close_file(st);
+    s = open_existing(st, msg, msg_len);
+    return s != ATTN_OK ? s : append_run(st, run, msg, msg_len);
+}
+
+/* Point point_id cannot be stored (why): if its write failed half way (wrote), shrink /points and
+ * /samples back to npoints and nsamples rows; mark the run incomplete, flush, and say what was
+ * kept. */
+static attn_status stop_run(bench_store *st, int64_t point_id, bool wrote, int64_t npoints,
+                            int64_t nsamples, const char *why, char *msg, size_t msg_len)
+{
+    bool ok = !wrote || (reopen_file(st) >= 0 && set_rows(st->points, npoints) >= 0 &&
+                         set_rows(st->samples, nsamples) >= 0);
+    char note[160], again[64];
+    snprintf(note, sizeof note, "%s writing point %lld; %lld point%s kept", why,
+             (long long)point_id, (long long)st->run_points, st->run_points == 1 ? "" : "s");
+    ok = mark_run(st, "incomplete", note) >= 0 && ok;
+    ok = flush_file(st, again, sizeof again) >= 0 && ok;
+    st->run_failed = true;
+    return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %s: %lld point%s of run %lld kept, %s",
+                     st->path, why, (long long)st->run_points, st->run_points == 1 ? "" : "s",
+                     (long long)st->run_id,
+                     ok ? "run marked incomplete"
+                        : "but the rollback could not be written either (the file may hold "
+                          "blank rows)");
 }
 
 attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double *samples_s,
@@ -584,6 +741,10 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     if (nsamples < 0 || nsamples > INT32_MAX || (nsamples > 0 && !samples_s))
         return attn_fail(ATTN_EINVAL, msg, msg_len, "invalid sample count %lld for a point",
                          (long long)nsamples);
+    if (st->run_failed)
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "%s: run %lld is marked incomplete after a failed write; no more points",
+                         st->path, (long long)st->run_id);
     int64_t nruns = table_rows(st->runs);
     int64_t npoints = table_rows(st->points);
     int64_t nrows = table_rows(st->samples);
@@ -598,8 +759,6 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
             (long long)pt->run_id, st->path, (long long)nruns);
     pt->point_id = npoints;
 
-    /* Samples first, then the point row: a point in /points always has its samples, and a
-     * failure rolls /samples back so no orphan rows carry the next point's id. */
     sample_row *rows = malloc((size_t)(nsamples > 0 ? nsamples : 1) * sizeof *rows);
     if (!rows)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld samples",
@@ -609,21 +768,23 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
                                .point_id = pt->point_id,
                                .rep = (int32_t)r,
                                .seconds = samples_s[r]};
+    /* Samples first, then the point row; any failure (the flush included) rolls both back, so
+     * no blank point row and no orphan samples remain. */
+    char why[64] = "write error";
+    const int64_t need = new_chunk_bytes(&points_table, npoints, 1) +
+                         new_chunk_bytes(&samples_table, nrows, nsamples) + ROOM_MARGIN;
+    if (bench_room(st->lock_fd, st->path, need, why, sizeof why) < 0) {
+        free(rows);
+        return stop_run(st, pt->point_id, false, npoints, nrows, why, msg, msg_len);
+    }
+    errno = 0;
     herr_t err = append_rows(st->samples, st->sample_type, nrows, rows, nsamples);
+    if (err >= 0) err = append_rows(st->points, st->point_type, npoints, pt, 1);
+    if (err < 0) bench_write_reason(st->path, errno, why, sizeof why);
+    else err = flush_file(st, why, sizeof why);
     free(rows);
-    if (err < 0) {
-        set_rows(st->samples, nrows);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append %lld samples to /samples in %s",
-                         (long long)nsamples, st->path);
-    }
-    if (append_rows(st->points, st->point_type, npoints, pt, 1) < 0) {
-        set_rows(st->points, npoints);
-        set_rows(st->samples, nrows);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot append point %lld to /points in %s",
-                         (long long)pt->point_id, st->path);
-    }
-    if (H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot flush %s (disk full?)", st->path);
+    if (err < 0) return stop_run(st, pt->point_id, true, npoints, nrows, why, msg, msg_len);
+    if (pt->run_id == st->run_id) st->run_points++;
     return ATTN_OK;
 }
 
@@ -631,7 +792,14 @@ void bench_store_close(bench_store *st)
 {
     if (!st) return;
     quiet_hdf5();
-    if (st->file >= 0) H5Fflush(st->file, H5F_SCOPE_GLOBAL);
+    if (st->run_id > 0 && !st->run_failed && st->file >= 0) mark_run(st, "complete", "");
+    if (st->file >= 0 && H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0) st->write_failed = true;
+    /* a new file closed before any run (a caller that only creates it): valid, and empty */
+    char msg[ATTN_MSG_LEN];
+    bool exists;
+    if (st->tmp[0] && !st->write_failed &&
+        bench_tmp_publish(st->tmp, st->path, &exists, msg, sizeof msg) == ATTN_OK)
+        st->tmp[0] = '\0';
     store_free(st);
 }
 
@@ -645,7 +813,7 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                          path ? strerror(errno) : "no path");
-    attn_status cs = check_results_file(path, "", msg, msg_len);
+    attn_status cs = check_results_file(path, "", false, msg, msg_len);
     if (cs != ATTN_OK) return cs;
     *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (*file < 0) return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
@@ -746,13 +914,18 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                          path ? strerror(errno) : "no path");
-    attn_status st = check_results_file(path, "", msg, msg_len);
-    if (st != ATTN_OK) return st;
-    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (file < 0)
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "cannot open %s for writing the fits (permissions, or open elsewhere?)",
-                         path);
+    const int lock = bench_lock(path, "", msg, msg_len);
+    if (lock < 0) return ATTN_EINVAL;
+    attn_status st = check_results_file(path, "", true, msg, msg_len);
+    hid_t file = st != ATTN_OK ? -1 : H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (st == ATTN_OK && file < 0)
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "cannot open %s for writing the fits (permissions, or open elsewhere?)",
+                       path);
+    if (st != ATTN_OK) {
+        bench_unlock(lock);
+        return st;
+    }
     hid_t runs = H5Dopen2(file, runs_table.dset, H5P_DEFAULT), dset = -1;
     hid_t mtype = compound_type(&fits_table, false);
     int64_t nruns = runs < 0 ? -1 : table_rows(runs), old = 0, kept = 0;
@@ -799,5 +972,6 @@ done:
     if (mtype >= 0) H5Tclose(mtype);
     if (runs >= 0) H5Dclose(runs);
     H5Fclose(file);
+    bench_unlock(lock);
     return st;
 }

@@ -12,10 +12,15 @@
  *   /points      extendable chunked compound table, one row per point (bench_point)
  *   /samples     extendable chunked compound table, one row per timed repetition:
  *                run_id, point_id, rep, seconds
+ *   /run_status  extendable chunked compound table, one row per run: run_id, status ("running"
+ *                until closed, "complete", or "incomplete" after a failed write), message
  *   /fits        (optional: written by `bench fit`) one row per fitted series and metric of a run
  *                (bench_fit_row); a new fit of a run replaces that run's rows
  * Strings are fixed-length, NUL-padded UTF-8 (h5py reads them as bytes: .str.decode()).
  * Every row is flushed to disk as soon as it is added, so an interrupted sweep keeps its points.
+ * A new file is written under a temporary name and renamed into place once valid; a write that
+ * fails is rolled back; one writer at a time holds a lock on the file (atomic.h,
+ * docs/results-format.md "Writing safely").
  */
 #ifndef BENCH_RESULTS_H
 #define BENCH_RESULTS_H
@@ -65,14 +70,21 @@ typedef struct bench_fit_row {
 
 typedef struct bench_store bench_store;
 
-/* Open path for appending, creating it if absent. An existing file that is not an attnbench
- * results file (or has another format_version) is refused and left untouched. */
+/* Open path for appending under the writers' lock, creating it if absent. An existing file that
+ * is not an attnbench results file (or has another format_version), or that another process is
+ * writing, is refused and left untouched. A new file is written as ".NAME.tmp-PID" and takes its
+ * name with its first run (bench_store_begin_run), or at bench_store_close if no run was begun
+ * (then valid and empty); a failed or interrupted creation leaves no file. */
 attn_status bench_store_open(const char *path, bench_store **store, char *msg, size_t msg_len);
-/* Append a run row; sets run->run_id. */
+/* Append a run row (and its "running" /run_status row); sets run->run_id. Checks the room on
+ * disk first; a failure writes nothing and says why ("disk full (...): run 2 not started"). */
 attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, size_t msg_len);
-/* Append a point row and its nsamples repetition times; sets pt->point_id; flushes. */
+/* Append a point row and its nsamples repetition times; sets pt->point_id; flushes. When it
+ * cannot (no room, a failed write), /points and /samples are rolled back to their last good size,
+ * the run is marked incomplete and no further point is accepted; msg says what was kept. */
 attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double *samples_s,
                                   int64_t nsamples, char *msg, size_t msg_len);
+/* Mark the run complete (unless it is incomplete), flush, publish a new file, unlock, close. */
 void bench_store_close(bench_store *st);
 
 /* Read back (plots, fits, tests): every row of /runs or /points; free() the arrays. */
@@ -94,7 +106,9 @@ attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_
 /* May bench_tensor_write add to path? Absent, or an HDF5 file: yes; anything else is refused
  * (and left untouched). Lets a caller refuse before a long computation. */
 attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len);
-/* Write (create or replace) dataset `name` [dims] in path (created if absent). */
+/* Write (create or replace) dataset `name` [dims] in path. An absent path is created under a
+ * temporary name and renamed into place once complete (a failure leaves no file); an existing
+ * one is written under the writers' lock. The room on disk is checked first. */
 attn_status bench_tensor_write(const char *path, const char *name, const int64_t dims[4],
                                const float *data, char *msg, size_t msg_len);
 /* Add a float32 dataset `name` of rank 1..4 [dims] to the HDF5 file path (which exists: `o`

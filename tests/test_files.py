@@ -1,0 +1,380 @@
+#!/usr/bin/python3
+"""test_files.py — what bench leaves on disk when things go wrong (issue 16).
+
+  test_files.py signals    BENCH   SIGINT, SIGTERM, SIGKILL at seeded random moments (half in the
+                                   first second) on run --out NEW, sweep --out NEW, sweep appending,
+                                   run --output NEW: afterwards no file, or one h5py opens with
+                                   every finished point and no blank row or orphan sample
+  test_files.py disk       BENCH   a file size limit (ulimit -f: everywhere) and a small tmpfs
+                                   (where mount works: root with CAP_SYS_ADMIN; else skipped with
+                                   a message): failed writes roll back, the run is marked
+                                   incomplete, a new file at 0 bytes free leaves no file
+  test_files.py concurrent BENCH   two writers on one file, HDF5 file locking off and on: both
+                                   points kept, or the second refused with one line
+  test_files.py limits     BENCH   under ulimit -v 200000 bench exits with one line, never hangs
+
+Seeded (BENCH_TEST_SEED, default 16); prints what it did. Exit 0 pass, 1 fail, 77 skip (meson).
+Run with Debian's python (/usr/bin/python3: h5py).
+"""
+import os
+import random
+import resource
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+try:
+    import h5py
+except ImportError:
+    print("skip: h5py is not installed for", sys.executable)
+    sys.exit(77)
+
+FAILURES = []
+
+
+def fail(what):
+    FAILURES.append(what)
+    print("FAIL:", what)
+
+
+def default_signals():
+    """Children start with SIGINT at its default (a test runner may ignore it)."""
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+
+
+def run(cmd, env=None, limits=(), timeout=120):
+    """Run cmd to its end: (returncode, stderr text)."""
+    def pre():
+        default_signals()
+        for res, value in limits:
+            resource.setrlimit(res, (value, value))
+    p = subprocess.run(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                       preexec_fn=pre, timeout=timeout)
+    return p.returncode, p.stderr.decode(errors="replace")
+
+
+def temps(directory):
+    return [n for n in os.listdir(directory) if ".tmp-" in n]
+
+
+def check_results(path, what, base=None):
+    """The file at path opens with h5py, has no blank row and no orphan sample, keeps base
+    (the points of an earlier state, as (run_id, point_id, kind) tuples) and every run marked
+    complete has all its points. Returns the points' (run_id, point_id, kind), or None."""
+    try:
+        f = h5py.File(path, "r")
+    except OSError as e:
+        fail(f"{what}: h5py cannot open {path}: {e}")
+        return None
+    with f:
+        if f.attrs.get("format") not in (b"attnbench-results", "attnbench-results"):
+            fail(f"{what}: {path} has no format attribute")
+            return None
+        runs, pts, smp = f["runs"][:], f["points"][:], f["samples"][:]
+        status = f["run_status"][:] if "run_status" in f else []
+    rows = [(int(p["run_id"]), int(p["point_id"]), p["kind"].decode()) for p in pts]
+    if any(r["run_id"] == 0 for r in runs) or any(r[0] == 0 or not r[2] for r in rows):
+        fail(f"{what}: {path} has a blank row")
+    if sorted(int(r["run_id"]) for r in runs) != list(range(1, len(runs) + 1)):
+        fail(f"{what}: {path}: run ids are not 1..{len(runs)}")
+    if [r[1] for r in rows] != list(range(len(rows))):
+        fail(f"{what}: {path}: point ids are not 0..{len(rows) - 1}")
+    orphans = {(int(s["run_id"]), int(s["point_id"])) for s in smp} - {r[:2] for r in rows}
+    if orphans:
+        fail(f"{what}: {path}: samples of no point {sorted(orphans)[:3]}")
+    if base is not None and rows[:len(base)] != base:
+        fail(f"{what}: {path} lost points it had before")
+    for s in status:
+        run_id, state = int(s["run_id"]), s["status"].decode()
+        n = sum(1 for r in rows if r[0] == run_id)
+        if state == "incomplete" and f"; {n} point" not in s["message"].decode():
+            fail(f"{what}: run {run_id} incomplete with {n} points: '{s['message'].decode()}'")
+    return rows
+
+
+# ---- signals ----
+
+# 24 points of about 0.1 s after the yardsticks (about 1.5 s)
+SIGNAL_SWEEP_ARGS = ["--kinds", "full,window", "--n", "64:512:x2", "--reps", "2", "--min-time",
+                     "0.1", "--warmup", "0", "--quiet"]
+
+def signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally):
+    kind = rng.choice(["run", "sweep-new", "sweep-append", "output"])
+    sig = [signal.SIGINT, signal.SIGTERM, signal.SIGKILL][trial % 3]
+    delay = rng.uniform(0.0, 1.0) if trial % 2 == 0 else rng.uniform(1.0, 3.0)
+    dest = os.path.join(tmp, f"t{trial}.h5")
+    # each lasts longer than the latest signal (3 s), so that nearly every trial gets one
+    sweep = [exe, "sweep", *SIGNAL_SWEEP_ARGS, "--out", dest]
+    cmd = {"run": [exe, "run", "full", "--n", "512", "--min-time", "2.5", "--out", dest],
+           "sweep-new": sweep, "sweep-append": sweep,
+           "output": [exe, "run", "full", "--n", "768", "--min-time", "3", "--output", dest]}[kind]
+    if kind == "sweep-append":
+        shutil.copy(base_file, dest)
+    p = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                         preexec_fn=default_signals)
+    time.sleep(delay)
+    sent = p.poll() is None
+    if sent:
+        p.send_signal(sig)
+        tally["sent"] += 1
+    try:
+        rc = p.wait(timeout=30)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        fail(f"trial {trial}: {kind} did not end within 30 s of {sig.name}")
+        return
+    what = f"trial {trial} ({kind}, {sig.name if sent else 'no signal'} after {delay:.2f} s, " \
+           f"exit {rc})"
+    print(what, "file" if os.path.exists(dest) else "no file")
+    left = temps(tmp)
+    if left and (sig != signal.SIGKILL or not sent):
+        fail(f"{what}: left {left}")
+    for name in left:  # SIGKILL cannot clean up: allowed, never read
+        os.unlink(os.path.join(tmp, name))
+        tally["kill_temps"] += 1
+    if not os.path.exists(dest):
+        if kind == "sweep-append":
+            fail(f"{what}: the existing file is gone")
+        tally["no file"] += 1
+        return
+    if kind == "output":
+        try:
+            with h5py.File(dest, "r") as f:
+                if f["o"].shape != (1, 8, 768, 64):
+                    fail(f"{what}: dataset o has shape {f['o'].shape}")
+        except (OSError, KeyError) as e:
+            fail(f"{what}: {dest} is damaged: {e}")
+        tally["valid file"] += 1
+        return
+    rows = check_results(dest, what, base_rows if kind == "sweep-append" else None)
+    if rows is not None:
+        tally["valid file"] += 1
+        added = len(rows) - (len(base_rows) if kind == "sweep-append" else 0)
+        if rc == 0 and added != (1 if kind == "run" else len(base_rows)):
+            fail(f"{what}: finished but added {added} points")
+
+
+def test_signals(exe, tmp, rng):
+    base_file = os.path.join(tmp, "base.h5")
+    rc, err = run([exe, "sweep", *SIGNAL_SWEEP_ARGS, "--out", base_file])
+    if rc != 0:
+        fail(f"the base sweep failed: {err}")
+        return
+    base_rows = check_results(base_file, "base sweep")
+    tally = {"sent": 0, "no file": 0, "valid file": 0, "kill_temps": 0}
+    trials = int(os.environ.get("BENCH_TEST_SIGNALS", "20"))
+    for trial in range(trials):
+        signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally)
+    # a path an interrupted run left (or not) never blocks a later run
+    rc, err = run([exe, "run", "full", "--n", "64", "--reps", "1", "--min-time", "0",
+                   "--out", os.path.join(tmp, "t0.h5")])
+    if rc != 0:
+        fail(f"a later run --out on an interrupted path failed: {err.strip()}")
+    print(f"signals: {trials} trials, {tally['sent']} signals sent; afterwards "
+          f"{tally['no file']} without a file, {tally['valid file']} with a valid one; "
+          f"{tally['kill_temps']} .tmp files left by SIGKILL (removed)")
+
+
+# ---- disk ----
+
+SWEEP_ARGS = ["--kinds", "full,window", "--n", "64:4096:x2", "--dataset", "gaussian", "--reps", "1",
+              "--min-time", "0", "--warmup", "0", "--quiet"]  # 14 points
+# 48 points: the second sweep crosses the first 64-row chunk of /points
+WIDE_SWEEP_ARGS = ["--kinds", "full,window", "--n", "64:8192:x2", "--reps", "1", "--min-time", "0",
+                   "--warmup", "0", "--quiet"]
+
+
+def expect_failure(rc, err, what, words):
+    lines = [l for l in err.splitlines() if l.strip()]
+    if rc == 0 or rc < 0:
+        fail(f"{what}: exit {rc} (a signal?), expected an error exit; stderr: {err.strip()}")
+    elif len(lines) != 1 or not all(w in lines[0] for w in words):
+        fail(f"{what}: expected one line with {words}, got: {err.strip()}")
+
+
+# HDF5 meets the full disk: the rollback of a write that failed half way. HDF5 leaks a buffer of
+# its own on that path (sanitizer builds would report it at exit).
+NO_ROOM_CHECK = dict(os.environ, BENCH_TEST_NO_ROOM_CHECK="1",
+                     ASAN_OPTIONS=os.environ.get("ASAN_OPTIONS", "") + ":detect_leaks=0")
+
+
+def fill_until_failure(exe, out, what, words, args=SWEEP_ARGS, env=None, max_sweeps=3):
+    """Sweep into out until a sweep fails; check the file after each failure."""
+    before = []
+    for i in range(max_sweeps):
+        rc, err = run([exe, "sweep", *args, "--out", out], env=env)
+        if rc == 0:
+            before = check_results(out, f"{what}: sweep {i + 1}", before) or []
+            continue
+        expect_failure(rc, err, f"{what}: sweep {i + 1}", [out, *words])
+        if os.path.exists(out):
+            check_results(out, f"{what}: after the failed sweep {i + 1}", before)
+        print(f"{what}: sweep {i + 1} stopped: {err.strip()}")
+        return True
+    fail(f"{what}: {max_sweeps} sweeps never met the limit")
+    return False
+
+
+def test_fsize(exe, tmp):
+    out = os.path.join(tmp, "f.h5")
+    rc, err = run([exe, "sweep", *WIDE_SWEEP_ARGS, "--out", out])
+    if rc != 0:
+        fail(f"the base sweep failed: {err}")
+        return
+    rows = check_results(out, "base") or []
+    # the next sweep needs a second chunk of /points at its 17th point
+    limit = (resource.RLIMIT_FSIZE, os.path.getsize(out) + 100 * 1024)
+    rc, err = run([exe, "sweep", *WIDE_SWEEP_ARGS, "--out", out], limits=[limit])
+    expect_failure(rc, err, "sweep under ulimit -f", ["file size limit"])
+    check_results(out, "sweep under ulimit -f", rows)
+    print(f"ulimit -f: {err.strip()}")
+    small = (resource.RLIMIT_FSIZE, 16 * 1024)
+    for cmd, dest in (([exe, "run", "full", "--n", "128", "--reps", "1", "--out"], "new.h5"),
+                      ([exe, "run", "full", "--n", "128", "--reps", "1", "--output"], "o.h5")):
+        path = os.path.join(tmp, dest)
+        rc, err = run(cmd + [path], limits=[small])
+        expect_failure(rc, err, f"{cmd[-1]} under ulimit -f 16", ["file size limit", "nothing"])
+        if os.path.exists(path) or temps(tmp):
+            fail(f"{cmd[-1]} under ulimit -f 16 left {path} or {temps(tmp)}")
+
+
+def mount_tmpfs(point, size):
+    r = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}", "tmpfs", point],
+                       stderr=subprocess.PIPE, stdout=subprocess.DEVNULL)
+    return r.returncode == 0, r.stderr.decode().strip()
+
+
+def test_tmpfs(exe, tmp):
+    point = os.path.join(tmp, "mnt")
+    os.mkdir(point)
+    ok, why = mount_tmpfs(point, "220k")
+    if not ok:
+        print(f"skip: the full-disk part needs a small tmpfs, and mount failed here ({why})")
+        return
+    try:
+        fill_until_failure(exe, os.path.join(point, "r.h5"), "tmpfs 220k", ["disk full"],
+                           WIDE_SWEEP_ARGS)
+        subprocess.run(["umount", point], check=True)
+        # the rollback of a write HDF5 failed half way: no room check, a chunk boundary
+        mount_tmpfs(point, "220k")
+        env = NO_ROOM_CHECK
+        fill_until_failure(exe, os.path.join(point, "r.h5"), "tmpfs 220k, no room check",
+                           ["disk full", "run marked incomplete"], WIDE_SWEEP_ARGS, env)
+        subprocess.run(["umount", point], check=True)
+        # 0 bytes free: a new --out or --output leaves no file, and does not block a later run
+        mount_tmpfs(point, "512k")
+        filler = os.path.join(point, "filler")
+        fd = os.open(filler, os.O_WRONLY | os.O_CREAT)
+        try:
+            while os.write(fd, b"\0" * 4096) > 0:
+                pass
+        except OSError:
+            pass
+        os.close(fd)
+        for env in (None, NO_ROOM_CHECK):
+            for opt, name in (("--out", "new.h5"), ("--output", "o.h5")):
+                path = os.path.join(point, name)
+                rc, err = run([exe, "run", "full", "--n", "128", "--reps", "1", opt, path], env)
+                what = f"{opt} at 0 bytes free{' (no room check)' if env else ''}"
+                expect_failure(rc, err, what, ["disk full", "nothing"])
+                if os.path.exists(path) or temps(point):
+                    fail(f"{what}: left {os.listdir(point)}")
+                print(f"{what}: {err.strip()}")
+        os.unlink(filler)
+        rc, err = run([exe, "run", "full", "--n", "128", "--reps", "1", "--out",
+                       os.path.join(point, "new.h5")])
+        if rc != 0:
+            fail(f"run --out after freeing the disk failed: {err.strip()}")
+    finally:
+        subprocess.run(["umount", point])
+
+
+# ---- concurrent writers ----
+
+def test_concurrent(exe, tmp):
+    out = os.path.join(tmp, "c.h5")
+    sweep = [exe, "sweep", "--kinds", "full,window", "--n", "64:1024:x2", "--reps", "2",
+             "--min-time", "0", "--warmup", "0", "--quiet", "--out", out]
+    rc, err = run(sweep)
+    if rc != 0:
+        fail(f"the base sweep failed: {err}")
+        return
+    per_sweep = len(check_results(out, "base") or [])
+    for locking in ("FALSE", None):
+        env = dict(os.environ)
+        env.pop("HDF5_USE_FILE_LOCKING", None)
+        if locking:
+            env["HDF5_USE_FILE_LOCKING"] = locking
+        before = check_results(out, "before") or []
+        procs = [subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                  env=env, preexec_fn=default_signals)
+                 for cmd in (sweep, sweep, [exe, "run", "full", "--n", "256", "--out", out])]
+        results = [(p.wait(timeout=120), p.stderr.read().decode()) for p in procs]
+        expected = len(before)
+        for (rc, err), n in zip(results, (per_sweep, per_sweep, 1)):
+            if rc == 0:
+                expected += n
+            elif rc != 2 or "being written by another bench process" not in err or \
+                    len(err.strip().splitlines()) != 1:
+                fail(f"locking {locking or 'on'}: a writer failed with {rc}: {err.strip()}")
+        rows = check_results(out, f"locking {locking or 'on'}", before) or []
+        if len(rows) != expected:
+            fail(f"locking {locking or 'on'}: {len(rows)} points, expected {expected} "
+                 f"(exits {[r[0] for r in results]})")
+        print(f"three writers at once, HDF5 locking {locking or 'on'}: exits "
+              f"{[r[0] for r in results]}, {len(rows) - len(before)} points added")
+
+
+# ---- limits ----
+
+def test_limits(exe):
+    # OpenBLAS at its default thread count (the suite pins it to 1, where it starts no thread)
+    env = {k: v for k, v in os.environ.items() if k != "OPENBLAS_NUM_THREADS"}
+    try:
+        rc, err = run([exe, "list"], env=env, limits=[(resource.RLIMIT_AS, 200000 * 1024)],
+                      timeout=20)
+    except subprocess.TimeoutExpired:
+        fail("bench list under ulimit -v 200000 hangs")
+        return
+    if "Sanitizer" in err:
+        print("skip: a sanitizer build cannot start under ulimit -v (its shadow memory)")
+        sys.exit(77)
+    expect_failure(rc, err, "bench list under ulimit -v 200000", ["address-space limit"])
+    print(f"ulimit -v 200000: exit {rc}: {err.strip()}")
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__)
+        return 2
+    what, exe = sys.argv[1], os.path.abspath(sys.argv[2])
+    seed = int(os.environ.get("BENCH_TEST_SEED", "16"))
+    rng = random.Random(seed)
+    tmp = tempfile.mkdtemp(prefix="bench-files-")
+    start = time.time()
+    try:
+        if what == "signals":
+            print(f"seed {seed}")
+            test_signals(exe, tmp, rng)
+        elif what == "disk":
+            test_fsize(exe, tmp)
+            test_tmpfs(exe, tmp)
+        elif what == "concurrent":
+            test_concurrent(exe, tmp)
+        elif what == "limits":
+            test_limits(exe)
+        else:
+            print(__doc__)
+            return 2
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+    print(f"{what}: {len(FAILURES)} failure(s) in {time.time() - start:.1f} s")
+    return 1 if FAILURES else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
