@@ -75,6 +75,29 @@ static void print_weights(const attn_ops *k)
         }
 }
 
+/* Parameters that several kinds share by name (the score modifiers alibi and softcap of every
+ * softmax kind): "score modifiers (NAME, NAME: parameters of KIND, KIND, ...)" once, found in the
+ * tables rather than listed here. */
+static void print_modifiers(void)
+{
+    static const char *const names[] = {"alibi", "softcap"};
+    char kinds[1024] = "";
+    int len = 0, found = 0;
+    for (int n = 0; n < attn_kind_count() && len < (int)sizeof kinds; n++) {
+        const attn_param_table *t = attn_kind_params(attn_kind_at(n));
+        if (attn_param_index(t, names[0]) < 0 || attn_param_index(t, names[1]) < 0) continue;
+        len += snprintf(kinds + len, sizeof kinds - (size_t)len, "%s%s", found++ ? ", " : "",
+                        t->owner);
+    }
+    if (!found) return;
+    printf("\nscore modifiers (parameters of %s):\n", kinds);
+    const attn_param_table *t = attn_kind_params(attn_kind_find("full"));
+    for (size_t m = 0; m < sizeof names / sizeof *names; m++) {
+        const int i = attn_param_index(t, names[m]);
+        if (i >= 0) printf("  %-12s %s\n", names[m], t->defs[i].summary);
+    }
+}
+
 int bench_cmd_list(int argc, char **argv)
 {
     const char *help = NULL, *verbose = NULL;
@@ -106,6 +129,7 @@ int bench_cmd_list(int argc, char **argv)
                           k->params.count);
         if (verbose) print_weights(k);
     }
+    print_modifiers();
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);
     return 0;
