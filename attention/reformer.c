@@ -157,7 +157,8 @@ typedef struct plan {
     /* global, per (b, g, r): kb [S], slot [S], perm [S], start [b + 1] int32 */
     int64_t round_ints, global_ints, norm_floats, rot_floats; /* + Rp [n_r, D, halfp] */
     /* per thread (in 4-byte units): */
-    int64_t qb, qc, qorder, cstart, ccur, cursor, m, l, hbuf, kw, vw, qw, sc, ow, thread_units;
+    int64_t qb, qc, qorder, cstart, ccur, cursor, m, l, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
+    int64_t thread_units;
     int threads;
 } plan;
 
@@ -188,6 +189,9 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     PIECE(qw, pl.QB * s->D);
     PIECE(sc, pl.QB * pl.W);
     PIECE(ow, pl.QB * s->D);
+    PIECE(wkb, (pl.nr - 1) * pl.W);
+    PIECE(wks, (pl.nr - 1) * pl.W);
+    PIECE(winv, pl.W);
 #undef PIECE
     pl.thread_units = off;
     pl.threads = s->threads;
@@ -287,17 +291,50 @@ static int64_t query_slot(const keysort *ks, int32_t bucket, int64_t p)
     return lo;
 }
 
-/* Did query i attend to key j in a round before r? (each key counts once over the rounds) */
-static bool seen_before(const task *t, int64_t r, int64_t i, int32_t j)
+/* The window slots [w0, w0 + W) of round r: each key's bucket and slot in the rounds before r
+ * (wkb, wks [r, W]) and its inverse norm (winv [W]), gathered once per window so that the rows'
+ * masks read them contiguously (phase 1's arrays are indexed by key: scattered reads). */
+static void window_keys(const task *t, const keysort *ks, int64_t r, int64_t w0, int64_t W)
 {
     const plan *pl = t->pl;
+    int32_t *wkb = t->wi + pl->wkb, *wks = t->wi + pl->wks;
+    float *winv = t->wf + pl->winv;
+    const int32_t *perm = ks->perm + w0;
+    if (pl->shared)
+        for (int64_t u = 0; u < W; u++) winv[u] = t->inv[perm[u]];
     for (int64_t e = 0; e < r; e++) {
-        const keysort ks = keysort_at(pl, t->s, t->global, t->bg, e);
-        const int64_t c = t->wi[pl->qc + e * t->s->T + i];
-        if (ks.kb[j] == t->wi[pl->qb + e * t->s->T + i] && ks.slot[j] >= (c - 1) * pl->C &&
-            ks.slot[j] < (c + 1) * pl->C)
-            return true;
+        const keysort ke = keysort_at(pl, t->s, t->global, t->bg, e);
+        for (int64_t u = 0; u < W; u++)
+            wkb[e * W + u] = ke.kb[perm[u]], wks[e * W + u] = ke.slot[perm[u]];
     }
+}
+
+/* Query i in the rounds before r: its bucket and the slots [lo, hi) of its two chunks. */
+typedef struct earlier {
+    int32_t bucket[MAX_ROUNDS];
+    int64_t lo[MAX_ROUNDS], hi[MAX_ROUNDS];
+} earlier;
+
+static earlier earlier_rounds(const task *t, int64_t r, int64_t i)
+{
+    const plan *pl = t->pl;
+    earlier q;
+    for (int64_t e = 0; e < r; e++) {
+        const int64_t c = t->wi[pl->qc + e * t->s->T + i];
+        q.bucket[e] = t->wi[pl->qb + e * t->s->T + i];
+        q.lo[e] = (c - 1) * pl->C, q.hi[e] = (c + 1) * pl->C;
+    }
+    return q;
+}
+
+/* Did the query attend to window key u in a round before r? (each key counts once) */
+static bool seen_before(const task *t, const earlier *q, int64_t r, int64_t u, int64_t W)
+{
+    const int32_t *wkb = t->wi + t->pl->wkb, *wks = t->wi + t->pl->wks;
+    for (int64_t e = 0; e < r; e++)
+        if (wkb[e * W + u] == q->bucket[e] && wks[e * W + u] >= q->lo[e] &&
+            wks[e * W + u] < q->hi[e])
+            return true;
     return false;
 }
 
@@ -314,7 +351,8 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
     const int32_t bucket = t->wi[pl->qb + r * s->T + i];
     const int64_t a = max64(w0, ks->start[bucket]) - w0;
     const int64_t e = max64(a, min64(w0 + W, ks->start[bucket + 1]) - w0);
-    const float scale = (float)s->scale;
+    const float scale = (float)s->scale, *winv = t->wf + pl->winv;
+    const earlier q = earlier_rounds(t, r, i);
     for (int64_t u = 0; u < a; u++) sc[u] = -INFINITY;
     for (int64_t u = e; u < W; u++) sc[u] = -INFINITY;
     for (int64_t u = a; u < e; u++) { /* the bucket's keys, in position order */
@@ -323,11 +361,11 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
             for (; u < e; u++) sc[u] = -INFINITY;
             break;
         }
-        if (r > 0 && seen_before(t, r, i, j)) {
+        if (r > 0 && seen_before(t, &q, r, u, W)) {
             sc[u] = -INFINITY;
             continue;
         }
-        sc[u] *= pl->shared ? scale * t->inv[j] : scale;
+        sc[u] *= pl->shared ? scale * winv[u] : scale;
         if (pl->shared && j == p) sc[u] -= (float)SELF_MASK;
     }
     const float top = attn_vmax(sc + a, e - a);
@@ -357,6 +395,7 @@ static void chunk_attend(const task *t, const keysort *ks, int64_t r, int64_t c,
         memcpy(kw + u * D, t->kg + j * D, (size_t)D * sizeof *kw);
         memcpy(vw + u * D, t->vg + j * D, (size_t)D * sizeof *vw);
     }
+    window_keys(t, ks, r, w0, W);
     for (int64_t q0 = 0; q0 < nq; q0 += pl->QB) {
         const int64_t nb = min64(pl->QB, nq - q0);
         for (int64_t x = 0; x < nb; x++)
