@@ -157,7 +157,7 @@ typedef struct plan {
     /* global, per (b, g, r): kb [S], slot [S], perm [S], start [b + 1] int32 */
     int64_t round_ints, global_ints, norm_floats, rot_floats; /* + Rp [n_r, D, halfp] */
     /* per thread (in 4-byte units): */
-    int64_t qb, qc, qorder, cstart, ccur, cursor, m, l, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
+    int64_t qb, qs, qorder, cstart, ccur, cursor, m, l, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
     int64_t thread_units;
     int threads;
 } plan;
@@ -176,7 +176,7 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     int64_t off = 0;
 #define PIECE(name, n) (pl.name = off, off += pad16(n))
     PIECE(qb, pl.nr * s->T);
-    PIECE(qc, pl.nr * s->T);
+    PIECE(qs, pl.nr * s->T);
     PIECE(qorder, s->T);
     PIECE(cstart, pl.nch + 1);
     PIECE(ccur, pl.nch);
@@ -309,33 +309,21 @@ static void window_keys(const task *t, const keysort *ks, int64_t r, int64_t w0,
     }
 }
 
-/* Query i in the rounds before r: its bucket and the slots [lo, hi) of its two chunks. */
-typedef struct earlier {
-    int32_t bucket[MAX_ROUNDS];
-    int64_t lo[MAX_ROUNDS], hi[MAX_ROUNDS];
-} earlier;
-
-static earlier earlier_rounds(const task *t, int64_t r, int64_t i)
+/* Mask (-inf) the window keys u in [a, e) that the query attended in a round before r: key u
+ * had its bucket and a slot in its two chunks (each key counts once over the rounds). Branch-free
+ * over u, one pass per earlier round. */
+static void mask_seen(const task *t, int64_t r, int64_t i, int64_t a, int64_t e, int64_t W,
+                      float *sc)
 {
     const plan *pl = t->pl;
-    earlier q;
-    for (int64_t e = 0; e < r; e++) {
-        const int64_t c = t->wi[pl->qc + e * t->s->T + i];
-        q.bucket[e] = t->wi[pl->qb + e * t->s->T + i];
-        q.lo[e] = (c - 1) * pl->C, q.hi[e] = (c + 1) * pl->C;
+    for (int64_t x = 0; x < r; x++) {
+        const int32_t *wkb = t->wi + pl->wkb + x * W, *wks = t->wi + pl->wks + x * W;
+        const int32_t bucket = t->wi[pl->qb + x * t->s->T + i];
+        const int32_t lo = (int32_t)((t->wi[pl->qs + x * t->s->T + i] / pl->C - 1) * pl->C);
+        const uint32_t span = (uint32_t)(2 * pl->C);
+        for (int64_t u = a; u < e; u++)
+            sc[u] = wkb[u] == bucket && (uint32_t)(wks[u] - lo) < span ? -INFINITY : sc[u];
     }
-    return q;
-}
-
-/* Did the query attend to window key u in a round before r? (each key counts once) */
-static bool seen_before(const task *t, const earlier *q, int64_t r, int64_t u, int64_t W)
-{
-    const int32_t *wkb = t->wi + t->pl->wkb, *wks = t->wi + t->pl->wks;
-    for (int64_t e = 0; e < r; e++)
-        if (wkb[e * W + u] == q->bucket[e] && wks[e * W + u] >= q->lo[e] &&
-            wks[e * W + u] < q->hi[e])
-            return true;
-    return false;
 }
 
 /* One query row of a block: its scores sc [W] over window slots [w0, w0 + W) become weights
@@ -350,24 +338,20 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
     const int64_t p = i + s->S - s->T;
     const int32_t bucket = t->wi[pl->qb + r * s->T + i];
     const int64_t a = max64(w0, ks->start[bucket]) - w0;
-    const int64_t e = max64(a, min64(w0 + W, ks->start[bucket + 1]) - w0);
+    int64_t e = max64(a, min64(w0 + W, ks->start[bucket + 1]) - w0);
+    /* the query's slot: the bucket's keys before it have positions < p, then key p if present */
+    const int64_t slot = t->wi[pl->qs + r * s->T + i];
+    const bool own = slot < ks->start[bucket + 1] && ks->perm[slot] == p;
+    if (s->causal) e = max64(a, min64(e, slot + own - w0)); /* the bucket's keys up to p */
     const float scale = (float)s->scale, *winv = t->wf + pl->winv;
-    const earlier q = earlier_rounds(t, r, i);
     for (int64_t u = 0; u < a; u++) sc[u] = -INFINITY;
     for (int64_t u = e; u < W; u++) sc[u] = -INFINITY;
-    for (int64_t u = a; u < e; u++) { /* the bucket's keys, in position order */
-        const int32_t j = ks->perm[w0 + u];
-        if (s->causal && j > p) { /* and so are the rest */
-            for (; u < e; u++) sc[u] = -INFINITY;
-            break;
-        }
-        if (r > 0 && seen_before(t, &q, r, u, W)) {
-            sc[u] = -INFINITY;
-            continue;
-        }
-        sc[u] *= pl->shared ? scale * winv[u] : scale;
-        if (pl->shared && j == p) sc[u] -= (float)SELF_MASK;
-    }
+    if (pl->shared)
+        for (int64_t u = a; u < e; u++) sc[u] *= scale * winv[u];
+    else
+        for (int64_t u = a; u < e; u++) sc[u] *= scale;
+    if (pl->shared && own && slot - w0 >= a && slot - w0 < e) sc[slot - w0] -= (float)SELF_MASK;
+    mask_seen(t, r, i, a, e, W, sc);
     const float top = attn_vmax(sc + a, e - a);
     *alpha = 1.0f;
     if (top == -INFINITY) {
@@ -424,17 +408,17 @@ static void head_round(const task *t, int64_t r)
     const attn_shape *s = t->s;
     const int64_t T = s->T, D = s->D;
     const keysort ks = keysort_at(pl, s, t->global, t->bg, r);
-    int32_t *qb = t->wi + pl->qb + r * T, *qc = t->wi + pl->qc + r * T;
+    int32_t *qb = t->wi + pl->qb + r * T, *qs = t->wi + pl->qs + r * T;
     int32_t *order = t->wi + pl->qorder, *cstart = t->wi + pl->cstart, *ccur = t->wi + pl->ccur;
     memset(cstart, 0, (size_t)(pl->nch + 1) * 4);
     hash_all(t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf, qb);
     for (int64_t i = 0; i < T; i++) {
-        qc[i] = (int32_t)(query_slot(&ks, qb[i], i + s->S - T) / pl->C);
-        cstart[qc[i] + 1]++;
+        qs[i] = (int32_t)query_slot(&ks, qb[i], i + s->S - T);
+        cstart[qs[i] / pl->C + 1]++;
     }
     for (int64_t c = 0; c < pl->nch; c++) cstart[c + 1] += cstart[c];
     memcpy(ccur, cstart, (size_t)pl->nch * 4);
-    for (int64_t i = 0; i < T; i++) order[ccur[qc[i]]++] = (int32_t)i;
+    for (int64_t i = 0; i < T; i++) order[ccur[qs[i] / pl->C]++] = (int32_t)i;
     for (int64_t c = 0; c < pl->nch; c++)
         if (cstart[c + 1] > cstart[c])
             chunk_attend(t, &ks, r, c, order + cstart[c], cstart[c + 1] - cstart[c]);
