@@ -153,11 +153,12 @@ static void hash_all(const float *x, int64_t n, const float *Rp, int64_t D, int6
 typedef struct plan {
     int64_t b, half, halfp, nr, C, W, QB, nch; /* buckets, b/2, rounds, chunk, window, query block,
                                            chunk indices a query slot may fall in (S/C + 1) */
+    int64_t QR; /* a query's record: running max m, sum l (floats), (bucket, slot) per round */
     bool shared;
     /* global, per (b, g, r): kb [S], slot [S], perm [S], start [b + 1] int32 */
     int64_t round_ints, global_ints, norm_floats, rot_floats; /* + Rp [n_r, D, halfp] */
     /* per thread (in 4-byte units): */
-    int64_t qb, qs, qorder, cstart, ccur, cursor, m, l, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
+    int64_t qrec, qorder, cstart, ccur, cursor, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
     int64_t thread_units;
     int threads;
 } plan;
@@ -169,20 +170,17 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     pl.halfp = (pl.half + HASH_COLS - 1) / HASH_COLS * HASH_COLS;
     pl.rot_floats = pad16(pl.nr * s->D * pl.halfp);
     pl.C = (int64_t)p->v[P_CHUNK], pl.shared = p->v[P_SHARED_QK] != 0;
-    pl.W = min64(2 * pl.C, s->S), pl.QB = min64(QBLOCK, s->T), pl.nch = s->S / pl.C + 1;
+    pl.QR = 2 + 2 * pl.nr, pl.W = min64(2 * pl.C, s->S), pl.QB = min64(QBLOCK, s->T), pl.nch = s->S / pl.C + 1;
     pl.round_ints = pad16(3 * s->S + pl.b + 1);
     pl.global_ints = pl.round_ints * s->B * s->Hkv * pl.nr;
     pl.norm_floats = pad16(s->B * s->Hkv * s->S);
     int64_t off = 0;
 #define PIECE(name, n) (pl.name = off, off += pad16(n))
-    PIECE(qb, pl.nr * s->T);
-    PIECE(qs, pl.nr * s->T);
+    PIECE(qrec, pl.QR * s->T);
     PIECE(qorder, s->T);
     PIECE(cstart, pl.nch + 1);
     PIECE(ccur, pl.nch);
     PIECE(cursor, pl.b);
-    PIECE(m, s->T);
-    PIECE(l, s->T);
     PIECE(hbuf, HASH_ROWS * s->D);
     PIECE(kw, pl.W * s->D);
     PIECE(vw, pl.W * s->D);
@@ -318,8 +316,8 @@ static void mask_seen(const task *t, int64_t r, int64_t i, int64_t a, int64_t e,
     const plan *pl = t->pl;
     for (int64_t x = 0; x < r; x++) {
         const int32_t *wkb = t->wi + pl->wkb + x * W, *wks = t->wi + pl->wks + x * W;
-        const int32_t bucket = t->wi[pl->qb + x * t->s->T + i];
-        const int32_t lo = (int32_t)((t->wi[pl->qs + x * t->s->T + i] / pl->C - 1) * pl->C);
+        const int32_t *q = t->wi + pl->qrec + i * pl->QR + 2 + 2 * x, bucket = q[0];
+        const int32_t lo = (int32_t)((q[1] / pl->C - 1) * pl->C);
         const uint32_t span = (uint32_t)(2 * pl->C);
         for (int64_t u = a; u < e; u++)
             sc[u] = wkb[u] == bucket && (uint32_t)(wks[u] - lo) < span ? -INFINITY : sc[u];
@@ -336,11 +334,11 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
     const plan *pl = t->pl;
     const attn_shape *s = t->s;
     const int64_t p = i + s->S - s->T;
-    const int32_t bucket = t->wi[pl->qb + r * s->T + i];
+    const int32_t *q = t->wi + pl->qrec + i * pl->QR + 2 + 2 * r, bucket = q[0];
     const int64_t a = max64(w0, ks->start[bucket]) - w0;
     int64_t e = max64(a, min64(w0 + W, ks->start[bucket + 1]) - w0);
     /* the query's slot: the bucket's keys before it have positions < p, then key p if present */
-    const int64_t slot = t->wi[pl->qs + r * s->T + i];
+    const int64_t slot = q[1];
     const bool own = slot < ks->start[bucket + 1] && ks->perm[slot] == p;
     if (s->causal) e = max64(a, min64(e, slot + own - w0)); /* the bucket's keys up to p */
     const float scale = (float)s->scale, *winv = t->wf + pl->winv;
@@ -358,10 +356,10 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
         memset(sc, 0, (size_t)W * sizeof *sc);
         return false;
     }
-    float *m = t->wf + pl->m, *l = t->wf + pl->l;
-    const float mnew = m[i] > top ? m[i] : top;
-    *alpha = m[i] == -INFINITY ? 0.0f : expf(m[i] - mnew);
-    l[i] = l[i] * *alpha + attn_vexp_sum(sc, W, mnew), m[i] = mnew;
+    float *m = t->wf + pl->qrec + i * pl->QR, *l = m + 1;
+    const float mnew = *m > top ? *m : top;
+    *alpha = *m == -INFINITY ? 0.0f : expf(*m - mnew);
+    *l = *l * *alpha + attn_vexp_sum(sc, W, mnew), *m = mnew;
     return true;
 }
 
@@ -408,17 +406,19 @@ static void head_round(const task *t, int64_t r)
     const attn_shape *s = t->s;
     const int64_t T = s->T, D = s->D;
     const keysort ks = keysort_at(pl, s, t->global, t->bg, r);
-    int32_t *qb = t->wi + pl->qb + r * T, *qs = t->wi + pl->qs + r * T;
+    int32_t *rec = t->wi + pl->qrec + 2 + 2 * r; /* query i's (bucket, slot): rec[i·QR + 0, 1] */
     int32_t *order = t->wi + pl->qorder, *cstart = t->wi + pl->cstart, *ccur = t->wi + pl->ccur;
     memset(cstart, 0, (size_t)(pl->nch + 1) * 4);
-    hash_all(t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf, qb);
+    /* the buckets, through order, then the slots */
+    hash_all(t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf, order);
     for (int64_t i = 0; i < T; i++) {
-        qs[i] = (int32_t)query_slot(&ks, qb[i], i + s->S - T);
-        cstart[qs[i] / pl->C + 1]++;
+        int32_t *q = rec + i * pl->QR;
+        q[0] = order[i], q[1] = (int32_t)query_slot(&ks, q[0], i + s->S - T);
+        cstart[q[1] / pl->C + 1]++;
     }
     for (int64_t c = 0; c < pl->nch; c++) cstart[c + 1] += cstart[c];
     memcpy(ccur, cstart, (size_t)pl->nch * 4);
-    for (int64_t i = 0; i < T; i++) order[ccur[qs[i] / pl->C]++] = (int32_t)i;
+    for (int64_t i = 0; i < T; i++) order[ccur[rec[i * pl->QR + 1] / pl->C]++] = (int32_t)i;
     for (int64_t c = 0; c < pl->nch; c++)
         if (cstart[c + 1] > cstart[c])
             chunk_attend(t, &ks, r, c, order + cstart[c], cstart[c + 1] - cstart[c]);
@@ -428,12 +428,12 @@ static void head(task *t)
 {
     const plan *pl = t->pl;
     const int64_t T = t->s->T, D = t->s->D;
-    float *m = t->wf + pl->m, *l = t->wf + pl->l;
-    for (int64_t i = 0; i < T; i++) m[i] = -INFINITY, l[i] = 0.0f;
+    float *ml = t->wf + pl->qrec; /* m, l: the first two units of a query's record */
+    for (int64_t i = 0; i < T; i++) ml[i * pl->QR] = -INFINITY, ml[i * pl->QR + 1] = 0.0f;
     memset(t->out, 0, (size_t)(T * D) * sizeof *t->out);
     for (int64_t r = 0; r < pl->nr; r++) head_round(t, r);
     for (int64_t i = 0; i < T; i++) {
-        const float f = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+        const float l = ml[i * pl->QR + 1], f = l > 0 ? 1.0f / l : 0.0f;
         for (int64_t d = 0; d < D; d++) t->out[i * D + d] *= f;
     }
 }
