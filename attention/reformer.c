@@ -363,6 +363,17 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
     return true;
 }
 
+/* Prefetch rows idx[0..n) of x [., D]: the rows of the queries, scattered in sorted order. */
+static void prefetch_rows(const float *x, const int32_t *idx, int64_t n, int64_t D)
+{
+#if defined(__GNUC__)
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t d = 0; d < D; d += 16) __builtin_prefetch(x + idx[i] * D + d);
+#else
+    (void)x, (void)idx, (void)n, (void)D;
+#endif
+}
+
 /* The queries qs[0..nq) of chunk c in round r against the window of chunks c - 1 and c. */
 static void chunk_attend(const task *t, const keysort *ks, int64_t r, int64_t c, const int32_t *qs,
                          int64_t nq)
@@ -380,6 +391,8 @@ static void chunk_attend(const task *t, const keysort *ks, int64_t r, int64_t c,
     window_keys(t, ks, r, w0, W);
     for (int64_t q0 = 0; q0 < nq; q0 += pl->QB) {
         const int64_t nb = min64(pl->QB, nq - q0);
+        prefetch_rows(t->out, qs + q0, nb, D); /* updated after the products */
+        prefetch_rows(t->qh, qs + q0 + nb, min64(pl->QB, nq - q0 - nb), D); /* the next block */
         for (int64_t x = 0; x < nb; x++)
             memcpy(qw + x * D, t->qh + qs[q0 + x] * D, (size_t)D * sizeof *qw);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, (int)W, (int)D, 1.0f, qw,
