@@ -391,8 +391,10 @@ static void chunk_attend(const task *t, const keysort *ks, int64_t r, int64_t c,
     window_keys(t, ks, r, w0, W);
     for (int64_t q0 = 0; q0 < nq; q0 += pl->QB) {
         const int64_t nb = min64(pl->QB, nq - q0);
-        prefetch_rows(t->out, qs + q0, nb, D); /* updated after the products */
-        prefetch_rows(t->qh, qs + q0 + nb, min64(pl->QB, nq - q0 - nb), D); /* the next block */
+        const int64_t next = min64(pl->QB, nq - q0 - nb);
+        prefetch_rows(t->wf + pl->qrec, qs + q0, nb, pl->QR); /* read after Q·Kᵀ */
+        prefetch_rows(t->out, qs + q0, nb, D);                /* updated after P·V */
+        prefetch_rows(t->qh, qs + q0 + nb, next, D);          /* the next block */
         for (int64_t x = 0; x < nb; x++)
             memcpy(qw + x * D, t->qh + qs[q0 + x] * D, (size_t)D * sizeof *qw);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, (int)W, (int)D, 1.0f, qw,
