@@ -19,8 +19,11 @@
  *  - self mask: score - 1e5, the paper's value, as in trax and HF.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   weight rotations [n_r, D, b/2] (n_r = hashes, b = buckets), N(0, 1) from `seed`
- *   time O(n_r·(B·(H·T + Hkv·S)·D·b/2 + B·H·T·2c·D) + sort): linear in n at fixed b and c
- *        (plus a binary search per query, O(log n))
+ *   time O(n_r·(B·(H·T + Hkv·S)·D·b/2 + B·H·T·2c·(D + n_r)) + sort): linear in n at fixed b
+ *        and c (plus a binary search per query, O(log n)); measured n^1.04 over n = 1K..64K
+ *        (B=1 H=8 D=64, 2 threads, defaults). What is read at random (rows of q, k, v, out and
+ *        the per-key and per-query state, in sorted order) is read once per window or query
+ *        and prefetched, so that the time per query stays flat once the data leaves the caches.
  *   flops (nominal, data-independent): 2·D·b/2 per hashed vector and round (queries of every
  *        head, keys of every KV head), 2·D per key norm (shared_qk), and 4·D·min(2c, S) per query
  *        and round: the sgemms Q·Kᵀ and P·V over a full window of two chunks. The windows of the
@@ -29,14 +32,17 @@
  *   layout: phase 1, per (b, kv head, round): bucket of every key (hash_rows), a stable counting
  *        sort by bucket (perm: slot -> key, slot: key -> slot, start: first slot per bucket), and
  *        per (b, kv head) the keys' inverse norms. Phase 2, per (b, head): for each round, every
- *        query's bucket and slot (binary search in its bucket), a counting sort of the queries by
- *        chunk, then per chunk the window's keys and values gathered once, and per block of QBLOCK
- *        queries Q·Kᵀ by sgemm, the masks (same bucket, causal, seen in an earlier round, self)
- *        and the running softmax (max, sum, output row) updated through P·V by sgemm.
+ *        query's bucket and slot (binary search in its bucket) into its record (running max and
+ *        sum, (bucket, slot) per round: one cache line), a counting sort of the queries by chunk,
+ *        then per chunk the window's keys and values, and its keys' inverse norms, buckets and
+ *        slots in the earlier rounds, gathered once; per block of QBLOCK queries Q·Kᵀ by sgemm,
+ *        the masks (same bucket, causal, seen in an earlier round, self; branch-free over the
+ *        window) and the running softmax (max, sum, output row) updated through P·V by sgemm.
  *   workspace: global n_r·B·Hkv·(3S + b + 1) int32 (phase 1) and B·Hkv·S floats (inverse norms);
- *        per thread 2·n_r·T + T + 2·(S/c + 2) + b int32, 2·T + b/2 floats, and the window
- *        2·W·D, QB·D, QB·W, QB·D floats (W = min(2c, S), QB = min(QBLOCK, T)), each piece padded
- *        to 64 bytes. O(n) in total, no T×S matrix.
+ *        per thread (2 + 2·n_r)·T (query records) + T + 2·(S/c + 2) + b int32, 4·D floats, and
+ *        the window 2·W·D, QB·D, QB·W, QB·D floats and 2·(n_r - 1)·W int32 + W floats (W =
+ *        min(2c, S), QB = min(QBLOCK, T)), each piece padded to 64 bytes. O(n) in total, no T×S
+ *        matrix.
  *   threads: OpenMP over (b, kv head, round) then over (b, head), dynamic; OpenBLAS
  *        single-threaded inside. Every output row is computed by one task in a fixed order: the
  *        same output on every thread count.
@@ -153,11 +159,13 @@ static void hash_all(const float *x, int64_t n, const float *Rp, int64_t D, int6
 typedef struct plan {
     int64_t b, half, halfp, nr, C, W, QB, nch; /* buckets, b/2, rounds, chunk, window, query block,
                                            chunk indices a query slot may fall in (S/C + 1) */
+    int64_t QR; /* a query's record: running max m, sum l (floats), (bucket, slot) per round */
     bool shared;
     /* global, per (b, g, r): kb [S], slot [S], perm [S], start [b + 1] int32 */
     int64_t round_ints, global_ints, norm_floats, rot_floats; /* + Rp [n_r, D, halfp] */
     /* per thread (in 4-byte units): */
-    int64_t qb, qc, qorder, cstart, ccur, cursor, m, l, hbuf, kw, vw, qw, sc, ow, thread_units;
+    int64_t qrec, qorder, cstart, ccur, cursor, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
+    int64_t thread_units;
     int threads;
 } plan;
 
@@ -168,26 +176,27 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     pl.halfp = (pl.half + HASH_COLS - 1) / HASH_COLS * HASH_COLS;
     pl.rot_floats = pad16(pl.nr * s->D * pl.halfp);
     pl.C = (int64_t)p->v[P_CHUNK], pl.shared = p->v[P_SHARED_QK] != 0;
-    pl.W = min64(2 * pl.C, s->S), pl.QB = min64(QBLOCK, s->T), pl.nch = s->S / pl.C + 1;
+    pl.QR = 2 + 2 * pl.nr, pl.W = min64(2 * pl.C, s->S), pl.QB = min64(QBLOCK, s->T),
+    pl.nch = s->S / pl.C + 1;
     pl.round_ints = pad16(3 * s->S + pl.b + 1);
     pl.global_ints = pl.round_ints * s->B * s->Hkv * pl.nr;
     pl.norm_floats = pad16(s->B * s->Hkv * s->S);
     int64_t off = 0;
 #define PIECE(name, n) (pl.name = off, off += pad16(n))
-    PIECE(qb, pl.nr * s->T);
-    PIECE(qc, pl.nr * s->T);
+    PIECE(qrec, pl.QR * s->T);
     PIECE(qorder, s->T);
     PIECE(cstart, pl.nch + 1);
     PIECE(ccur, pl.nch);
     PIECE(cursor, pl.b);
-    PIECE(m, s->T);
-    PIECE(l, s->T);
     PIECE(hbuf, HASH_ROWS * s->D);
     PIECE(kw, pl.W * s->D);
     PIECE(vw, pl.W * s->D);
     PIECE(qw, pl.QB * s->D);
     PIECE(sc, pl.QB * pl.W);
     PIECE(ow, pl.QB * s->D);
+    PIECE(wkb, (pl.nr - 1) * pl.W);
+    PIECE(wks, (pl.nr - 1) * pl.W);
+    PIECE(winv, pl.W);
 #undef PIECE
     pl.thread_units = off;
     pl.threads = s->threads;
@@ -287,18 +296,39 @@ static int64_t query_slot(const keysort *ks, int32_t bucket, int64_t p)
     return lo;
 }
 
-/* Did query i attend to key j in a round before r? (each key counts once over the rounds) */
-static bool seen_before(const task *t, int64_t r, int64_t i, int32_t j)
+/* The window slots [w0, w0 + W) of round r: each key's bucket and slot in the rounds before r
+ * (wkb, wks [r, W]) and its inverse norm (winv [W]), gathered once per window so that the rows'
+ * masks read them contiguously (phase 1's arrays are indexed by key: scattered reads). */
+static void window_keys(const task *t, const keysort *ks, int64_t r, int64_t w0, int64_t W)
 {
     const plan *pl = t->pl;
+    int32_t *wkb = t->wi + pl->wkb, *wks = t->wi + pl->wks;
+    float *winv = t->wf + pl->winv;
+    const int32_t *perm = ks->perm + w0;
+    if (pl->shared)
+        for (int64_t u = 0; u < W; u++) winv[u] = t->inv[perm[u]];
     for (int64_t e = 0; e < r; e++) {
-        const keysort ks = keysort_at(pl, t->s, t->global, t->bg, e);
-        const int64_t c = t->wi[pl->qc + e * t->s->T + i];
-        if (ks.kb[j] == t->wi[pl->qb + e * t->s->T + i] && ks.slot[j] >= (c - 1) * pl->C &&
-            ks.slot[j] < (c + 1) * pl->C)
-            return true;
+        const keysort ke = keysort_at(pl, t->s, t->global, t->bg, e);
+        for (int64_t u = 0; u < W; u++)
+            wkb[e * W + u] = ke.kb[perm[u]], wks[e * W + u] = ke.slot[perm[u]];
     }
-    return false;
+}
+
+/* Mask (-inf) the window keys u in [a, e) that the query attended in a round before r: key u
+ * had its bucket and a slot in its two chunks (each key counts once over the rounds). Branch-free
+ * over u, one pass per earlier round. */
+static void mask_seen(const task *t, int64_t r, int64_t i, int64_t a, int64_t e, int64_t W,
+                      float *sc)
+{
+    const plan *pl = t->pl;
+    for (int64_t x = 0; x < r; x++) {
+        const int32_t *wkb = t->wi + pl->wkb + x * W, *wks = t->wi + pl->wks + x * W;
+        const int32_t *q = t->wi + pl->qrec + i * pl->QR + 2 + 2 * x, bucket = q[0];
+        const int32_t lo = (int32_t)((q[1] / pl->C - 1) * pl->C);
+        const uint32_t span = (uint32_t)(2 * pl->C);
+        for (int64_t u = a; u < e; u++)
+            sc[u] = wkb[u] == bucket && (uint32_t)(wks[u] - lo) < span ? -INFINITY : sc[u];
+    }
 }
 
 /* One query row of a block: its scores sc [W] over window slots [w0, w0 + W) become weights
@@ -311,36 +341,44 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
     const plan *pl = t->pl;
     const attn_shape *s = t->s;
     const int64_t p = i + s->S - s->T;
-    const int32_t bucket = t->wi[pl->qb + r * s->T + i];
+    const int32_t *q = t->wi + pl->qrec + i * pl->QR + 2 + 2 * r, bucket = q[0];
     const int64_t a = max64(w0, ks->start[bucket]) - w0;
-    const int64_t e = max64(a, min64(w0 + W, ks->start[bucket + 1]) - w0);
-    const float scale = (float)s->scale;
+    int64_t e = max64(a, min64(w0 + W, ks->start[bucket + 1]) - w0);
+    /* the query's slot: the bucket's keys before it have positions < p, then key p if present */
+    const int64_t slot = q[1];
+    const bool own = slot < ks->start[bucket + 1] && ks->perm[slot] == p;
+    if (s->causal) e = max64(a, min64(e, slot + own - w0)); /* the bucket's keys up to p */
+    const float scale = (float)s->scale, *winv = t->wf + pl->winv;
     for (int64_t u = 0; u < a; u++) sc[u] = -INFINITY;
     for (int64_t u = e; u < W; u++) sc[u] = -INFINITY;
-    for (int64_t u = a; u < e; u++) { /* the bucket's keys, in position order */
-        const int32_t j = ks->perm[w0 + u];
-        if (s->causal && j > p) { /* and so are the rest */
-            for (; u < e; u++) sc[u] = -INFINITY;
-            break;
-        }
-        if (r > 0 && seen_before(t, r, i, j)) {
-            sc[u] = -INFINITY;
-            continue;
-        }
-        sc[u] *= pl->shared ? scale * t->inv[j] : scale;
-        if (pl->shared && j == p) sc[u] -= (float)SELF_MASK;
-    }
+    if (pl->shared)
+        for (int64_t u = a; u < e; u++) sc[u] *= scale * winv[u];
+    else
+        for (int64_t u = a; u < e; u++) sc[u] *= scale;
+    if (pl->shared && own && slot - w0 >= a && slot - w0 < e) sc[slot - w0] -= (float)SELF_MASK;
+    mask_seen(t, r, i, a, e, W, sc);
     const float top = attn_vmax(sc + a, e - a);
     *alpha = 1.0f;
     if (top == -INFINITY) {
         memset(sc, 0, (size_t)W * sizeof *sc);
         return false;
     }
-    float *m = t->wf + pl->m, *l = t->wf + pl->l;
-    const float mnew = m[i] > top ? m[i] : top;
-    *alpha = m[i] == -INFINITY ? 0.0f : expf(m[i] - mnew);
-    l[i] = l[i] * *alpha + attn_vexp_sum(sc, W, mnew), m[i] = mnew;
+    float *m = t->wf + pl->qrec + i * pl->QR, *l = m + 1;
+    const float mnew = *m > top ? *m : top;
+    *alpha = *m == -INFINITY ? 0.0f : expf(*m - mnew);
+    *l = *l * *alpha + attn_vexp_sum(sc, W, mnew), *m = mnew;
     return true;
+}
+
+/* Prefetch rows idx[0..n) of x [., D]: the rows of the queries, scattered in sorted order. */
+static void prefetch_rows(const float *x, const int32_t *idx, int64_t n, int64_t D)
+{
+#if defined(__GNUC__)
+    for (int64_t i = 0; i < n; i++)
+        for (int64_t d = 0; d < D; d += 16) __builtin_prefetch(x + idx[i] * D + d);
+#else
+    (void)x, (void)idx, (void)n, (void)D;
+#endif
 }
 
 /* The queries qs[0..nq) of chunk c in round r against the window of chunks c - 1 and c. */
@@ -357,8 +395,13 @@ static void chunk_attend(const task *t, const keysort *ks, int64_t r, int64_t c,
         memcpy(kw + u * D, t->kg + j * D, (size_t)D * sizeof *kw);
         memcpy(vw + u * D, t->vg + j * D, (size_t)D * sizeof *vw);
     }
+    window_keys(t, ks, r, w0, W);
     for (int64_t q0 = 0; q0 < nq; q0 += pl->QB) {
         const int64_t nb = min64(pl->QB, nq - q0);
+        const int64_t next = min64(pl->QB, nq - q0 - nb);
+        prefetch_rows(t->wf + pl->qrec, qs + q0, nb, pl->QR); /* read after Q·Kᵀ */
+        prefetch_rows(t->out, qs + q0, nb, D);                /* updated after P·V */
+        prefetch_rows(t->qh, qs + q0 + nb, next, D);          /* the next block */
         for (int64_t x = 0; x < nb; x++)
             memcpy(qw + x * D, t->qh + qs[q0 + x] * D, (size_t)D * sizeof *qw);
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nb, (int)W, (int)D, 1.0f, qw,
@@ -385,17 +428,19 @@ static void head_round(const task *t, int64_t r)
     const attn_shape *s = t->s;
     const int64_t T = s->T, D = s->D;
     const keysort ks = keysort_at(pl, s, t->global, t->bg, r);
-    int32_t *qb = t->wi + pl->qb + r * T, *qc = t->wi + pl->qc + r * T;
+    int32_t *rec = t->wi + pl->qrec + 2 + 2 * r; /* query i's (bucket, slot): rec[i·QR + 0, 1] */
     int32_t *order = t->wi + pl->qorder, *cstart = t->wi + pl->cstart, *ccur = t->wi + pl->ccur;
     memset(cstart, 0, (size_t)(pl->nch + 1) * 4);
-    hash_all(t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf, qb);
+    /* the buckets, through order, then the slots */
+    hash_all(t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf, order);
     for (int64_t i = 0; i < T; i++) {
-        qc[i] = (int32_t)(query_slot(&ks, qb[i], i + s->S - T) / pl->C);
-        cstart[qc[i] + 1]++;
+        int32_t *q = rec + i * pl->QR;
+        q[0] = order[i], q[1] = (int32_t)query_slot(&ks, q[0], i + s->S - T);
+        cstart[q[1] / pl->C + 1]++;
     }
     for (int64_t c = 0; c < pl->nch; c++) cstart[c + 1] += cstart[c];
     memcpy(ccur, cstart, (size_t)pl->nch * 4);
-    for (int64_t i = 0; i < T; i++) order[ccur[qc[i]]++] = (int32_t)i;
+    for (int64_t i = 0; i < T; i++) order[ccur[rec[i * pl->QR + 1] / pl->C]++] = (int32_t)i;
     for (int64_t c = 0; c < pl->nch; c++)
         if (cstart[c + 1] > cstart[c])
             chunk_attend(t, &ks, r, c, order + cstart[c], cstart[c + 1] - cstart[c]);
@@ -405,12 +450,12 @@ static void head(task *t)
 {
     const plan *pl = t->pl;
     const int64_t T = t->s->T, D = t->s->D;
-    float *m = t->wf + pl->m, *l = t->wf + pl->l;
-    for (int64_t i = 0; i < T; i++) m[i] = -INFINITY, l[i] = 0.0f;
+    float *ml = t->wf + pl->qrec; /* m, l: the first two units of a query's record */
+    for (int64_t i = 0; i < T; i++) ml[i * pl->QR] = -INFINITY, ml[i * pl->QR + 1] = 0.0f;
     memset(t->out, 0, (size_t)(T * D) * sizeof *t->out);
     for (int64_t r = 0; r < pl->nr; r++) head_round(t, r);
     for (int64_t i = 0; i < T; i++) {
-        const float f = l[i] > 0 ? 1.0f / l[i] : 0.0f;
+        const float l = ml[i * pl->QR + 1], f = l > 0 ? 1.0f / l : 0.0f;
         for (int64_t d = 0; d < D; d++) t->out[i * D + d] *= f;
     }
 }
