@@ -446,7 +446,7 @@ static const char sweep_description[] =
     "causal (--causal auto: non-causal for a kind defined without the mask), 8 heads of dim\n"
     "64, datasets " DEFAULT_DATASETS ", points predicted over " DEFAULT_MAX_POINT_TIME
     " s skipped\n"
-    "(--max-point-time; about 3 minutes on 2 cores), then its figures are drawn into plots/.\n"
+    "(--max-point-time; under 3 minutes on 2 cores), then its figures are drawn into plots/.\n"
     "Points outside their kind's definition (a causal mask for a kind defined without one)\n"
     "are skipped and listed once before measuring.\n"
     "A file dataset (--dataset file=qkv.h5) fixes the shape: --n, --heads, --kv-heads,\n"
