@@ -121,27 +121,37 @@ static attn_status close_written(hid_t file, const char *path, attn_status st, c
     return st;
 }
 
+/* Open the existing HDF5 file path to write dataset name (bytes of data) into it: under the
+ * writers' lock, once the disk has room. On ATTN_OK the caller writes, then close_written and
+ * bench_unlock(*lock); otherwise nothing is held. */
+static attn_status open_locked(const char *path, const char *name, int64_t bytes, int *lock,
+                               hid_t *file, char *msg, size_t msg_len)
+{
+    *file = -1;
+    *lock = bench_lock(path, "; choose another output file", msg, msg_len);
+    if (*lock < 0) return ATTN_EINVAL;
+    char why[64];
+    attn_status st = ATTN_OK;
+    if (bench_room(*lock, path, bytes + TENSOR_MARGIN, why, sizeof why) < 0)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write '%s' into %s: %s; %s is unchanged",
+                       name, path, why, path);
+    else if ((*file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT)) < 0)
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "cannot open %s for writing (permissions, or open elsewhere?)", path);
+    if (st != ATTN_OK) bench_unlock(*lock);
+    return st;
+}
+
 /* Add (or replace) dataset name in the existing HDF5 file path, under the writers' lock. */
 static attn_status write_existing(const char *path, const char *name, const int64_t dims[4],
                                   const float *data, uint64_t bytes, char *msg, size_t msg_len)
 {
-    int lock = bench_lock(path, "; choose another output file", msg, msg_len);
-    if (lock < 0) return ATTN_EINVAL;
-    char why[64];
-    attn_status st = ATTN_OK;
-    if (bench_room(lock, path, (int64_t)bytes + TENSOR_MARGIN, why, sizeof why) < 0) {
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write '%s' into %s: %s; %s is unchanged",
-                       name, path, why, path);
-    } else {
-        hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-        if (file < 0)
-            st = attn_fail(ATTN_EINVAL, msg, msg_len,
-                           "cannot open %s for writing (permissions, or open elsewhere?)", path);
-        else
-            st =
-                close_written(file, path, write_dataset(file, path, name, dims, data, msg, msg_len),
-                              msg, msg_len);
-    }
+    int lock;
+    hid_t file;
+    attn_status st = open_locked(path, name, (int64_t)bytes, &lock, &file, msg, msg_len);
+    if (st != ATTN_OK) return st;
+    st = close_written(file, path, write_dataset(file, path, name, dims, data, msg, msg_len), msg,
+                       msg_len);
     bench_unlock(lock);
     return st;
 }
@@ -228,21 +238,11 @@ attn_status bench_tensor_add(const char *path, const char *name, int rank, const
         hd[d] = (hsize_t)(dims[d] > 0 ? dims[d] : 0);
         bytes *= dims[d] > 0 ? dims[d] : 0;
     }
-    int lock = bench_lock(path, "; choose another output file", msg, msg_len);
-    if (lock < 0) return ATTN_EINVAL;
-    char why[64];
-    if (bench_room(lock, path, bytes + TENSOR_MARGIN, why, sizeof why) < 0) {
-        bench_unlock(lock);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write '%s' into %s: %s", name, path,
-                         why);
-    }
-    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (file < 0) {
-        bench_unlock(lock);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s to add '%s'", path, name);
-    }
+    int lock;
+    hid_t file;
+    attn_status st = open_locked(path, name, bytes, &lock, &file, msg, msg_len);
+    if (st != ATTN_OK) return st;
     hid_t space = rank >= 1 && rank <= 4 ? H5Screate_simple(rank, hd, NULL) : -1, dset = -1;
-    attn_status st = ATTN_OK;
     if (H5Lexists(file, name, H5P_DEFAULT) > 0 && H5Ldelete(file, name, H5P_DEFAULT) < 0)
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "%s: cannot replace '%s'", path, name);
     else if (space < 0 || !data ||
