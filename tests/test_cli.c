@@ -513,7 +513,7 @@ Test(cli, sweep_skips_points_over_the_time_budget)
 }
 
 /* Sweeps stay whole (registry-driven: exercised by every kind whose definition has no causal
- * mask or no decode, linformer and nystrom when they land; skipped while none has): with
+ * mask or no decode, linformer and nystrom today; fails if none has): with
  * --causal 1 such a kind's points are skipped and listed once, before measuring, with its
  * reason, while full's are measured; --causal auto measures it without the mask; `run` refuses
  * it with exit 2 and the reason on one line. */
@@ -570,7 +570,7 @@ Test(cli, sweep_skips_points_outside_a_kinds_definition)
             free(runs), free(pts);
         }
     }
-    if (!exercised)
-        cr_skip_test("no kind is defined without a causal mask or decode yet (linformer and "
-                     "nystrom will be): the skipping path is not exercised");
+    cr_expect_gt(exercised, 0,
+                 "no registered kind refuses a causal or decode point (ATTN_ENODEF): the skipping "
+                 "path is not exercised");
 }
