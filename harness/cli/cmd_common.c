@@ -1,5 +1,7 @@
 /* cmd_common.c — what run and sweep share: measurement options, error exit, command line. */
+#include <ctype.h>
 #include <errno.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
@@ -65,14 +67,34 @@ int bench_fail(attn_status st, const char *msg)
     return st == ATTN_EINVAL || st == ATTN_ENODEF ? 2 : 1;
 }
 
+/* Does word need quoting for a POSIX shell (empty, or a character outside a safe set)? */
+static bool needs_quotes(const char *word)
+{
+    if (!*word) return true;
+    for (const char *s = word; *s; s++)
+        if (!isalnum((unsigned char)*s) && !strchr("_-+=:,./@%", *s)) return true;
+    return false;
+}
+
 void bench_join_args(int argc, char **argv, char *buf, size_t len)
 {
     size_t w = 0;
     buf[0] = '\0';
-    for (int a = 0; a < argc && w < len; a++) {
-        int n = snprintf(buf + w, len - w, "%s%s", a ? " " : "", argv[a]);
-        if (n < 0) break;
-        w += (size_t)n;
+    for (int a = 0; a < argc && w + 1 < len; a++) {
+        if (a) buf[w++] = ' ';
+        const bool quote = needs_quotes(argv[a]);
+        if (quote && w + 1 < len) buf[w++] = '\'';
+        for (const char *s = argv[a]; *s && w + 1 < len; s++) {
+            if (*s == '\'' && quote) { /* close the quotes, an escaped quote, reopen them */
+                if (w + 4 >= len) break;
+                memcpy(buf + w, "'\\''", 4);
+                w += 4;
+            } else {
+                buf[w++] = *s;
+            }
+        }
+        if (quote && w + 1 < len) buf[w++] = '\'';
+        buf[w] = '\0';
     }
 }
 

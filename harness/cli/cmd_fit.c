@@ -162,7 +162,7 @@ static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t
 }
 
 /* "faster above n≈1270 (0.21x at 8K)" and the like. */
-static void describe_crossover(const bench_fit_row *r, char *buf, size_t len)
+void bench_fit_crossover_text(const bench_fit_row *r, char *buf, size_t len)
 {
     const bool time = strcmp(r->metric, "time") == 0;
     const char *better = time ? "faster" : "leaner";
@@ -208,7 +208,7 @@ static void print_table(const bench_run_data *rd, const bench_series *set, int64
         else snprintf(r2, sizeof r2, "%.4f", f->r2);
         if (isnan(f->theory)) snprintf(th, sizeof th, "-");
         else snprintf(th, sizeof th, "%.2f", f->theory);
-        describe_crossover(f, vs, sizeof vs);
+        bench_fit_crossover_text(f, vs, sizeof vs);
         printf("%-*s  %-9s  %-11s %3d  %8.2f  %-15s %7s  %6s  %s\n", width,
                r == 0 || row_series[r] != row_series[r - 1] ? label : "", f->metric, range,
                f->points, f->exponent, ci, r2, th, vs);
@@ -302,6 +302,21 @@ static void print_report(const bench_run_data *rd, const fit_work *w)
            "theory: the same slope of the kind's flop count (time) or of its q, k, v, out, "
            "workspace and state\nbytes (memory) over the same points. vs full: where the "
            "metric falls below full's, interpolated in log-log.\n");
+}
+
+attn_status bench_fit_compute(const bench_run_data *rd, bench_fit_row **rows, int64_t *nrows)
+{
+    fit_work w;
+    attn_status st = group_series(rd, &w);
+    *rows = NULL, *nrows = 0;
+    if (!st) {
+        select_series(rd, &w);
+        fit_all(rd, &w);
+        *rows = w.rows, *nrows = w.nrows;
+        w.rows = NULL;
+    }
+    fit_work_free(&w);
+    return st;
 }
 
 /* Fit run run_id of file, print the table, store it unless no_store. */

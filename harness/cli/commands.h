@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "results.h"
+#include "series.h"
 #include "stats.h"
 
 int bench_cmd_list(int argc, char **argv);
@@ -23,6 +24,7 @@ int bench_cmd_sweep(int argc, char **argv);
 int bench_cmd_datasets(int argc, char **argv);
 int bench_cmd_fit(int argc, char **argv);
 int bench_cmd_plot(int argc, char **argv);
+int bench_cmd_report(int argc, char **argv);
 
 /* Draw the figures of run run_id (0: the last) of results file path into dir (created if
  * missing) as format (png, svg, pdf); lists the files written and the figures skipped on out
@@ -31,6 +33,17 @@ int bench_cmd_plot(int argc, char **argv);
  * missing or failing (no broken image is left). */
 attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,
                                const char *format, FILE *out, char *msg, size_t msg_len);
+/* The fit rows `bench fit` prints and stores for run rd (*rows malloc'd, free it; none when no
+ * series has 2 or more n). ATTN_EFAIL: out of memory. */
+attn_status bench_fit_compute(const bench_run_data *rd, bench_fit_row **rows, int64_t *nrows);
+/* A fit row's comparison with full: "faster above n=1270 (0.21x at 8K)" and the like. */
+void bench_fit_crossover_text(const bench_fit_row *r, char *buf, size_t len);
+/* `bench report`: the one-file HTML page of run run_id (0: the last) of results file path, written
+ * to out_path (replacing it only once complete). ATTN_EINVAL: bad file, run or output path;
+ * ATTN_EFAIL: gnuplot missing or failing, out of memory, a failed write (no page is left). */
+attn_status bench_report_write(const char *path, int64_t run_id, const char *out_path, char *msg,
+                               size_t msg_len);
+
 /* plots/ under $ATTNBENCH_HOME (set by ./bench), else ./plots. */
 void bench_default_plot_dir(char *dir, size_t len);
 
@@ -84,7 +97,8 @@ int bench_fail(attn_status st, const char *msg);
 /* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write
  * permission, or a new file in a missing or read-only directory. Writes nothing. */
 attn_status bench_check_writable(const char *path, const char *what, char *msg, size_t msg_len);
-/* The command line as one string (for results files). */
+/* The command line as one string (for results files), each argument that a POSIX shell would
+ * split or expand in single quotes ('a b', 'it'\''s'), so that it runs again as it was typed. */
 void bench_join_args(int argc, char **argv, char *buf, size_t len);
 
 #endif
