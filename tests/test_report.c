@@ -60,8 +60,14 @@ static int write_nasty_run(bench_store *st)
 static int write_single_point(bench_store *st)
 {
     ds_rng r = ds_rng_stream(4, 5);
-    pf_point p = {.kind = "full", .params = PF_FULL, .heads = 8, .kv_heads = 8, .n = 256,
-                  .time_s = 1e-3, .flops = 1e9, .rel_err = 1e-7};
+    pf_point p = {.kind = "full",
+                  .params = PF_FULL,
+                  .heads = 8,
+                  .kv_heads = 8,
+                  .n = 256,
+                  .time_s = 1e-3,
+                  .flops = 1e9,
+                  .rel_err = 1e-7};
     return pf_begin(st) || pf_add(st, &p, 0, &r);
 }
 
@@ -223,8 +229,9 @@ Test(report, text_from_the_file_is_escaped_in_tables_figures_and_the_command)
     for (int k = 0; k < 7; k++) cr_expect(strstr(html, raw[k]) == NULL, "%s unescaped", raw[k]);
     cr_expect_eq(count(html, "<script"), 1, "a second script in the page");
     cr_expect_eq(count(html, "</script>"), 1);
-    cr_expect(strstr(html, "bench sweep --set &#39;w=&lt;b&gt;1&lt;/b&gt;&#39; --out &#39;a&amp;amp;b "
-                           "&quot;q&quot;.h5&#39; &lt;/script&gt;&lt;script&gt;x()") != NULL,
+    cr_expect(strstr(html,
+                     "bench sweep --set &#39;w=&lt;b&gt;1&lt;/b&gt;&#39; --out &#39;a&amp;amp;b "
+                     "&quot;q&quot;.h5&#39; &lt;/script&gt;&lt;script&gt;x()") != NULL,
               "the command is not shown escaped");
     cr_expect(strstr(html, "<td>block_q=&lt;i&gt;&amp;&quot;&#39;</td>") != NULL);
     cr_expect(strstr(html, "<td>host&lt;h&gt;&amp;&#39;</td>") != NULL);

@@ -140,18 +140,20 @@ def check_sorting(driver):
     th.click()
     up = [float(v) for v in column(driver, table, col)]
     if up != sorted(before):
-        problems.append(f"points table: one click on 'median ms' does not sort it ascending: {up}")
+        problems.append("points table: one click on 'median ms' does not sort it ascending: "
+                        f"{up[:6]}...")
     th.click()
     down = [float(v) for v in column(driver, table, col)]
     if down != sorted(before, reverse=True):
-        problems.append(f"points table: a second click does not sort it descending: {down}")
+        problems.append("points table: a second click does not sort it descending: "
+                        f"{down[:6]}...")
     kcol, kth = header(driver, table, "kind")
     if kth is None:
         return problems + ["points table: no 'kind' column"]
     kth.click()
     kinds = column(driver, table, kcol)
     if kinds != sorted(kinds):
-        problems.append(f"points table: a click on 'kind' does not sort by name: {kinds}")
+        problems.append(f"points table: a click on 'kind' does not sort by name: {kinds[:6]}...")
     return problems
 
 
@@ -197,13 +199,17 @@ def main():
     if not args or args[0].startswith("-"):
         die(__doc__.strip().splitlines()[2].strip(), 2)
     bench, shot, keep = os.path.abspath(args[0]), None, None
-    for opt, val in zip(args[1::2], args[2::2]):
+    rest = args[1:]
+    while rest:
+        opt = rest.pop(0)
+        if opt not in ("--screenshot", "--keep") or not rest:
+            die(f"unknown option or missing value: {opt} (options: --screenshot PNG, --keep DIR)",
+                2)
+        val = rest.pop(0)
         if opt == "--screenshot":
             shot = os.path.abspath(val)
-        elif opt == "--keep":
-            keep = val
         else:
-            die(f"unknown option {opt}", 2)
+            keep = val
     if not (os.access(CHROMIUM, os.X_OK) and os.access(CHROMEDRIVER, os.X_OK)):
         die("chromium or chromedriver is not installed (./bench test --report installs them)", SKIP)
     work = tempfile.mkdtemp(prefix="attnbench-report-")

@@ -34,8 +34,8 @@ typedef struct report {
     int64_t npts;
     bench_fit_row *fits;
     int64_t nfits;
-    char dir[4096];    /* scratch directory of the figures ("" when none) */
-    char *log;         /* what bench plot printed: "wrote ...", "skipped ..." */
+    char dir[4096]; /* scratch directory of the figures ("" when none) */
+    char *log;      /* what bench plot printed: "wrote ...", "skipped ..." */
     size_t log_len;
     char no_figures[ATTN_MSG_LEN]; /* why there is no figure, or "" */
     svg_file *svgs;
@@ -198,7 +198,7 @@ static void put_fits(FILE *f, const report *r)
     static const char *const num_cols[] = {"causal", "H", "Hkv", "d", "q_len"};
     for (int c = 0; c < 5; c++) bench_html_th(f, num_cols[c], 1, NULL);
     bench_html_th(f, "metric", 0, NULL);
-    static const char *const fit_cols[] = {"n from", "n to", "points", "exponent", "CI low",
+    static const char *const fit_cols[] = {"n from",  "n to",      "points", "exponent", "CI low",
                                            "CI high", "R\xC2\xB2", "theory", "prefactor"};
     for (int c = 0; c < 9; c++) bench_html_th(f, fit_cols[c], 1, NULL);
     bench_html_th(f, "vs full at the same settings", 0, NULL);
@@ -210,8 +210,8 @@ static void put_fits(FILE *f, const report *r)
         bench_html_td(f, x->params);
         bench_html_td(f, x->dataset);
         bench_html_td(f, x->mode);
-        const double v[] = {x->causal,        (double)x->heads,    (double)x->kv_heads,
-                            (double)x->head_dim, (double)x->q_len};
+        const double v[] = {x->causal, (double)x->heads, (double)x->kv_heads, (double)x->head_dim,
+                            (double)x->q_len};
         for (int c = 0; c < 5; c++) bench_html_td_num(f, v[c], "%.0f", 1);
         bench_html_td(f, x->metric);
         bench_html_td_num(f, (double)x->n_min, "%.0f", 1);
@@ -310,6 +310,10 @@ static attn_status write_page(const report *r, const char *out_path, char *msg, 
 attn_status bench_report_write(const char *path, int64_t run_id, const char *out_path, char *msg,
                                size_t msg_len)
 {
+    struct stat st_out;
+    if (stat(out_path, &st_out) == 0 && S_ISDIR(st_out.st_mode))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--out %s is a directory (give a file name)",
+                         out_path);
     if (bench_check_writable(out_path, "--out", msg, msg_len)) return ATTN_EINVAL;
     report r = {0};
     attn_status st = bench_run_load(path, run_id, &r.rd, msg, msg_len);
@@ -344,8 +348,8 @@ int bench_cmd_report(int argc, char **argv)
     const char *file = NULL;
     char msg[ATTN_MSG_LEN];
     int64_t run_id = 0;
-    if (bench_parse_file_args(argc, argv, opts, BENCH_COUNT(opts), "report", &file, &run_s,
-                              &run_id, msg, sizeof msg))
+    if (bench_parse_file_args(argc, argv, opts, BENCH_COUNT(opts), "report", &file, &run_s, &run_id,
+                              msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
@@ -359,8 +363,9 @@ int bench_cmd_report(int argc, char **argv)
         return 0;
     }
     if (!file)
-        return bench_fail(ATTN_EINVAL,
-                          "bench report needs a results file: bench report FILE.h5 --out REPORT.html");
+        return bench_fail(
+            ATTN_EINVAL,
+            "bench report needs a results file: bench report FILE.h5 --out REPORT.html");
     if (!out_s)
         return bench_fail(ATTN_EINVAL,
                           "bench report needs --out: bench report FILE.h5 --out REPORT.html");

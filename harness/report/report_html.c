@@ -92,8 +92,7 @@ static const char *copy_value(FILE *f, const char *s, char q, const char *name, 
     return s + 1;
 }
 
-attn_status bench_html_svg(FILE *f, const char *svg, const char *prefix, char *msg,
-                           size_t msg_len)
+attn_status bench_html_svg(FILE *f, const char *svg, const char *prefix, char *msg, size_t msg_len)
 {
     const char *s = strstr(svg, "<svg");
     if (!s) return attn_fail(ATTN_EFAIL, msg, msg_len, "not an SVG image (no <svg element)");
@@ -225,7 +224,10 @@ void bench_html_begin(FILE *f, const char *title)
     fprintf(f, "</title>\n<style>\n%s</style>\n</head>\n<body>\n", STYLE);
 }
 
-void bench_html_end(FILE *f) { fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", SCRIPT); }
+void bench_html_end(FILE *f)
+{
+    fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", SCRIPT);
+}
 
 void bench_html_td(FILE *f, const char *text)
 {
@@ -354,10 +356,11 @@ static void point_row(FILE *f, const bench_point *pt)
              pt->dataset_params, pt->dataset_params[0] ? ")" : "");
     bench_html_td(f, ds);
     bench_html_td(f, pt->mode);
-    const double ints[] = {pt->causal,   (double)pt->batch,  (double)pt->heads,
+    const double ints[] = {pt->causal,           (double)pt->batch,    (double)pt->heads,
                            (double)pt->kv_heads, (double)pt->head_dim, (double)pt->q_len,
-                           (double)pt->kv_len, pt->threads, pt->reps};
-    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++) bench_html_td_num(f, ints[i], "%.0f", 1);
+                           (double)pt->kv_len,   pt->threads,          pt->reps};
+    for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
+        bench_html_td_num(f, ints[i], "%.0f", 1);
     const double nan = NAN;
     bench_html_td_num(f, ok ? pt->time_median_s : nan, "%.4g", 1e3);
     bench_html_td_num(f, ok ? pt->time_min_s : nan, "%.4g", 1e3);
@@ -371,8 +374,7 @@ static void point_row(FILE *f, const bench_point *pt)
     bench_html_td_num(f, ok && pt->retrieval_queries > 0 ? pt->retrieval : nan, "%.3f", 1);
     bench_html_td_num(f, ok ? pt->self_rel_err : nan, "%.2e", 1);
     char status[200];
-    snprintf(status, sizeof status, "%s%s%s", pt->status, pt->message[0] ? ": " : "",
-             pt->message);
+    snprintf(status, sizeof status, "%s%s%s", pt->status, pt->message[0] ? ": " : "", pt->message);
     bench_html_td(f, status);
     fputs("</tr>\n", f);
 }
@@ -383,7 +385,8 @@ void bench_html_points(FILE *f, const bench_point *pts, int64_t n, int64_t run_i
     for (int64_t i = 0; i < n; i++)
         if (pts[i].run_id == run_id) count++, failed += strcmp(pts[i].status, "ok") != 0;
     fprintf(f, "<h2 id=\"points\">Points</h2>\n<p class=\"note\">%lld points", (long long)count);
-    if (failed) fprintf(f, " (%lld failed: in red, left out of the figures and fits)", (long long)failed);
+    if (failed)
+        fprintf(f, " (%lld failed: in red, left out of the figures and fits)", (long long)failed);
     fputs(". Click a column header to sort by it (again: the other way).</p>\n"
           "<div class=\"scroll\"><table class=\"sortable\" id=\"points-table\">\n<thead><tr>",
           f);

@@ -29,8 +29,7 @@ void bench_html_textf(FILE *f, const char *fmt, ...) ATTN_PRINTF(2, 3);
  * prefixed with prefix so that several figures in one page keep their ids apart, and a bare &
  * that gnuplot leaves in enhanced text written &amp;. ATTN_EFAIL (nothing written) when svg has
  * no <svg element or holds a script or an external reference. */
-attn_status bench_html_svg(FILE *f, const char *svg, const char *prefix, char *msg,
-                           size_t msg_len);
+attn_status bench_html_svg(FILE *f, const char *svg, const char *prefix, char *msg, size_t msg_len);
 
 /* <!DOCTYPE html> up to the opening <main>: charset, viewport, the Content-Security-Policy that
  * allows nothing from outside the page, the title (escaped) and the style sheet. */
