@@ -1033,11 +1033,15 @@ int bench_cmd_plot(int argc, char **argv)
         bench_print_help(
             "bench plot FILE.h5 [--out DIR] [--run ID] [--format png|svg|pdf]",
             "Draws one figure per question about a run with gnuplot, for each mode measured:\n"
-            "time vs n (log-log, with fitted power laws and their exponents), memory vs n\n"
-            "(measured RSS and declared workspace), throughput vs n (against sgemm or memory\n"
-            "bandwidth), accuracy vs n, accuracy vs each swept kind parameter, error vs time,\n"
-            "and time vs heads and kv_heads. Figures the run has no data for are skipped, with\n"
-            "the reason. Prints the files written.",
+            "time vs n (log-log, fitted power laws with exponents and R², two laws or none\n"
+            "where one does not fit), speed-up over full vs n, memory vs n (measured RSS and\n"
+            "declared workspace), throughput vs n (against sgemm or memory bandwidth),\n"
+            "accuracy vs n, accuracy vs each swept kind parameter, error vs time, and time vs\n"
+            "heads and kv_heads. Error bars: the 95 % CI of the median time from the stored\n"
+            "repetitions (min-max below 6), Wilson 95 % CIs on retrieval. Figures the run has\n"
+            "no data for are skipped, with the reason. The figures go into a folder of the\n"
+            "run's own (plots/<file>-run<ID>/) or --out DIR, where those of an earlier plot\n"
+            "are removed. Prints the files written and the folder.",
             opts, sizeof opts / sizeof opts[0]);
         return 0;
     }

@@ -769,7 +769,7 @@ int bench_cmd_sweep(int argc, char **argv)
         {"--help", NULL, "this help", &o.help},
         {"--plots", "DIR",
          "then draw the run's figures into DIR (as bench plot does; with no "
-         "options at all, into plots/)",
+         "options at all, into plots/<file>-run<ID>/)",
          &o.plots},
         BENCH_MEASURE_OPTS(&o.measure),
     };

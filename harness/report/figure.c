@@ -505,7 +505,7 @@ static layout plan_layout(const figure *f)
     wrap(&L, f->note, (int)((L.width - 30) / SUB_CHAR_PX));
     const double last = 24 + 20.0 * (L.ntitle - 1) + (L.nhead > L.ntitle ? 24 : 0) +
                         14.0 * (L.nhead - L.ntitle - (L.nhead > L.ntitle));
-    L.top_px = fmax(100, last + (f->np > 1 ? 38 : 22));
+    L.top_px = fmax(100, last + (f->np > 1 ? 48 : 24));
     L.height = (int)(fmax(PAGE_H, 165 + (L.rows + 1) * ROW_PX) + L.top_px - 100);
     L.left = left_px / L.width, L.right = 1 - key_px / L.width, L.gap = gap_px / L.width;
     L.pw = (L.right - L.left - L.gap * (f->np - 1)) / f->np;
