@@ -8,7 +8,8 @@
  *                             so always (w=64) or from n = 614.4 (w=256); rel_err 0.05·sqrt(n/w);
  *                             also on the needle dataset with retrieval = min(1, 4w/n)
  *   lowrank  features=64      time = 4·D·f·H·n / 20 GFLOP/s; workspace 4·H·n·f bytes (varies)
- *   every point's RSS grows by its q, k, v, out (4·4·H·n·D bytes) plus its workspace.
+ *   every point's RSS grows by its q, k, v, out (4·4·H·n·D bytes) plus its workspace; its 3
+ *   repetitions are 1.05 t, t, 0.96 t (stored in /samples in that order).
  * Run 2 (pf_write_heads, kv false): n = 1024, full (MHA) and mqa (Hkv = 1) at H = 4, 8, 16.
  * Run 3 (kv true): n = 1024, H = 8: full at Hkv = 1, 2, 4, 8 and mqa. Time ∝ H (and a little Hkv).
  * pf_write_kinds (a file of its own): a default-like sweep, n = 256..2048, 7 kinds (mqa with
@@ -50,7 +51,9 @@ static int pf_add(bench_store *st, const pf_point *p, double noise, ds_rng *r)
     pt.kv_len = p->n, pt.q_len = decode ? p->q_len : p->n;
     pt.causal = decode ? 1 : p->causal, pt.threads = 2, pt.seed = 1, pt.warmup = 1, pt.reps = 3;
     const double t = p->time_s * exp(noise * ds_rng_normal(r));
-    pt.time_median_s = pt.time_min_s = pt.time_max_s = pt.time_p95_s = pt.time_mean_s = t;
+    /* 3 repetitions around the median: 0.96 t, t, 1.05 t (the figures' bars: min-max) */
+    pt.time_median_s = pt.time_mean_s = t, pt.time_min_s = 0.96 * t;
+    pt.time_max_s = pt.time_p95_s = 1.05 * t;
     pt.time_stddev_s = pt.time_cv = 0;
     pt.flops = p->flops;
     pt.gflops_per_s = p->flops / t / 1e9;
@@ -66,7 +69,7 @@ static int pf_add(bench_store *st, const pf_point *p, double noise, ds_rng *r)
     pt.retrieval_queries = p->retrieval_queries;
     pt.retrieval = p->retrieval_queries ? p->retrieval : NAN;
     snprintf(pt.status, sizeof pt.status, "ok");
-    double samples[3] = {t, t, t};
+    double samples[3] = {1.05 * t, t, 0.96 * t};
     char msg[ATTN_MSG_LEN];
     return bench_store_add_point(st, &pt, samples, 3, msg, sizeof msg) != ATTN_OK;
 }

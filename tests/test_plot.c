@@ -4,7 +4,11 @@
  * (PNG magic and size, SVG, PDF) and the others skipped with a reason; bad files, empty runs
  * and bad options exit 2 with one line; a missing or failing gnuplot exits 1 and leaves no image
  * and no temporary files; fit recovers the exponents and crossovers the fixture was built with,
- * and replaces its /fits rows. Also the series grouping underneath: 'auto' parameters, labels.
+ * and replaces its /fits rows. The figures' honesty, read from the gnuplot scripts and data a
+ * capturing fake gnuplot keeps: error bars from the repetitions, Wilson bars on retrieval, a
+ * distinct marker and dash per series, R² and piecewise fits, the speed-up figure; a run's own
+ * folder, and stale figures removed. Underneath: the series grouping ('auto' parameters,
+ * labels), the kinds' styles, the median CI, Wilson's interval and the fit rule.
  * Tests that draw are skipped where gnuplot is not installed.
  */
 #include <criterion/criterion.h>
@@ -15,6 +19,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "figure.h"
+#include "fit.h"
 #include "plot_fixture.h"
 #include "results.h"
 #include "series.h"
@@ -104,6 +110,7 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     /* prefill on gaussian and needle: time, memory, throughput on gaussian (the first), accuracy
      * once per dataset; decode on gaussian only: the single-dataset names */
     const char *figs[] = {"time_vs_n",
+                          "speedup_vs_n",
                           "memory_vs_n",
                           "throughput_vs_n",
                           "accuracy_vs_n_gaussian",
@@ -127,7 +134,10 @@ Test(plot, a_scaling_run_draws_its_figures_and_skips_the_others)
     cr_expect(strstr(out_text, "skipped time_vs_heads.png: no series was measured at 2 or more "
                                "heads") != NULL,
               "%s", out_text);
-    cr_expect(strstr(out_text, "plots: 13 figures of run 1") != NULL, "%s", out_text);
+    cr_expect(strstr(out_text, "plots: 14 figures of run 1") != NULL, "%s", out_text);
+    cr_expect(strstr(out_text, "skipped speedup_vs_n_decode.png: no kind has a full series") !=
+                  NULL,
+              "%s", out_text);
 
     /* the heads and kv_heads runs: those figures, and one line for the figures over n */
     cr_assert_eq(bench_env("", "plot %s --run 2 --out %s", file, in_dir("heads")), 0, "%s",
@@ -152,13 +162,14 @@ Test(plot, many_kinds_on_several_datasets_one_figure_per_causal_value_and_accura
     const char *out = in_dir("kinds");
     cr_assert_eq(bench_env("", "plot %s --out %s", kinds_file, out), 0, "stderr: %s", err_text);
     /* 14 series per dataset with causal 0 and 1: each figure once per causal value */
-    static const char *const cost[] = {"time_vs_n", "memory_vs_n", "throughput_vs_n"};
+    static const char *const cost[] = {"time_vs_n", "speedup_vs_n", "memory_vs_n",
+                                       "throughput_vs_n"};
     static const char *const ds[] = {"gaussian", "local", "needle"};
     static const char *const causal[] = {"_noncausal", "_causal"};
     int expected = 0;
     for (int c = 0; c < 2; c++) {
         char path[700];
-        for (int k = 0; k < 3; k++, expected++) {
+        for (int k = 0; k < 4; k++, expected++) {
             snprintf(path, sizeof path, "%s/%s%s.png", out, cost[k], causal[c]);
             expect_png(path);
         }
@@ -535,4 +546,260 @@ Test(plot, help)
         cr_expect(strstr(out_text, "usage:") && strstr(out_text, c == 1 ? "--no-store" : "plot"),
                   "bench %s: %s", cmds[c], out_text);
     }
+}
+
+/* ---- honest figures: what the gnuplot scripts and their data hold ---- */
+
+/* A fake gnuplot that keeps each script (and the data files it reads) in dir/cap/<k>/ and
+ * draws a minimal "PNG" (its magic and a byte). Returns the capture directory. */
+static const char *capturing_gnuplot(char *env, size_t len)
+{
+    static char cap[400];
+    snprintf(cap, sizeof cap, "%s/cap", dir);
+    mkdir(cap, 0700);
+    char body[1400];
+    snprintf(
+        body, sizeof body,
+        "cap='%s'\n"
+        "k=$(ls \"$cap\" | wc -l)\nmkdir \"$cap/$k\"\ncat > \"$cap/$k/script.gp\"\n"
+        "out=$(sed -n \"s/^set output '\\(.*\\)'\\$/\\1/p\" \"$cap/$k/script.gp\" | head -n 1)\n"
+        "cp \"$(dirname \"$out\")\"/data*.dat \"$cap/$k/\" 2>/dev/null\n"
+        "printf '\\211PNG\\r\\n\\032\\nfake' > \"$out\"",
+        cap);
+    const char *bin = fake_gnuplot(body);
+    snprintf(env, len, "PATH=%s:/usr/bin:/bin", bin);
+    return cap;
+}
+
+/* The captured script whose text holds `needle` (its directory into cap_dir), malloc'd; NULL if
+ * none. */
+static char *find_script(const char *cap, const char *needle, char *cap_dir, size_t len)
+{
+    for (int k = 0; k < 200; k++) {
+        char path[600];
+        snprintf(path, sizeof path, "%s/%d/script.gp", cap, k);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        char *text = calloc(1, 1 << 20);
+        const size_t got = fread(text, 1, (1 << 20) - 1, f);
+        fclose(f);
+        text[got] = '\0';
+        if (strstr(text, needle)) {
+            snprintf(cap_dir, len, "%s/%d", cap, k);
+            return text;
+        }
+        free(text);
+    }
+    return NULL;
+}
+
+/* Rows (x, y, lo, hi) of the data file named by the first plot item after `from` that uses
+ * `style` ("yerrorbars"), read from the capture; how many (at most max). */
+static int bar_rows(const char *from, const char *style, const char *cap_dir, double rows[][4],
+                    int max)
+{
+    const char *item = strstr(from, style);
+    if (!item) return 0;
+    const char *q = item;
+    while (q > from && *q != '\'') q--; /* the closing quote of the data file's path */
+    const char *open = q - 1;
+    while (open > from && *open != '\'') open--;
+    const char *name = q;
+    while (name > open && name[-1] != '/') name--;
+    char path[700];
+    snprintf(path, sizeof path, "%s/%.*s", cap_dir, (int)(q - name), name);
+    FILE *f = fopen(path, "r");
+    cr_assert_not_null(f, "no data file %s", path);
+    int n = 0;
+    while (n < max && fscanf(f, "%lf %lf %lf %lf%*[^\n]", &rows[n][0], &rows[n][1], &rows[n][2],
+                             &rows[n][3]) == 4)
+        n++;
+    fclose(f);
+    return n;
+}
+
+/* Every "keyentry with linespoints ... pt P ... dt D" of script: distinct (P, D) pairs? The count
+ * into *n. */
+static bool distinct_key_styles(const char *script, int *n)
+{
+    char styles[64][48];
+    *n = 0;
+    bool distinct = true;
+    for (const char *k = strstr(script, "keyentry with linespoints"); k && *n < 64;
+         k = strstr(k + 1, "keyentry with linespoints")) {
+        const char *pt = strstr(k, " pt "), *dt = strstr(k, " dt ");
+        cr_assert(pt && dt);
+        int p = atoi(pt + 4);
+        char d[32];
+        sscanf(dt + 4, "%31s", d);
+        snprintf(styles[*n], sizeof styles[*n], "%d %s", p, d);
+        for (int o = 0; o < *n; o++) distinct &= strcmp(styles[o], styles[*n]) != 0;
+        (*n)++;
+    }
+    return distinct;
+}
+
+Test(plot, figures_draw_error_bars_wilson_intervals_distinct_styles_fits_and_the_speedup)
+{
+    char env[1200], cap_dir[600];
+    const char *cap = capturing_gnuplot(env, sizeof env);
+    cr_assert_eq(bench_env(env, "plot %s --run 1 --out %s", file, in_dir("honest")), 0, "%s",
+                 err_text);
+    /* time vs n: a bar per point from the 3 repetitions (min-max: 0.96 t .. 1.05 t), said in
+     * the legend; one (marker, dash) per series; R² beside each exponent */
+    char *time = find_script(cap, "Time per forward vs sequence length", cap_dir, sizeof cap_dir);
+    cr_assert_not_null(time, "no time_vs_n script");
+    cr_expect(strstr(time, "bars: min-max of 3 reps (75.0 % CI of the median time)"), "%s", time);
+    double rows[16][4];
+    int n = bar_rows(time, "with yerrorbars", cap_dir, rows, 16);
+    cr_expect_eq(n, 6, "time bars: %d rows", n);
+    for (int i = 0; i < n; i++)
+        cr_expect(fabs(rows[i][2] / rows[i][1] - 0.96) < 1e-9 &&
+                      fabs(rows[i][3] / rows[i][1] - 1.05) < 1e-9,
+                  "bar [%g, %g] around %g", rows[i][2], rows[i][3], rows[i][1]);
+    int keys;
+    cr_expect(distinct_key_styles(time, &keys), "two series share a marker and dash:\n%s", time);
+    cr_expect_eq(keys, 8, "8 series (full, window=64, window=256, lowrank; causal or not)");
+    cr_expect(strstr(time, "(n^{2.0") && strstr(time, ", R² 0.99"), "%s", time);
+    free(time);
+
+    /* speed-up over full: time of full / time of window, bars from both intervals */
+    char *speed = find_script(cap, "Speed-up over full attention", cap_dir, sizeof cap_dir);
+    cr_assert_not_null(speed, "no speedup_vs_n script");
+    n = bar_rows(speed, "with yerrorbars", cap_dir, rows, 16);
+    cr_expect_eq(n, 6);
+    for (int i = 0; i < n; i++) {
+        cr_expect(fabs(rows[i][2] / rows[i][1] - 0.96 / 1.05) < 1e-9 &&
+                      fabs(rows[i][3] / rows[i][1] - 1.05 / 0.96) < 1e-9,
+                  "speed-up bar [%g, %g] around %g", rows[i][2], rows[i][3], rows[i][1]);
+        /* window=64 from the fixture: (4 D H n^2/60e9 / 2 ...) / (4 D H n w/25e9): n·25/(60·64) */
+        cr_expect(fabs(log(rows[i][1] / (rows[i][0] * 25 / (60.0 * 64)))) < 0.15,
+                  "speed-up %g at n=%g", rows[i][1], rows[i][0]);
+    }
+    cr_expect(strstr(speed, "1: as fast as full"), "%s", speed);
+    free(speed);
+
+    /* retrieval on needle (16 planted queries): Wilson bars; at 1.0, from 16/(16 + z²) to 1 */
+    char *acc = find_script(cap, "fraction of planted queries retrieved", cap_dir, sizeof cap_dir);
+    cr_assert_not_null(acc, "no retrieval panel");
+    cr_expect(strstr(acc, "bars: Wilson 95 % CI (16 planted queries)"), "%s", acc);
+    const char *panel2 = strstr(acc, "fraction of planted queries retrieved");
+    n = bar_rows(panel2, "with yerrorbars", cap_dir, rows, 16);
+    cr_expect_gt(n, 3);
+    bool saw_one = false;
+    for (int i = 0; i < n; i++) {
+        cr_expect(rows[i][2] <= rows[i][1] && rows[i][1] <= rows[i][3] && rows[i][2] >= 0 &&
+                      rows[i][3] <= 1 && rows[i][3] - rows[i][2] > 0.05,
+                  "retrieval bar [%g, %g] around %g", rows[i][2], rows[i][3], rows[i][1]);
+        if (rows[i][1] == 1) {
+            saw_one = true;
+            const double z2 = 1.959963984540054 * 1.959963984540054;
+            cr_expect(fabs(rows[i][2] - 16 / (16 + z2)) < 1e-9 && rows[i][3] == 1, "%g %g",
+                      rows[i][2], rows[i][3]);
+        }
+    }
+    cr_expect(saw_one);
+    free(acc);
+}
+
+Test(plot, a_run_gets_a_folder_of_its_own_and_a_plot_removes_the_figures_of_an_earlier_one)
+{
+    char env[1200];
+    capturing_gnuplot(env, sizeof env); /* fast: the figures' content is not looked at here */
+    char home_env[1400];
+    snprintf(home_env, sizeof home_env, "%s ATTNBENCH_HOME=%s", env, dir);
+    cr_assert_eq(bench_env(home_env, "plot %s --run 2", file), 0, "%s", err_text);
+    char line[700];
+    snprintf(line, sizeof line, "plots: 1 figure of run 2 in %s/plots/syn-run2\n", dir);
+    cr_expect(strstr(out_text, line), "%s", out_text);
+    cr_expect_eq(count_entries(in_dir("plots/syn-run2")), 1);
+    cr_assert_eq(bench_env(home_env, "plot %s", file), 0, "%s", err_text); /* the last run: 3 */
+    cr_expect_eq(count_entries(in_dir("plots")), 2, "runs 2 and 3 in folders of their own");
+
+    /* one --out for two runs: the second plot leaves only its own figures (and other files) */
+    const char *out = in_dir("shared");
+    cr_assert_eq(bench_env(env, "plot %s --run 1 --out %s", file, out), 0, "%s", err_text);
+    FILE *f = fopen(in_dir("shared/notes.txt"), "w");
+    fputs("mine\n", f);
+    fclose(f);
+    cr_assert_eq(bench_env(env, "plot %s --run 2 --out %s", file, out), 0, "%s", err_text);
+    snprintf(line, sizeof line, "removed 14 figures of an earlier plot from %s\n", out);
+    cr_expect(strstr(out_text, line), "%s", out_text);
+    cr_expect_eq(count_entries(out), 2, "time_vs_heads.png and notes.txt");
+    struct stat sb;
+    cr_expect(stat(in_dir("shared/time_vs_heads.png"), &sb) == 0);
+    cr_expect(stat(in_dir("shared/notes.txt"), &sb) == 0);
+}
+
+Test(plot, every_kind_has_its_own_marker_and_dash_the_same_in_every_figure)
+{
+    const int nk = attn_kind_count();
+    bench_kind_style st[64];
+    for (int k = 0; k < nk && k < 64; k++) {
+        st[k] = bench_fig_kind_style(attn_kind_at(k)->name);
+        const bench_kind_style again = bench_fig_kind_style(attn_kind_at(k)->name);
+        cr_expect(again.color == st[k].color && again.shape == st[k].shape &&
+                  again.dash == st[k].dash);
+        cr_expect(st[k].shape >= 0 && st[k].shape < BENCH_SHAPES && st[k].dash >= 0 &&
+                  st[k].dash < BENCH_DASHES);
+        for (int o = 0; o < k; o++) {
+            cr_expect(st[o].shape != st[k].shape || st[o].dash != st[k].dash,
+                      "%s and %s share a marker and a dash", attn_kind_at(o)->name,
+                      attn_kind_at(k)->name);
+            cr_expect(st[o].color != st[k].color, "%s and %s share a colour", attn_kind_at(o)->name,
+                      attn_kind_at(k)->name);
+        }
+    }
+    /* kinds whose curves lie on top of each other differ in both */
+    static const char *const groups[][3] = {{"full", "mqa", "gqa"},
+                                            {"window", "global", "dilated"}};
+    for (int g = 0; g < 2; g++)
+        for (int a = 0; a < 3; a++)
+            for (int b = a + 1; b < 3; b++) {
+                const bench_kind_style x = bench_fig_kind_style(groups[g][a]),
+                                       y = bench_fig_kind_style(groups[g][b]);
+                cr_expect(x.shape != y.shape && x.dash != y.dash, "%s, %s", groups[g][a],
+                          groups[g][b]);
+            }
+    const bench_kind_style u = bench_fig_kind_style("a-kind-of-the-future"),
+                           v = bench_fig_kind_style("a-kind-of-the-future");
+    cr_expect(u.color == v.color && u.shape == v.shape && u.dash == v.dash);
+}
+
+Test(plot, median_interval_wilson_interval_and_the_fit_rule)
+{
+    double x[32], lo, hi, cov;
+    for (int i = 0; i < 32; i++) x[i] = i + 1;
+    bench_median_ci(x, 5, &lo, &hi, &cov); /* below 6: min-max, 1 - 2/32 */
+    cr_expect(lo == 1 && hi == 5 && fabs(cov - 0.9375) < 1e-12, "%g %g %g", lo, hi, cov);
+    bench_median_ci(x, 20, &lo, &hi, &cov); /* tables: x(6)..x(15), 95.86 % */
+    cr_expect(lo == 6 && hi == 15 && fabs(cov - 0.958610535) < 1e-6, "%g %g %g", lo, hi, cov);
+    bench_median_ci(x, 6, &lo, &hi, &cov);
+    cr_expect(lo == 1 && hi == 6 && fabs(cov - 0.96875) < 1e-12);
+    bench_wilson(0, 10, &lo, &hi); /* 0 of 10: [0, 0.2775] */
+    cr_expect(lo == 0 && fabs(hi - 0.27753) < 1e-4, "%g %g", lo, hi);
+    bench_wilson(64, 128, &lo, &hi);
+    cr_expect(fabs(lo - 0.41468) < 1e-4 && fabs(hi - 0.58532) < 1e-4, "%g %g", lo, hi);
+
+    /* one law; a floor then n^2 (two laws, the upper near 2); flat within 10 % (one law, low
+     * R²); curved with 3 n (none) */
+    double n[8], y[8];
+    char msg[ATTN_MSG_LEN];
+    bench_curve_fit cf;
+    for (int i = 0; i < 8; i++) n[i] = 1024 << i, y[i] = 3e-9 * n[i] * n[i];
+    cr_assert_eq(bench_fit_curve(n, y, 8, &cf, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect(cf.pieces == 1 && fabs(cf.all.slope - 2) < 1e-9);
+    for (int i = 0; i < 8; i++) y[i] = 0.02 + 1e-9 * n[i] * n[i]; /* R² 0.95 */
+    cr_assert_eq(bench_fit_curve(n, y, 8, &cf, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect(cf.pieces == 2 && cf.all.r2 < BENCH_FIT_R2_MIN && cf.split == n[3], "%d %g %g",
+              cf.pieces, cf.all.r2, cf.split);
+    cr_expect(fabs(cf.upper.slope - 2) < 0.1 && cf.lower.slope < 1.5, "%g %g", cf.lower.slope,
+              cf.upper.slope);
+    for (int i = 0; i < 8; i++) y[i] = 0.02 * (i % 2 ? 1.04 : 0.97);
+    cr_assert_eq(bench_fit_curve(n, y, 8, &cf, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect(cf.pieces == 1 && !(cf.all.r2 >= BENCH_FIT_R2_MIN) && cf.max_ratio < 1.1, "%g %g",
+              cf.all.r2, cf.max_ratio);
+    y[0] = y[1] = 1, y[2] = 10; /* R² 0.75 */
+    cr_assert_eq(bench_fit_curve(n, y, 3, &cf, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_expect_eq(cf.pieces, 0, "r2 %g", cf.all.r2);
 }

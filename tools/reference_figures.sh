@@ -21,7 +21,12 @@ mkdir -p "$figs"
 "$top/bench" sweep --dataset gaussian --n 4K --heads 8 --kv-heads 1,2,4,8 --causal 1 --out "$out" --quiet
 "$top/bench" sweep --dataset gaussian --mode decode --n 1K:64K:x4 --out "$out" --quiet
 "$top/bench" fit "$out" --run 1 | tee "$figs/fit.txt"
+# each run into a folder of its own (a plot removes an earlier plot's figures from its folder),
+# then all of them into docs/figures
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
 for run in 1 2 3 4; do
-    "$top/bench" plot "$out" --run "$run" --out "$figs"
+    "$top/bench" plot "$out" --run "$run" --out "$tmp/run$run"
+    cp "$tmp/run$run"/*.png "$figs/"
 done
 echo "results: $out; figures: $figs"

@@ -13,11 +13,8 @@
 #include "fit.h"
 #include "series.h"
 
-/* The settings of a series over n; the same minus kind and params for its reference. */
+/* The settings of a series over n (its reference: bench_series_reference). */
 static const bench_group_by over_n = {BENCH_K_ALL & ~BENCH_K_N, NULL};
-static const bench_group_by same_shape = {BENCH_K_ALL & ~BENCH_K_N & ~BENCH_K_KIND &
-                                              ~BENCH_K_PARAMS,
-                                          NULL};
 
 typedef enum { M_TIME, M_RSS, M_WORKSPACE, M_COUNT } metric;
 
@@ -62,37 +59,6 @@ static int64_t distinct_n(const bench_run_data *rd, const bench_series *s)
     return d;
 }
 
-/* The full series to compare series k with: same shape and settings, full's default
- * parameters if measured, else the first; failing that, the same with kv_heads = heads (MHA). */
-static int64_t reference_of(const bench_run_data *rd, const bench_series *set, int64_t nset,
-                            int64_t k)
-{
-    const int64_t me = set[k].idx[0];
-    if (strcmp(rd->pts[me].kind, "full") == 0) return -1;
-    char def[160] = "";
-    const attn_ops *full = attn_kind_find("full");
-    if (full) {
-        attn_params p = attn_params_defaults(attn_kind_params(full));
-        attn_params_format(attn_kind_params(full), &p, def, sizeof def);
-    }
-    for (int pass = 0; pass < 2; pass++) {
-        int64_t found = -1;
-        for (int64_t r = 0; r < nset; r++) {
-            const int64_t o = set[r].idx[0];
-            if (strcmp(rd->pts[o].kind, "full") != 0) continue;
-            bench_group_by by = same_shape;
-            if (pass == 1) {
-                by.fields &= ~BENCH_K_KV_HEADS;
-                if (rd->pts[o].kv_heads != rd->pts[o].heads) continue;
-            }
-            if (!bench_same_settings(rd, me, o, by)) continue;
-            if (found < 0 || strcmp(rd->params[o], def) == 0) found = r;
-        }
-        if (found >= 0) return found;
-    }
-    return -1;
-}
-
 static const char *const metric_names[M_COUNT] = {"time", "rss_added", "workspace"};
 
 /* The fit rows of series k of the set (time; memory; workspace when it varies). */
@@ -101,7 +67,7 @@ static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t
 {
     const bench_series *s = &set[k];
     const bench_point *pt = &rd->pts[s->idx[0]];
-    const int64_t ref = reference_of(rd, set, nset, k);
+    const int64_t ref = bench_series_reference(rd, set, nset, k);
     /* buf holds 5 arrays of rd->n: x, y and the theory's y of this series, x and y of full */
     double *x = buf, *y = x + rd->n, *ty = y + rd->n, *xr = ty + rd->n, *yr = xr + rd->n;
     const bool added = rss_added_known(rd, s) && (ref < 0 || rss_added_known(rd, &set[ref]));

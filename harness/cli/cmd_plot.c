@@ -18,6 +18,7 @@
  * more than MAX_LINES lines, every figure comes once per causal value (_noncausal, _causal).
  * A figure without data in the run is skipped with one line saying why.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -42,6 +43,76 @@ static double y_rel_err(const bench_point *pt) { return pt->rel_err; }
 static double y_retrieval(const bench_point *pt)
 {
     return pt->retrieval_queries > 0 ? pt->retrieval : NAN;
+}
+
+/* Error bars: the 95 % CI of the median time (bench_point_time_ci), carried over to what is
+ * computed from it; Wilson's interval of the retrieved fraction of the planted queries. */
+static bool bar_time_ms(const bench_run_data *rd, int64_t p, double *lo, double *hi)
+{
+    int64_t reps;
+    if (!bench_point_time_ci(rd, p, lo, hi, &reps)) return false;
+    *lo *= 1e3, *hi *= 1e3;
+    return true;
+}
+
+/* y = work / time: the bar of 1/time times y·median. */
+static bool bar_per_time(const bench_run_data *rd, int64_t p, double y, double *lo, double *hi)
+{
+    int64_t reps;
+    double tl, th;
+    if (!bench_point_time_ci(rd, p, &tl, &th, &reps)) return false;
+    const double t = rd->pts[p].time_median_s;
+    *lo = y * t / th, *hi = y * t / tl;
+    return true;
+}
+
+static bool bar_gflops(const bench_run_data *rd, int64_t p, double *lo, double *hi)
+{
+    return bar_per_time(rd, p, rd->pts[p].gflops_per_s, lo, hi);
+}
+
+static bool bar_gbytes(const bench_run_data *rd, int64_t p, double *lo, double *hi)
+{
+    return bar_per_time(rd, p, rd->pts[p].gbytes_per_s, lo, hi);
+}
+
+static bool bar_retrieval(const bench_run_data *rd, int64_t p, double *lo, double *hi)
+{
+    const bench_point *pt = &rd->pts[p];
+    if (!(pt->retrieval_queries > 0) || !isfinite(pt->retrieval)) return false;
+    bench_wilson(round(pt->retrieval * pt->retrieval_queries), pt->retrieval_queries, lo, hi);
+    return true;
+}
+
+/* The legend row of time bars over points idx[0..n): a 95 % CI of the median when every point
+ * has 6 or more repetitions, else what the smallest count gives (min-max of 5: 93.8 %). `of`
+ * names the quantity ("the median time", "the median GFLOP/s"). */
+static void time_bars(const bench_run_data *rd, const int64_t *idx, int64_t n, const char *of,
+                      char *buf, size_t len)
+{
+    int64_t fewest = -1;
+    for (int64_t i = 0; i < n; i++) {
+        const int64_t c = rd->sample_count ? rd->sample_count[idx[i]] : 0;
+        if (fewest < 0 || c < fewest) fewest = c;
+    }
+    if (fewest == 0) snprintf(buf, len, "bars: min-max of the repetitions");
+    else if (fewest >= 6) snprintf(buf, len, "bars: 95 %% CI of %s", of);
+    else
+        snprintf(buf, len, "bars: min-max of %lld reps (%.1f %% CI of %s)", (long long)fewest,
+                 100 * (1 - pow(2, 1 - (double)fewest)), of);
+}
+
+/* The legend row of retrieval bars over points idx[0..n). */
+static void retrieval_bars(const bench_run_data *rd, const int64_t *idx, int64_t n, char *buf,
+                           size_t len)
+{
+    int32_t q = -1;
+    for (int64_t i = 0; i < n; i++) {
+        const int32_t c = rd->pts[idx[i]].retrieval_queries;
+        if (c > 0) q = q < 0 || q == c ? c : 0;
+    }
+    if (q > 0) snprintf(buf, len, "bars: Wilson 95 %% CI (%d planted queries)", q);
+    else snprintf(buf, len, "bars: Wilson 95 %% CI of the planted queries");
 }
 
 /* ---- the figures ---- */
@@ -88,16 +159,8 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
     snprintf(origin, sizeof origin, "run %lld of %s, %d thread%s, %.40s",
              (long long)cx->rd->run.run_id, file ? file + 1 : cx->rd->path, cx->rd->run.threads,
              cx->rd->run.threads == 1 ? "" : "s", cx->rd->run.cpu_model);
-    /* one line of 8-point text holds about 120 characters on the narrowest (800 px) page: a
-     * longer subtitle gives its origin part to the line below */
-    if (strlen(common) + strlen(origin) + 5 <= 120) {
-        snprintf(f->subtitle, sizeof f->subtitle, "%s  |  %s", common, origin);
-    } else {
-        snprintf(f->subtitle, sizeof f->subtitle, "%s", common);
-        char note[sizeof f->note];
-        snprintf(note, sizeof note, "%s%s%s", origin, ss->note[0] ? "  |  " : "", ss->note);
-        snprintf(f->note, sizeof f->note, "%s", note);
-    }
+    /* figure.c wraps the header to the page's width */
+    snprintf(f->subtitle, sizeof f->subtitle, "%s  |  %s", common, origin);
 }
 
 /* Draw f if a series of it has 2 or more x, else say why it is skipped; frees f. */
@@ -127,6 +190,44 @@ static attn_status series_over_n(const plot_ctx *cx, const subset *ss, bench_ser
     return bench_series_group(cx->rd, ss->idx, ss->n, over_n, ss->x, set, nset);
 }
 
+/* The rule of fit_laws, said under the subtitle when it drew two laws or none somewhere. */
+static const char FIT_RULE[] =
+    "lines: one power law where R² >= 0.98 or every point lies within 10 % of it; "
+    "else one below and one above the middle n (4 or more n), else none";
+
+/* Each series of p its power laws (bench_fit_curve), with exponents and R² in the legend.
+ * Returns whether a series got two laws or none (the figure then states the rule). */
+static bool fit_laws(panel *p)
+{
+    bool told = false;
+    for (int s = 0; s < p->ns; s++) {
+        pseries *ps = &p->s[s];
+        bench_curve_fit cf;
+        char why[ATTN_MSG_LEN], r2[32] = "";
+        if (bench_fit_curve(ps->x, ps->y, ps->n, &cf, why, sizeof why) != ATTN_OK) continue;
+        if (isfinite(cf.all.r2)) snprintf(r2, sizeof r2, ", R² %.3f", cf.all.r2);
+        const double x0 = ps->x[0], x1 = ps->x[ps->n - 1];
+        if (cf.pieces == 1) {
+            ps->nfit = 1;
+            ps->fit[0] = (fit_line){exp(cf.all.intercept), cf.all.slope, x0, x1};
+            snprintf(ps->suffix, sizeof ps->suffix, "  (n^{%.2f}%s)", cf.all.slope, r2);
+            continue;
+        }
+        told = true;
+        if (cf.pieces == 0) {
+            snprintf(ps->suffix, sizeof ps->suffix, "  (no single law%s)", r2);
+            continue;
+        }
+        ps->nfit = 2;
+        ps->fit[0] = (fit_line){exp(cf.lower.intercept), cf.lower.slope, x0, cf.split};
+        ps->fit[1] = (fit_line){exp(cf.upper.intercept), cf.upper.slope, cf.split, x1};
+        char c[32];
+        snprintf(ps->suffix, sizeof ps->suffix, "  (n^{%.2f}, n^{%.2f} from %s; one law%s)",
+                 cf.lower.slope, cf.upper.slope, bench_format_count(cf.split, c, sizeof c), r2);
+    }
+    return told;
+}
+
 static attn_status fig_time_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
                                  int64_t nset, char *msg, size_t msg_len)
 {
@@ -141,17 +242,13 @@ static attn_status fig_time_vs_n(plot_ctx *cx, const subset *ss, const bench_ser
                                           : "median time per forward (ms)");
     p->logx = p->logy = p->ntics = true;
     p->lines = false;
-    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, y_time_ms);
-    for (int s = 0; s < p->ns; s++) {
-        pseries *ps = &p->s[s];
-        bench_fit fit;
-        char why[ATTN_MSG_LEN];
-        if (bench_fit_power_law(ps->x, ps->y, ps->n, &fit, why, sizeof why) != ATTN_OK) continue;
-        ps->fit = true;
-        ps->c = exp(fit.intercept), ps->k = fit.slope;
-        ps->x0 = ps->x[0], ps->x1 = ps->x[ps->n - 1];
-        snprintf(ps->suffix, sizeof ps->suffix, "  (n^{%.2f})", fit.slope);
+    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, y_time_ms, bar_time_ms);
+    time_bars(cx->rd, ss->idx, ss->n, "the median time", p->bars, sizeof p->bars);
+    if (fit_laws(p)) {
+        snprintf(f.note + strlen(f.note), sizeof f.note - strlen(f.note), "%s%s",
+                 f.note[0] ? "  |  " : "", FIT_RULE);
     }
+    snprintf(f.fits, sizeof f.fits, "lines: least-squares power laws");
     return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg,
                   msg_len);
 }
@@ -172,13 +269,13 @@ static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_s
                                   : "measured: peak RSS of the process",
                             n_axis(ss), "");
     p->logx = p->logy = p->ntics = true;
-    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, added ? y_rss_added : y_rss);
+    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, added ? y_rss_added : y_rss, NULL);
     bench_fig_bytes_unit(p, added ? "peak RSS - base RSS" : "peak RSS");
     if (workspace) {
         panel *w = bench_fig_add_panel(&f, "declared: workspace (scratch the kind asks for)",
                                        n_axis(ss), "");
         w->logx = w->logy = w->ntics = true;
-        bench_fig_add_set(w, cx->rd, set, nset, over_n, ss->x, y_workspace);
+        bench_fig_add_set(w, cx->rd, set, nset, over_n, ss->x, y_workspace, NULL);
         bench_fig_bytes_unit(w, "workspace");
     }
     return finish(cx, ss, &f, "no series has a known peak RSS at 2 or more n", msg, msg_len);
@@ -199,7 +296,10 @@ static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const ben
                                    decode ? "GB/s (q, k, v, out bytes / median time)"
                                           : "GFLOP/s (useful flops / median time)");
     p->logx = p->ntics = p->yzero = true;
-    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, decode ? y_gbytes : y_gflops);
+    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, decode ? y_gbytes : y_gflops,
+                      decode ? bar_gbytes : bar_gflops);
+    time_bars(cx->rd, ss->idx, ss->n, decode ? "the median GB/s" : "the median GFLOP/s", p->bars,
+              sizeof p->bars);
     const double line = decode ? run->mem_bandwidth_gbs : run->sgemm_gflops;
     if (line > 0) {
         p->hline = line;
@@ -209,6 +309,84 @@ static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const ben
         else
             snprintf(p->hline_label, sizeof p->hline_label, "OpenBLAS sgemm (n=2048): %.0f GFLOP/s",
                      line);
+    }
+    return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg,
+                  msg_len);
+}
+
+/* Point j of series r at point i's n, or -1. */
+static int64_t at_same_n(const bench_run_data *rd, const bench_series *r, int64_t i)
+{
+    for (int64_t j = 0; j < r->n; j++)
+        if (rd->pts[r->idx[j]].kv_len == rd->pts[i].kv_len) return r->idx[j];
+    return -1;
+}
+
+/* Series k's speed-up over its full reference r at each n both have: time of full / time of the
+ * kind, bars from both CIs at their ends (full's low / kind's high .. full's high / kind's low).
+ * Added to p; false when they share no n. */
+static bool add_speedup(panel *p, const bench_run_data *rd, const bench_series *set, int64_t nset,
+                        int64_t k, int64_t r)
+{
+    const bench_series *s = &set[k];
+    double *v = malloc((size_t)s->n * 4 * sizeof *v);
+    if (!v) return false;
+    double *x = v, *y = v + s->n, *lo = v + 2 * s->n, *hi = v + 3 * s->n;
+    int64_t m = 0;
+    for (int64_t i = 0; i < s->n; i++) {
+        const int64_t a = s->idx[i], b = at_same_n(rd, &set[r], a);
+        if (b < 0 || !(rd->pts[a].time_median_s > 0)) continue;
+        double al, ah, bl, bh;
+        int64_t reps;
+        x[m] = (double)rd->pts[a].kv_len;
+        y[m] = rd->pts[b].time_median_s / rd->pts[a].time_median_s;
+        const bool bars = bench_point_time_ci(rd, a, &al, &ah, &reps) &&
+                          bench_point_time_ci(rd, b, &bl, &bh, &reps);
+        lo[m] = bars ? bl / ah : y[m], hi[m] = bars ? bh / al : y[m];
+        m++;
+    }
+    char label[LABEL_LEN], key[LABEL_LEN];
+    const bench_group_by no_causal = {over_n.fields & ~BENCH_K_CAUSAL, NULL};
+    bench_series_label(rd, set, nset, k, over_n, label, sizeof label);
+    bench_series_label(rd, set, nset, k, no_causal, key, sizeof key);
+    const bench_point *me = &rd->pts[s->idx[0]], *ref = &rd->pts[set[r].idx[0]];
+    if (me->kv_heads != ref->kv_heads) { /* mqa against MHA full: say so */
+        const size_t used = strlen(label);
+        snprintf(label + used, sizeof label - used, " (vs full Hkv=%lld)",
+                 (long long)ref->kv_heads);
+    }
+    const bool added =
+        m > 0 && bench_fig_add_xy(p, rd, s->idx[0], m, x, y, lo, hi, label, key, me->causal != 0);
+    free(v);
+    return added;
+}
+
+/* Speed-up over full vs n: the question the README opens with. One line per series that has a
+ * full series at the same settings (bench_series_reference). */
+static attn_status fig_speedup_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
+                                    int64_t nset, char *msg, size_t msg_len)
+{
+    figure f;
+    const bool decode = strcmp(ss->mode, "decode") == 0;
+    begin(&f, cx, ss, "speedup_vs_n",
+          decode ? "Speed-up over full attention per decode step vs KV-cache length"
+                 : "Speed-up over full attention vs sequence length",
+          ss->idx, ss->n, BENCH_K_N);
+    panel *p =
+        bench_fig_add_panel(&f, "", n_axis(ss), "speed-up: time of full / time of the kind (×)");
+    p->logx = p->logy = p->ntics = true;
+    p->hline = 1;
+    snprintf(p->hline_label, sizeof p->hline_label, "1: as fast as full (same settings)");
+    snprintf(p->bars, sizeof p->bars, "bars: from both median times' CIs");
+    for (int64_t k = 0; k < nset; k++) {
+        const int64_t r = bench_series_reference(cx->rd, set, nset, k);
+        if (r >= 0) add_speedup(p, cx->rd, set, nset, k, r);
+    }
+    if (p->ns == 0) {
+        bench_fig_free(&f);
+        skip(cx, ss, "speedup_vs_n",
+             "no kind has a full series at the same settings (sweep --kinds full,KIND)");
+        return ATTN_OK;
     }
     return finish(cx, ss, &f, "every series has a single n (sweep --n with 2 or more values)", msg,
                   msg_len);
@@ -232,12 +410,13 @@ static attn_status fig_accuracy_vs_n(plot_ctx *cx, const subset *ss, const bench
     panel *p = bench_fig_add_panel(&f, "relative L2 error", n_axis(ss),
                                    "relative L2 error vs exact float64");
     p->logx = p->logy = p->ntics = true;
-    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, y_rel_err);
+    bench_fig_add_set(p, cx->rd, set, nset, over_n, ss->x, y_rel_err, NULL);
     if (any_retrieval(cx, ss->idx, ss->n)) {
         panel *r = bench_fig_add_panel(&f, "retrieval (needle datasets)", n_axis(ss),
                                        "fraction of planted queries retrieved");
         r->logx = r->ntics = r->yzero = true;
-        bench_fig_add_set(r, cx->rd, set, nset, over_n, ss->x, y_retrieval);
+        bench_fig_add_set(r, cx->rd, set, nset, over_n, ss->x, y_retrieval, bar_retrieval);
+        retrieval_bars(cx->rd, ss->idx, ss->n, r->bars, sizeof r->bars);
     }
     return finish(cx, ss, &f, "no series has a finite error at 2 or more n", msg, msg_len);
 }
@@ -343,13 +522,14 @@ static attn_status fig_accuracy_vs_param(plot_ctx *cx, const subset *ss, const c
     p->logx = lo > 0 && hi >= 4 * lo;
     p->logy = true;
     p->ntics = p->logx; /* ticks at the measured values */
-    if (!st) bench_fig_add_set(p, rd, set, nset, by, ss->x, y_rel_err);
+    if (!st) bench_fig_add_set(p, rd, set, nset, by, ss->x, y_rel_err, NULL);
     if (!st && any_retrieval(cx, idx, m)) {
         panel *r = bench_fig_add_panel(&f, "retrieval (needle datasets)", name,
                                        "fraction of planted queries retrieved");
         r->logx = r->ntics = p->logx;
         r->yzero = true;
-        bench_fig_add_set(r, rd, set, nset, by, ss->x, y_retrieval);
+        bench_fig_add_set(r, rd, set, nset, by, ss->x, y_retrieval, bar_retrieval);
+        retrieval_bars(rd, idx, m, r->bars, sizeof r->bars);
     }
     if (!st)
         st = finish(cx, ss, &f, "no series has a finite error at 2 or more values", msg, msg_len);
@@ -371,6 +551,24 @@ static attn_status group_at_n(const bench_run_data *rd, const subset *ss, int64_
     if (bench_series_group(rd, idx, *m, by, ss->x, set, nset) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     return ATTN_OK;
+}
+
+/* Bars on x (time, ms) for series ps made from s with y = rel_err (the points it kept). */
+static void time_bars_on_x(const bench_run_data *rd, const bench_series *s, pseries *ps)
+{
+    if (!(ps->lo = malloc((size_t)ps->n * sizeof *ps->lo)) ||
+        !(ps->hi = malloc((size_t)ps->n * sizeof *ps->hi))) {
+        free(ps->lo), ps->lo = NULL;
+        return;
+    }
+    ps->xbars = true;
+    for (int64_t i = 0, j = 0; i < s->n && j < ps->n; i++) {
+        const bench_point *pt = &rd->pts[s->idx[i]];
+        if (!isfinite(pt->rel_err) || !(pt->rel_err > 0) || !(pt->time_median_s > 0)) continue;
+        if (!bar_time_ms(rd, s->idx[i], &ps->lo[j], &ps->hi[j]) || !(ps->lo[j] > 0))
+            ps->lo[j] = ps->hi[j] = ps->x[j];
+        j++;
+    }
 }
 
 /* Error vs time at the largest n where a kind was measured at 2 or more parameter values: one
@@ -413,10 +611,11 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
         char label[LABEL_LEN], key[LABEL_LEN];
         bench_series_label(rd, set, nset, k, by, label, sizeof label);
         bench_series_label(rd, set, nset, k, no_causal, key, sizeof key);
-        if (!bench_fig_add_series(p, rd, &set[k], ss->x, y_rel_err, label, key,
+        if (!bench_fig_add_series(p, rd, &set[k], ss->x, y_rel_err, NULL, label, key,
                                   rd->pts[set[k].idx[0]].causal != 0))
             continue;
         pseries *ps = &p->s[p->ns - 1];
+        time_bars_on_x(rd, &set[k], ps);
         bool twin = false; /* a causal series whose non-causal twin carries the tags */
         for (int64_t o = 0; o < nset && rd->pts[set[k].idx[0]].causal; o++)
             twin |= o != k && !rd->pts[set[o].idx[0]].causal &&
@@ -436,6 +635,7 @@ static attn_status fig_error_vs_cost(plot_ctx *cx, const subset *ss, char names[
             j++;
         }
     }
+    time_bars(rd, idx, m, "the median time", p->bars, sizeof p->bars);
     if (!st && p->ns > 0) st = bench_fig_draw(cx, &f, msg, msg_len);
     else if (!st) skip(cx, ss, "error_vs_cost", "no point has a finite error");
     bench_fig_free(&f);
@@ -506,7 +706,8 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
                             strcmp(ss->mode, "decode") == 0 ? "median time per decode step (ms)"
                                                             : "median time per forward (ms)");
     p->logx = p->logy = p->ntics = true;
-    if (!st) bench_fig_add_set(p, rd, set, nset, by, ss->x, y_time_ms);
+    if (!st) bench_fig_add_set(p, rd, set, nset, by, ss->x, y_time_ms, bar_time_ms);
+    time_bars(rd, idx, m, "the median time", p->bars, sizeof p->bars);
     for (int s = 0; !st && !kv && s < p->ns; s++) { /* how each line sets its KV heads */
         const bench_series *src = set;
         while (src->idx[0] != p->s[s].first) src++;
@@ -551,15 +752,16 @@ static attn_status plot_figures(plot_ctx *cx, subset *ss, unsigned which, char *
     if (over_n_curve) {
         if (which & FIG_COST) {
             st = fig_time_vs_n(cx, ss, set, nset, msg, msg_len);
+            if (!st) st = fig_speedup_vs_n(cx, ss, set, nset, msg, msg_len);
             if (!st) st = fig_memory_vs_n(cx, ss, set, nset, msg, msg_len);
             if (!st) st = fig_throughput_vs_n(cx, ss, set, nset, msg, msg_len);
         }
         if (!st && which & FIG_ACCURACY) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
     } else {
         skip(cx, ss,
-             which == FIG_COST       ? "{time,memory,throughput}_vs_n"
+             which == FIG_COST       ? "{time,speedup,memory,throughput}_vs_n"
              : which == FIG_ACCURACY ? "accuracy_vs_n"
-                                     : "{time,memory,throughput,accuracy}_vs_n",
+                                     : "{time,speedup,memory,throughput,accuracy}_vs_n",
              "every series has a single n (sweep --n with 2 or more values)");
     }
     bench_series_free(set, nset);
@@ -699,6 +901,76 @@ static attn_status make_dirs(const char *dir, char *msg, size_t msg_len)
     return ATTN_OK;
 }
 
+/* Is name a figure of `bench plot` (a known figure name, any of its image formats)? */
+static bool is_figure_file(const char *name)
+{
+    static const char *const bases[] = {"time_vs_",       "speedup_vs_",  "memory_vs_",
+                                        "throughput_vs_", "accuracy_vs_", "error_vs_cost"};
+    const char *dot = strrchr(name, '.');
+    if (!dot || !(strcmp(dot, ".png") == 0 || strcmp(dot, ".svg") == 0 || strcmp(dot, ".pdf") == 0))
+        return false;
+    for (size_t b = 0; b < sizeof bases / sizeof bases[0]; b++)
+        if (strncmp(name, bases[b], strlen(bases[b])) == 0) return true;
+    return false;
+}
+
+/* Remove the figures in cx->dir that this plot did not write (another run's, an older plot's):
+ * a folder holds the figures of one plot. Says how many on out. */
+static void remove_stale(const plot_ctx *cx, FILE *out)
+{
+    DIR *d = opendir(cx->dir);
+    int removed = 0;
+    for (struct dirent *e; d && (e = readdir(d));) {
+        if (!is_figure_file(e->d_name)) continue;
+        bool mine = false;
+        for (int k = 0; k < cx->nfiles && !mine; k++) mine = strcmp(cx->files[k], e->d_name) == 0;
+        char path[4400];
+        snprintf(path, sizeof path, "%s/%s", cx->dir, e->d_name);
+        if (!mine && unlink(path) == 0) removed++;
+    }
+    if (d) closedir(d);
+    if (removed)
+        fprintf(out, "removed %d figure%s of an earlier plot from %s\n", removed,
+                removed == 1 ? "" : "s", cx->dir);
+}
+
+/* The folder of a run's figures when none is given: plots/<file name without .h5>-run<ID>. */
+static void run_plot_dir(const char *path, int64_t run_id, char *dir, size_t len)
+{
+    char root[4096], stem[256];
+    bench_default_plot_dir(root, sizeof root);
+    const char *file = strrchr(path, '/');
+    snprintf(stem, sizeof stem, "%s", file ? file + 1 : path);
+    char *ext = strrchr(stem, '.');
+    if (ext && ext != stem) *ext = '\0';
+    snprintf(dir, len, "%s/%s-run%lld", root, stem, (long long)run_id);
+}
+
+/* Every mode's figures of rd, in order of first appearance. */
+static attn_status plot_modes(plot_ctx *cx, char *msg, size_t msg_len)
+{
+    const bench_run_data *rd = cx->rd;
+    subset ss = {0};
+    ss.idx = malloc((size_t)rd->n * sizeof *ss.idx);
+    ss.x = malloc((size_t)rd->n * sizeof *ss.x);
+    attn_status st =
+        ss.idx && ss.x ? ATTN_OK : attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    for (int64_t first = 0; !st && first < rd->n; first++) {
+        bool seen = false;
+        for (int64_t e = 0; e < first && !seen; e++)
+            seen = strcmp(rd->pts[e].mode, rd->pts[first].mode) == 0;
+        if (seen) continue;
+        ss.mode = rd->pts[first].mode;
+        ss.n = 0;
+        for (int64_t p = 0; p < rd->n; p++)
+            if (strcmp(rd->pts[p].mode, ss.mode) == 0) ss.idx[ss.n++] = p;
+        st = plot_mode(cx, &ss, msg, msg_len);
+    }
+    free(ss.idx);
+    free(ss.x);
+    return st;
+}
+
 attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,
                                const char *format, FILE *out, char *msg, size_t msg_len)
 {
@@ -708,37 +980,25 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
     bench_run_data rd;
     attn_status st = bench_run_load(path, run_id, &rd, msg, msg_len);
     if (st) return st;
-    plot_ctx cx = {.rd = &rd, .dir = dir, .format = format, .out = out};
-    st = make_dirs(dir, msg, msg_len);
+    char own[4096];
+    if (!dir) run_plot_dir(path, rd.run.run_id, own, sizeof own);
+    plot_ctx cx = {.rd = &rd, .dir = dir ? dir : own, .format = format, .out = out};
+    st = make_dirs(cx.dir, msg, msg_len);
     if (!st) st = bench_gnuplot_open(&cx.gp, msg, msg_len);
-    subset ss = {0};
-    ss.idx = malloc((size_t)rd.n * sizeof *ss.idx);
-    ss.x = malloc((size_t)rd.n * sizeof *ss.x);
-    if (!st && (!ss.idx || !ss.x)) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
-    /* modes in order of first appearance */
-    for (int64_t first = 0; !st && first < rd.n; first++) {
-        bool seen = false;
-        for (int64_t e = 0; e < first && !seen; e++)
-            seen = strcmp(rd.pts[e].mode, rd.pts[first].mode) == 0;
-        if (seen) continue;
-        ss.mode = rd.pts[first].mode;
-        ss.n = 0;
-        for (int64_t p = 0; p < rd.n; p++)
-            if (strcmp(rd.pts[p].mode, ss.mode) == 0) ss.idx[ss.n++] = p;
-        st = plot_mode(&cx, &ss, msg, msg_len);
-    }
+    if (!st) st = plot_modes(&cx, msg, msg_len);
     if (!st && cx.written == 0)
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                        "run %lld of %s: nothing to draw (%d figures "
                        "skipped%s)",
                        (long long)rd.run.run_id, path, cx.skipped,
                        out ? ", see above" : ": sweep --n with 2 or more values");
-    else if (!st)
+    else if (!st) {
+        remove_stale(&cx, out ? out : stdout);
         fprintf(out ? out : stdout, "plots: %d figure%s of run %lld in %s%s\n", cx.written,
-                cx.written == 1 ? "" : "s", (long long)rd.run.run_id, dir,
+                cx.written == 1 ? "" : "s", (long long)rd.run.run_id, cx.dir,
                 rd.failed ? " (failed points left out)" : "");
-    free(ss.idx);
-    free(ss.x);
+    }
+    free(cx.files);
     bench_gnuplot_close(&cx.gp);
     bench_run_data_free(&rd);
     return st;
@@ -755,7 +1015,9 @@ int bench_cmd_plot(int argc, char **argv)
 {
     const char *help = NULL, *run_s = NULL, *out_s = NULL, *format = NULL;
     const bench_opt opts[] = {
-        {"--out", "DIR", "where the figures go (default: plots/ under the bench directory)",
+        {"--out", "DIR",
+         "where the figures go (default: plots/<file>-run<ID>/ under the bench directory); "
+         "figures of an earlier plot there are removed",
          &out_s},
         {"--run", "ID", "the run to draw (default: the last run in the file)", &run_s},
         {"--format", "FMT", "png (default, 800x500), svg or pdf", &format},
@@ -771,20 +1033,21 @@ int bench_cmd_plot(int argc, char **argv)
         bench_print_help(
             "bench plot FILE.h5 [--out DIR] [--run ID] [--format png|svg|pdf]",
             "Draws one figure per question about a run with gnuplot, for each mode measured:\n"
-            "time vs n (log-log, with fitted power laws and their exponents), memory vs n\n"
-            "(measured RSS and declared workspace), throughput vs n (against sgemm or memory\n"
-            "bandwidth), accuracy vs n, accuracy vs each swept kind parameter, error vs time,\n"
-            "and time vs heads and kv_heads. Figures the run has no data for are skipped, with\n"
-            "the reason. Prints the files written.",
+            "time vs n (log-log, fitted power laws with exponents and R², two laws or none\n"
+            "where one does not fit), speed-up over full vs n, memory vs n (measured RSS and\n"
+            "declared workspace), throughput vs n (against sgemm or memory bandwidth),\n"
+            "accuracy vs n, accuracy vs each swept kind parameter, error vs time, and time vs\n"
+            "heads and kv_heads. Error bars: the 95 % CI of the median time from the stored\n"
+            "repetitions (min-max below 6), Wilson 95 % CIs on retrieval. Figures the run has\n"
+            "no data for are skipped, with the reason. The figures go into a folder of the\n"
+            "run's own (plots/<file>-run<ID>/) or --out DIR, where those of an earlier plot\n"
+            "are removed. Prints the files written and the folder.",
             opts, sizeof opts / sizeof opts[0]);
         return 0;
     }
     if (!file)
         return bench_fail(ATTN_EINVAL, "bench plot needs a results file: bench plot FILE.h5");
-    char dir[4096];
-    if (out_s) snprintf(dir, sizeof dir, "%s", out_s);
-    else bench_default_plot_dir(dir, sizeof dir);
     attn_status st =
-        bench_plot_results(file, run_id, dir, format ? format : "png", stdout, msg, sizeof msg);
+        bench_plot_results(file, run_id, out_s, format ? format : "png", stdout, msg, sizeof msg);
     return st ? bench_fail(st, msg) : 0;
 }

@@ -680,13 +680,12 @@ static void print_summary(const bench_run *run, const bench_point *points, int64
                 t->noisy);
 }
 
-/* The run's figures into --plots DIR (or plots/); 0, or 1 when they cannot be drawn. */
+/* The run's figures into --plots DIR (or plots/<file>-run<ID>); 0, or 1 when they cannot be drawn.
+ */
 static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
 {
-    char plot_dir[4096], msg[ATTN_MSG_LEN];
-    if (plots) snprintf(plot_dir, sizeof plot_dir, "%s", plots);
-    else bench_default_plot_dir(plot_dir, sizeof plot_dir);
-    if (bench_plot_results(out_path, run_id, plot_dir, "png", NULL, msg, sizeof msg)) {
+    char msg[ATTN_MSG_LEN]; /* no --plots: plots/<file>-run<ID> */
+    if (bench_plot_results(out_path, run_id, plots, "png", NULL, msg, sizeof msg)) {
         fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
                 out_path);
         return 1;
@@ -770,7 +769,7 @@ int bench_cmd_sweep(int argc, char **argv)
         {"--help", NULL, "this help", &o.help},
         {"--plots", "DIR",
          "then draw the run's figures into DIR (as bench plot does; with no "
-         "options at all, into plots/)",
+         "options at all, into plots/<file>-run<ID>/)",
          &o.plots},
         BENCH_MEASURE_OPTS(&o.measure),
     };

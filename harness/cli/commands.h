@@ -27,8 +27,10 @@ int bench_cmd_plot(int argc, char **argv);
 int bench_cmd_report(int argc, char **argv);
 
 /* Draw the figures of run run_id (0: the last) of results file path into dir (created if
- * missing) as format (png, svg, pdf); lists the files written and the figures skipped on out
- * (NULL: only the closing "plots: N figures ... in DIR" line, on stdout).
+ * missing; NULL: plots/<file name without .h5>-run<ID>) as format (png, svg, pdf); lists the
+ * files written and the figures skipped on out (NULL: only the closing "plots: N figures ...
+ * in DIR" line, on stdout). Once every figure is drawn, the figures in dir that it did not write
+ * (an earlier plot's) are removed, and the count said: a folder holds one plot's figures.
  * ATTN_EINVAL: bad file, run, format or directory, or nothing to draw; ATTN_EFAIL: gnuplot
  * missing or failing (no broken image is left). */
 attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,

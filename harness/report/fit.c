@@ -8,11 +8,16 @@
  *   se(slope) = sqrt(SSE / (n-2) / Sxx),  95 % CI = slope ± t(0.975; n-2) · se(slope)
  * Student's t CDF through the regularized incomplete beta function (continued fraction,
  * modified Lentz), inverted by bisection.
+ *
+ * Median CI: the number of values below the median is Bin(n, 1/2), so [x(l), x(n-1-l)] (0-based
+ * order statistics) holds it with probability Σ_{i=l+1}^{n-l-1} C(n,i) / 2^n.
+ * Wilson: centre (p + z²/2m) / (1 + z²/m), half-width z/(1 + z²/m) · sqrt(p(1-p)/m + z²/4m²).
  */
 #include "fit.h"
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 attn_status bench_fit_power_law(const double *x, const double *y, int64_t n, bench_fit *fit,
                                 char *msg, size_t msg_len)
@@ -175,4 +180,77 @@ bench_crossover bench_crossover_find(const double *x, const double *y, int64_t n
     }
     free(r);
     return c;
+}
+
+/* ---- one law, two, or none ---- */
+
+/* Largest factor between a point and the law fit (>= 1). */
+static double worst_ratio(const double *x, const double *y, int64_t n, const bench_fit *fit)
+{
+    double worst = 0;
+    for (int64_t i = 0; i < n; i++)
+        worst = fmax(worst, fabs(log(y[i]) - fit->intercept - fit->slope * log(x[i])));
+    return exp(worst);
+}
+
+attn_status bench_fit_curve(const double *x, const double *y, int64_t n, bench_curve_fit *cf,
+                            char *msg, size_t msg_len)
+{
+    memset(cf, 0, sizeof *cf);
+    cf->split = NAN;
+    attn_status st = bench_fit_power_law(x, y, n, &cf->all, msg, msg_len);
+    if (st) return st;
+    cf->max_ratio = worst_ratio(x, y, n, &cf->all);
+    if (cf->all.r2 >= BENCH_FIT_R2_MIN || cf->max_ratio <= BENCH_FIT_CLOSE) {
+        cf->pieces = 1;
+        return ATTN_OK;
+    }
+    int64_t distinct = 0;
+    for (int64_t i = 0; i < n; i++) distinct += i == 0 || x[i] != x[i - 1];
+    if (distinct < 4) return ATTN_OK; /* no line: two pieces of 2 points say nothing */
+    int64_t d = -1, mid = 0;
+    for (int64_t i = 0; i < n && d < (distinct - 1) / 2; i++)
+        if (i == 0 || x[i] != x[i - 1]) d++, mid = i;
+    cf->split = x[mid];
+    int64_t below = mid + 1;
+    while (below < n && x[below] == cf->split) below++;
+    if (bench_fit_power_law(x, y, below, &cf->lower, msg, msg_len) ||
+        bench_fit_power_law(x + mid, y + mid, n - mid, &cf->upper, msg, msg_len))
+        return ATTN_OK;
+    cf->pieces = 2;
+    return ATTN_OK;
+}
+
+/* ---- intervals ---- */
+
+void bench_median_ci(const double *sorted, int64_t n, double *lo, double *hi, double *coverage)
+{
+    if (n <= 0) {
+        *lo = *hi = NAN;
+        if (coverage) *coverage = NAN;
+        return;
+    }
+    /* pmf of Bin(n, 1/2) from its middle outwards: coverage(l) = 1 - 2 · P(B <= l) */
+    double tail = 0, cov = 1 - 2 * exp(-(double)n * log(2.0)); /* l = 0 */
+    int64_t l = 0;
+    for (int64_t k = 0; k + 1 < n - 1 - k; k++) {
+        tail += exp(lgamma((double)n + 1) - lgamma((double)k + 1) - lgamma((double)(n - k) + 1) -
+                    (double)n * log(2.0));
+        const double next = 1 - 2 * (tail + exp(lgamma((double)n + 1) - lgamma((double)k + 2) -
+                                                lgamma((double)(n - k)) - (double)n * log(2.0)));
+        if (next < 0.95) break;
+        l = k + 1, cov = next;
+    }
+    *lo = sorted[l];
+    *hi = sorted[n - 1 - l];
+    if (coverage) *coverage = n == 1 ? 0 : cov;
+}
+
+void bench_wilson(double successes, double trials, double *lo, double *hi)
+{
+    const double z = 1.959963984540054, m = trials, p = successes / trials;
+    const double d = 1 + z * z / m, centre = (p + z * z / (2 * m)) / d;
+    const double half = z / d * sqrt(p * (1 - p) / m + z * z / (4 * m * m));
+    *lo = fmax(0, centre - half);
+    *hi = fmin(1, centre + half);
 }

@@ -2,7 +2,10 @@
  * fit.h — complexity curves from measured points: a power law y = c·x^k fitted by least squares
  * on log-log axes (exponent k with its 95 % confidence interval from Student's t, and R²), and
  * the crossover of two measured curves (where one falls below the other), interpolated in
- * log-log between the measured points around it. Pure arithmetic: no I/O.
+ * log-log between the measured points around it; the rule that says whether one power law
+ * describes a curve (else two, below and above its middle x); and the intervals the figures draw:
+ * a distribution-free confidence interval of a median, Wilson's interval of a proportion.
+ * Pure arithmetic: no I/O.
  */
 #ifndef BENCH_FIT_H
 #define BENCH_FIT_H
@@ -30,6 +33,36 @@ attn_status bench_fit_power_law(const double *x, const double *y, int64_t n, ben
  * (the t with P(T <= t) = p, 0 < p < 1). Accurate to ~1e-10. */
 double bench_student_t_cdf(double t, double dof);
 double bench_student_t_quantile(double p, double dof);
+
+/* One power law describes a curve when its R² >= BENCH_FIT_R2_MIN, or when every point lies
+ * within BENCH_FIT_CLOSE (as a ratio) of the line: a flat curve (time of a fixed window in decode)
+ * has an R² near 0 by construction, yet the law fits it. */
+#define BENCH_FIT_R2_MIN 0.98
+#define BENCH_FIT_CLOSE 1.10
+
+typedef struct bench_curve_fit {
+    int pieces;       /* 1: one law (all); 2: lower and upper; 0: none (fewer than 4 distinct x
+                         and one law does not fit, or no fit at all) */
+    bench_fit all;    /* one law through every point: its r2 is what the legend shows */
+    double max_ratio; /* largest factor between a point and that law (>= 1) */
+    bench_fit lower, upper; /* pieces == 2: over x <= split and over x >= split */
+    double split;           /* the middle distinct x */
+} bench_curve_fit;
+
+/* Apply the rule to the points (x[i], y[i]), x ascending: one law if it fits (see above), else
+ * with 4 or more distinct x one law over x <= the middle distinct x and one over x >= it, else
+ * none. ATTN_EINVAL when not even one law can be fitted (bench_fit_power_law's message). */
+attn_status bench_fit_curve(const double *x, const double *y, int64_t n, bench_curve_fit *cf,
+                            char *msg, size_t msg_len);
+
+/* Distribution-free confidence interval of the median of sorted[0..n) (ascending), from order
+ * statistics: [x(l), x(n-1-l)] with the largest l whose coverage P(l < B < n-l), B ~ Bin(n, 1/2),
+ * is at least 95 %. Below 6 values no l reaches 95 %: [min, max], coverage 1 - 2^(1-n) (93.75 %
+ * for 5). *coverage gets it (may be NULL). n == 0: NaNs. */
+void bench_median_ci(const double *sorted, int64_t n, double *lo, double *hi, double *coverage);
+
+/* Wilson score interval (95 %, z = 1.96) of a proportion: successes of trials (trials > 0). */
+void bench_wilson(double successes, double trials, double *lo, double *hi);
 
 typedef enum {
     BENCH_CROSS_NONE,   /* no x in common: nothing to compare */

@@ -1,6 +1,7 @@
 /* series.c — one run's points as series, their labels and shared settings (series.h). */
 #include "series.h"
 
+#include "fit.h"
 #include "point.h"
 
 #include <math.h>
@@ -91,6 +92,66 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
     }
 }
 
+static int by_value(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+static const bench_sample *sort_samples; /* qsort has no context argument */
+
+static int by_point_then_rep(const void *a, const void *b)
+{
+    const bench_sample *x = &sort_samples[*(const int64_t *)a],
+                       *y = &sort_samples[*(const int64_t *)b];
+    if (x->point_id != y->point_id)
+        return (x->point_id > y->point_id) - (x->point_id < y->point_id);
+    return (x->rep > y->rep) - (x->rep < y->rep);
+}
+
+/* rd's repetitions from /samples (rd->pts loaded): each point's, ascending. */
+static attn_status load_samples(bench_run_data *rd, char *msg, size_t msg_len)
+{
+    bench_sample *all = NULL;
+    int64_t nall = 0, m = 0;
+    attn_status st = bench_store_read_samples(rd->path, &all, &nall, msg, msg_len);
+    int64_t *order = st ? NULL : malloc((size_t)(nall > 0 ? nall : 1) * sizeof *order);
+    rd->samples = st ? NULL : malloc((size_t)(nall > 0 ? nall : 1) * sizeof *rd->samples);
+    rd->sample_first = calloc((size_t)rd->n, sizeof *rd->sample_first);
+    rd->sample_count = calloc((size_t)rd->n, sizeof *rd->sample_count);
+    if (!st && (!order || !rd->samples || !rd->sample_first || !rd->sample_count))
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading %s", rd->path);
+    for (int64_t i = 0; !st && i < nall; i++)
+        if (all[i].run_id == rd->run.run_id) order[m++] = i;
+    sort_samples = all;
+    if (!st) qsort(order, (size_t)m, sizeof *order, by_point_then_rep);
+    /* points in file order have ascending point_id: walk both lists together */
+    for (int64_t p = 0, i = 0; !st && p < rd->n; p++) {
+        while (i < m && all[order[i]].point_id < rd->pts[p].point_id) i++;
+        rd->sample_first[p] = i;
+        while (i < m && all[order[i]].point_id == rd->pts[p].point_id)
+            rd->samples[i] = all[order[i]].seconds, i++, rd->sample_count[p]++;
+        qsort(rd->samples + rd->sample_first[p], (size_t)rd->sample_count[p], sizeof *rd->samples,
+              by_value);
+    }
+    free(order);
+    free(all);
+    if (st) bench_run_data_free(rd);
+    return st;
+}
+
+bool bench_point_time_ci(const bench_run_data *rd, int64_t p, double *lo, double *hi, int64_t *reps)
+{
+    *reps = rd->sample_count ? rd->sample_count[p] : 0;
+    if (*reps > 0) {
+        bench_median_ci(rd->samples + rd->sample_first[p], *reps, lo, hi, NULL);
+    } else {
+        *lo = rd->pts[p].time_min_s;
+        *hi = rd->pts[p].time_max_s;
+    }
+    return isfinite(*lo) && isfinite(*hi) && *lo > 0 && *hi >= *lo;
+}
+
 attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd, char *msg,
                            size_t msg_len)
 {
@@ -146,15 +207,20 @@ attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd,
                          id, path);
     }
     bench_series_normalize(rd, attn_kind_find);
-    return ATTN_OK;
+    return load_samples(rd, msg, msg_len);
 }
 
 void bench_run_data_free(bench_run_data *rd)
 {
     free(rd->pts);
     free(rd->params);
+    free(rd->samples);
+    free(rd->sample_first);
+    free(rd->sample_count);
     rd->pts = NULL;
     rd->params = NULL;
+    rd->samples = NULL;
+    rd->sample_first = rd->sample_count = NULL;
     rd->n = 0;
 }
 
@@ -269,6 +335,40 @@ void bench_series_free(bench_series *set, int64_t nset)
 {
     for (int64_t k = 0; set && k < nset; k++) free(set[k].idx);
     free(set);
+}
+
+/* Settings a series shares with its full reference: all but n, kind and params. */
+static const bench_group_by same_shape = {BENCH_K_ALL & ~BENCH_K_N & ~BENCH_K_KIND &
+                                              ~BENCH_K_PARAMS,
+                                          NULL};
+
+int64_t bench_series_reference(const bench_run_data *rd, const bench_series *set, int64_t nset,
+                               int64_t k)
+{
+    const int64_t me = set[k].idx[0];
+    if (strcmp(rd->pts[me].kind, "full") == 0) return -1;
+    char def[160] = "";
+    const attn_ops *full = attn_kind_find("full");
+    if (full) {
+        attn_params p = attn_params_defaults(attn_kind_params(full));
+        attn_params_format(attn_kind_params(full), &p, def, sizeof def);
+    }
+    for (int pass = 0; pass < 2; pass++) {
+        int64_t found = -1;
+        for (int64_t r = 0; r < nset; r++) {
+            const int64_t o = set[r].idx[0];
+            if (strcmp(rd->pts[o].kind, "full") != 0) continue;
+            bench_group_by by = same_shape;
+            if (pass == 1) {
+                by.fields &= ~BENCH_K_KV_HEADS;
+                if (rd->pts[o].kv_heads != rd->pts[o].heads) continue;
+            }
+            if (!bench_same_settings(rd, me, o, by)) continue;
+            if (found < 0 || strcmp(rd->params[o], def) == 0) found = r;
+        }
+        if (found >= 0) return found;
+    }
+    return -1;
 }
 
 /* ---- labels ---- */

@@ -29,6 +29,10 @@ typedef struct bench_run_data {
     char (*params)[160]; /* per point: params with the values the kind resolved written "auto" */
     int64_t n;
     int64_t failed; /* the run's points with another status (left out) */
+    /* the timed repetitions (/samples) per point: samples[sample_first[p] .. + sample_count[p]),
+     * ascending; NULL arrays (a hand-made run) or a count of 0: none stored */
+    double *samples;
+    int64_t *sample_first, *sample_count;
 } bench_run_data;
 
 /* Load run run_id of path (0: the last run). Not a results file, no such run, or a run without
@@ -92,6 +96,18 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
  * are never included). */
 void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m, unsigned fields,
                            char *buf, size_t len);
+
+/* The 95 % confidence interval of point p's median time in seconds (bench_median_ci over its
+ * repetitions; *reps gets how many); without stored repetitions, its min and max (*reps 0).
+ * false when neither is known. */
+bool bench_point_time_ci(const bench_run_data *rd, int64_t p, double *lo, double *hi,
+                         int64_t *reps);
+
+/* The full series that set[k] is compared with (speed-up, crossover): same settings but kind
+ * and params, full's default parameters if measured, else the first; failing that, the same
+ * with kv_heads = heads (MHA). -1 when set[k] is full or has none. */
+int64_t bench_series_reference(const bench_run_data *rd, const bench_series *set, int64_t nset,
+                               int64_t k);
 
 /* Bytes a point's q, k, v, out, workspace and decode state occupy: what its RSS should add. */
 double bench_expected_bytes(const bench_point *pt);

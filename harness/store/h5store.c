@@ -18,6 +18,7 @@
 #include <errno.h>
 #include <hdf5.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -881,6 +882,22 @@ attn_status bench_store_read_points(const char *path, bench_point **points, int6
     void *rows;
     attn_status st = read_table(path, &points_table, &rows, n, msg, msg_len);
     *points = rows;
+    return st;
+}
+
+/* bench_sample is the public face of sample_row: the same members in the same places. */
+_Static_assert(sizeof(bench_sample) == sizeof(sample_row) &&
+                   offsetof(bench_sample, point_id) == offsetof(sample_row, point_id) &&
+                   offsetof(bench_sample, rep) == offsetof(sample_row, rep) &&
+                   offsetof(bench_sample, seconds) == offsetof(sample_row, seconds),
+               "bench_sample and sample_row differ");
+
+attn_status bench_store_read_samples(const char *path, bench_sample **samples, int64_t *n,
+                                     char *msg, size_t msg_len)
+{
+    void *rows;
+    attn_status st = read_table(path, &samples_table, &rows, n, msg, msg_len);
+    *samples = rows;
     return st;
 }
 

@@ -92,6 +92,16 @@ attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n
                                   size_t msg_len);
 attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
                                     size_t msg_len);
+/* One row of /samples: the time of one timed repetition of a point. */
+typedef struct bench_sample {
+    int64_t run_id;
+    int64_t point_id;
+    int32_t rep; /* 0, 1, ... within the point */
+    double seconds;
+} bench_sample;
+/* Every row of /samples (every run's); free() the array. */
+attn_status bench_store_read_samples(const char *path, bench_sample **samples, int64_t *n,
+                                     char *msg, size_t msg_len);
 /* Replace the /fits rows of run_id by rows[0..n) (creating /fits if absent; other runs' rows are
  * kept). rows[i].run_id is set to run_id. */
 attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
