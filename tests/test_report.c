@@ -188,13 +188,14 @@ Test(report, a_scaling_run_gives_one_self_contained_page_with_every_figure_fit_a
     if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
     cr_assert_eq(bench_env("", "report %s --run 1 --out %s", file, page), 0, "%s", err_text);
     cr_assert_not_null(read_page(page));
-    /* the 13 figures of test_plot's scaling run, inline, each with its name */
-    cr_expect(strstr(out_text, "13 figures") != NULL, "%s", out_text);
-    cr_expect_eq(count(html, "<figure "), 13);
-    cr_expect_eq(count(html, "<svg"), 13);
+    /* the 14 figures of test_plot's scaling run (speedup_vs_n among them), inline, each named */
+    cr_expect(strstr(out_text, "14 figures") != NULL, "%s", out_text);
+    cr_expect_eq(count(html, "<figure "), 14);
+    cr_expect_eq(count(html, "<svg"), 14);
     cr_expect_eq(count(html, "<?xml"), 0, "an XML declaration left inside the page");
-    const char *names[] = {"time_vs_n", "memory_vs_n_decode", "accuracy_vs_window_needle"};
-    for (int k = 0; k < 3; k++) {
+    const char *names[] = {"time_vs_n", "memory_vs_n_decode", "accuracy_vs_window_needle",
+                           "speedup_vs_n"};
+    for (int k = 0; k < 4; k++) {
         char caption[96];
         snprintf(caption, sizeof caption, "<figcaption>%s</figcaption>", names[k]);
         cr_expect(strstr(html, caption) != NULL, "no figure %s", names[k]);
