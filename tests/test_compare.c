@@ -180,29 +180,8 @@ Test(compare, samples_of_a_point)
 
 /* ---- the command on synthetic files ---- */
 
-static char dir[256], out_text[1 << 16], err_text[1 << 14];
-
-static void make_dir(void)
-{
-    snprintf(dir, sizeof dir, "/tmp/attnbench-compare-XXXXXX");
-    cr_assert_not_null(mkdtemp(dir));
-}
-
-static void remove_dir(void)
-{
-    char cmd[512];
-    snprintf(cmd, sizeof cmd, "rm -rf '%s'", dir);
-    cr_expect_eq(system(cmd), 0);
-}
-
-static int bench(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const int st = tu_vbench("", out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
-    va_end(ap);
-    return st;
-}
+static char out_text[1 << 16], err_text[1 << 14];
+#define bench(...) tu_bench(out_text, sizeof out_text, err_text, sizeof err_text, __VA_ARGS__)
 
 /* A results file of one run: kinds ka at n = 256, 512, 1024 with 12 repetitions each around
  * scale[i] ms (1 % noise; scale 1 gives the same samples in every file), and extra (n = 2048)
@@ -232,14 +211,13 @@ static void write_file(const char *path, const double scale[3], bool extra)
     bench_store_close(st);
 }
 
-TestSuite(compare_cli, .init = make_dir, .fini = remove_dir, .timeout = 120);
-
-Test(compare_cli, self_slower_faster_unmatched_and_fail_above)
+Test(compare_cli, self_slower_faster_unmatched_and_fail_above, .timeout = 120)
 {
-    char a[300], b[300], png[300];
+    char dir[] = "/tmp/attnbench-compare-XXXXXX", a[300], b[300], svg[300];
+    cr_assert_not_null(mkdtemp(dir));
     snprintf(a, sizeof a, "%s/a.h5", dir);
     snprintf(b, sizeof b, "%s/b.h5", dir);
-    snprintf(png, sizeof png, "%s/ratio.svg", dir);
+    snprintf(svg, sizeof svg, "%s/ratio.svg", dir);
     write_file(a, (const double[]){1, 1, 1}, false);
     write_file(b, (const double[]){2, 1, 0.8}, true);
 
@@ -249,7 +227,7 @@ Test(compare_cli, self_slower_faster_unmatched_and_fail_above)
     cr_expect(strstr(out_text, "*  ") == NULL && strstr(out_text, "faster *") == NULL, "%s",
               out_text);
 
-    cr_expect_eq(bench("compare %s:1 %s --plot %s", a, b, png), 0, "%s", err_text);
+    cr_expect_eq(bench("compare %s:1 %s --plot %s", a, b, svg), 0, "%s", err_text);
     cr_expect(strstr(out_text, "slower * (+") != NULL && strstr(out_text, "faster * (-") != NULL,
               "%s", out_text);
     cr_expect(strstr(out_text, "1 faster, 1 slower, 1 without significant change") != NULL, "%s",
@@ -259,7 +237,7 @@ Test(compare_cli, self_slower_faster_unmatched_and_fail_above)
     cr_expect(strstr(out_text, "geometric mean B/A 1.170") != NULL, "(2 x 1 x 0.8)^(1/3): %s",
               out_text);
     struct stat sb;
-    cr_expect(stat(png, &sb) == 0 && sb.st_size > 1000, "no figure at %s", png);
+    cr_expect(stat(svg, &sb) == 0 && sb.st_size > 1000, "no figure at %s", svg);
 
     cr_expect_eq(bench("compare %s %s --fail-above 50", a, b), 1, "2x is above 50 %%");
     cr_expect(strstr(err_text, "1 point is significantly slower in B by more than 50 %") != NULL,
@@ -272,4 +250,7 @@ Test(compare_cli, self_slower_faster_unmatched_and_fail_above)
     cr_expect(strstr(err_text, "has no run 2") != NULL, "%s", err_text);
     cr_expect_eq(bench("compare %s", a), 2);
     cr_expect_eq(bench("compare %s %s --plot %s/x.gif", a, b, dir), 2, "%s", err_text);
+    const char *made[] = {a, b, svg};
+    for (int i = 0; i < 3; i++) cr_expect_eq(unlink(made[i]), 0, "%s", made[i]);
+    cr_expect_eq(rmdir(dir), 0, "%s holds more than the test made", dir);
 }
