@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "commands.h"
@@ -386,6 +387,11 @@ int bench_cmd_export(int argc, char **argv)
     d.table = (bench_table_id)t;
     if (!format || (strcmp(format, "csv") && strcmp(format, "json") && strcmp(format, "markdown")))
         return bench_fail(ATTN_EINVAL, "bench export needs --format csv, json or markdown");
+    struct stat sb;
+    if (out && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) {
+        snprintf(msg, sizeof msg, "--out %.200s is a directory; give a file name", out);
+        return bench_fail(ATTN_EINVAL, msg);
+    }
     if (out && bench_check_writable(out, "--out", msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     attn_status st = load(&d, msg, sizeof msg);
