@@ -79,6 +79,23 @@ Test(compare, too_few_repetitions_have_no_interval)
     cr_expect_eq(bench_ratio_of_medians(a, 0, b, 3, 0, &r, NULL), ATTN_EINVAL);
 }
 
+Test(compare, many_repetitions_are_thinned_and_still_decide)
+{
+    enum { N = 30000 }; /* a very fast point timed for --min-time */
+    double *a = malloc(N * sizeof *a), *b = malloc(N * sizeof *b);
+    noisy(a, N, 1e-5, 0.05, 4);
+    noisy(b, N, 1.02e-5, 0.05, 5);
+    bench_ratio same, up;
+    cr_assert_eq(bench_ratio_of_medians(a, N, a, N, 0, &same, NULL), ATTN_OK);
+    cr_expect(same.ratio == 1 && same.change == 0 && same.lo < 1 && same.hi > 1);
+    cr_assert_eq(bench_ratio_of_medians(a, N, b, N, 0, &up, NULL), ATTN_OK);
+    cr_expect(fabs(up.ratio - 1.02) < 0.003, "ratio %g", up.ratio);
+    /* from 2000 order statistics: a 2 % change under 5 % noise is still seen */
+    cr_expect(up.change == 1 && up.lo > 1.005 && up.hi < 1.04, "[%g, %g]", up.lo, up.hi);
+    free(a);
+    free(b);
+}
+
 Test(compare, interval95_is_the_2_5th_and_97_5th_percentile)
 {
     double v[101];
