@@ -227,7 +227,9 @@ static void x_range(const bench_compare_row *rows, int64_t n, double *lo, double
  * narrow. */
 static void x_tics(FILE *t, double lo, double hi)
 {
-    static const double fine[] = {0.8, 0.9, 0.95, 1.05, 1.1, 1.25};
+    static const double near[] = {0.9, 0.95, 1.05, 1.1}, mid[] = {0.8, 1.25, 1.5};
+    const double *extra = hi / lo < 1.5 ? near : hi / lo < 4 ? mid : NULL;
+    const int nextra = hi / lo < 1.5 ? 4 : 3;
     fprintf(t, "set xtics (");
     int said = 0;
     for (int e = -3; e <= 3; e++)
@@ -235,8 +237,8 @@ static void x_tics(FILE *t, double lo, double hi)
             const double v = (m == 0 ? 1 : m == 1 ? 2 : 5) * pow(10, e);
             if (v >= lo && v <= hi) fprintf(t, "%s%g", said++ ? ", " : "", v);
         }
-    for (size_t i = 0; hi / lo < 4 && i < sizeof fine / sizeof fine[0]; i++)
-        if (fine[i] >= lo && fine[i] <= hi) fprintf(t, "%s%g", said++ ? ", " : "", fine[i]);
+    for (int i = 0; extra && i < nextra; i++)
+        if (extra[i] >= lo && extra[i] <= hi) fprintf(t, "%s%g", said++ ? ", " : "", extra[i]);
     fprintf(t, ")\n");
 }
 
