@@ -34,14 +34,7 @@ TestSuite(cli, .init = make_dir, .fini = remove_dir, .timeout = 120);
 
 /* Run `bench ARGS` (arguments written as in a shell; paths here have no spaces); returns the
  * exit status and keeps stdout/stderr in out_text/err_text. */
-static int bench(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const int st = tu_vbench("", out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
-    va_end(ap);
-    return st;
-}
+#define bench(...) tu_bench(out_text, sizeof out_text, err_text, sizeof err_text, __VA_ARGS__)
 
 static void expect_usage_error(const char *words, const char *fmt, const char *arg)
 {

@@ -51,4 +51,15 @@ static inline int tu_vbench(const char *env, char *out, size_t out_len, char *er
     return WIFEXITED(st) ? WEXITSTATUS(st) : -1;
 }
 
+/* tu_vbench with the arguments given, and no environment: `bench ARGS` (fmt, ...). */
+static inline int tu_bench(char *out, size_t out_len, char *err, size_t err_len, const char *fmt,
+                           ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int st = tu_vbench("", out, out_len, err, err_len, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
 #endif

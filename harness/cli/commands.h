@@ -25,6 +25,8 @@ int bench_cmd_datasets(int argc, char **argv);
 int bench_cmd_fit(int argc, char **argv);
 int bench_cmd_plot(int argc, char **argv);
 int bench_cmd_report(int argc, char **argv);
+int bench_cmd_export(int argc, char **argv);
+int bench_cmd_compare(int argc, char **argv);
 
 /* Draw the figures of run run_id (0: the last) of results file path into dir (created if
  * missing; NULL: plots/<file name without .h5>-run<ID>) as format (png, svg, pdf); lists the

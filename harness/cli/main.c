@@ -21,6 +21,8 @@ static void usage(FILE *f)
         "  plot      figures of a run: time, memory, throughput, accuracy vs n, heads, parameters\n"
         "  fit       exponents of time and memory over n, crossovers with full (stored in /fits)\n"
         "  report    one self-contained HTML page of a run: figures, fits, points, machine\n"
+        "  export    a table of a results file as CSV, JSON (with the machine context) or Markdown\n"
+        "  compare   two runs point by point: time ratios with confidence intervals, regressions\n"
         "  list      kinds and their parameters\n"
         "  datasets  input generators, their parameters and definitions\n"
         "  info      machine and build facts; sgemm GFLOP/s and memory read GB/s\n"
@@ -54,12 +56,14 @@ int main(int argc, char **argv)
     } cmds[] = {{"sweep", bench_cmd_sweep},       {"run", bench_cmd_run},
                 {"list", bench_cmd_list},         {"info", bench_cmd_info},
                 {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
-                {"plot", bench_cmd_plot},         {"report", bench_cmd_report}};
+                {"plot", bench_cmd_plot},         {"report", bench_cmd_report},
+                {"export", bench_cmd_export},     {"compare", bench_cmd_compare}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
         if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
     fprintf(
         stderr,
-        "bench: unknown command '%s' (commands: sweep, run, plot, fit, report, list, datasets, info)\n",
+        "bench: unknown command '%s' (commands: sweep, run, plot, fit, report, export, compare, list, datasets, info)
+",
         argv[1]);
     return 2;
 }

@@ -105,13 +105,8 @@ static const field point_fields[] = {
     FIELD(bench_point, message, F_STR),
 };
 
-/* One row of /samples. */
-typedef struct sample_row {
-    int64_t run_id;
-    int64_t point_id;
-    int32_t rep;      /* 0, 1, ... within the point */
-    double seconds;
-} sample_row;
+/* One row of /samples (results.h). */
+typedef bench_sample sample_row;
 
 static const field sample_fields[] = {
     FIELD(sample_row, run_id, F_I64),
@@ -885,22 +880,6 @@ attn_status bench_store_read_points(const char *path, bench_point **points, int6
     return st;
 }
 
-/* bench_sample is the public face of sample_row: the same members in the same places. */
-_Static_assert(sizeof(bench_sample) == sizeof(sample_row) &&
-                   offsetof(bench_sample, point_id) == offsetof(sample_row, point_id) &&
-                   offsetof(bench_sample, rep) == offsetof(sample_row, rep) &&
-                   offsetof(bench_sample, seconds) == offsetof(sample_row, seconds),
-               "bench_sample and sample_row differ");
-
-attn_status bench_store_read_samples(const char *path, bench_sample **samples, int64_t *n,
-                                     char *msg, size_t msg_len)
-{
-    void *rows;
-    attn_status st = read_table(path, &samples_table, &rows, n, msg, msg_len);
-    *samples = rows;
-    return st;
-}
-
 /* ---- /fits: replaced per run by `bench fit` ---- */
 
 attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
@@ -991,4 +970,43 @@ done:
     H5Fclose(file);
     bench_unlock(lock);
     return st;
+}
+
+attn_status bench_store_read_samples(const char *path, bench_sample **rows, int64_t *n, char *msg,
+                                     size_t msg_len)
+{
+    void *buf;
+    attn_status st = read_table(path, &samples_table, &buf, n, msg, msg_len);
+    *rows = buf;
+    return st;
+}
+
+/* ---- the columns, for generic readers ---- */
+
+static const table *table_of(bench_table_id t)
+{
+    switch (t) {
+    case BENCH_TABLE_RUNS: return &runs_table;
+    case BENCH_TABLE_POINTS: return &points_table;
+    case BENCH_TABLE_SAMPLES: return &samples_table;
+    case BENCH_TABLE_FITS: return &fits_table;
+    }
+    return &points_table;
+}
+
+int bench_store_ncolumns(bench_table_id t) { return (int)table_of(t)->nfields; }
+
+const char *bench_store_table_name(bench_table_id t) { return table_of(t)->dset; }
+
+size_t bench_store_row_size(bench_table_id t) { return table_of(t)->row_size; }
+
+bench_column bench_store_column(bench_table_id t, int i)
+{
+    const field *f = &table_of(t)->fields[i];
+    const bench_col_type type = f->kind == F_I32   ? BENCH_COL_I32
+                                : f->kind == F_I64 ? BENCH_COL_I64
+                                : f->kind == F_U64 ? BENCH_COL_U64
+                                : f->kind == F_F64 ? BENCH_COL_F64
+                                                   : BENCH_COL_STR;
+    return (bench_column){f->name, f->offset, type, f->size};
 }

@@ -68,6 +68,14 @@ typedef struct bench_fit_row {
     int64_t ratio_n;     /* that n */
 } bench_fit_row;
 
+/* One row of /samples: one timed repetition of a point. */
+typedef struct bench_sample {
+    int64_t run_id;
+    int64_t point_id;
+    int32_t rep; /* 0, 1, ... within the point */
+    double seconds;
+} bench_sample;
+
 typedef struct bench_store bench_store;
 
 /* Open path for appending under the writers' lock, creating it if absent. An existing file that
@@ -92,16 +100,6 @@ attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n
                                   size_t msg_len);
 attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
                                     size_t msg_len);
-/* One row of /samples: the time of one timed repetition of a point. */
-typedef struct bench_sample {
-    int64_t run_id;
-    int64_t point_id;
-    int32_t rep; /* 0, 1, ... within the point */
-    double seconds;
-} bench_sample;
-/* Every row of /samples (every run's); free() the array. */
-attn_status bench_store_read_samples(const char *path, bench_sample **samples, int64_t *n,
-                                     char *msg, size_t msg_len);
 /* Replace the /fits rows of run_id by rows[0..n) (creating /fits if absent; other runs' rows are
  * kept). rows[i].run_id is set to run_id. */
 attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
@@ -109,6 +107,39 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
 /* Every row of /fits; none (ATTN_OK, *n = 0) when the file has no /fits. free() the array. */
 attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
                                   size_t msg_len);
+
+/* Every row of /samples (every run's repetitions, in the order written). free() the array. */
+attn_status bench_store_read_samples(const char *path, bench_sample **rows, int64_t *n, char *msg,
+                                     size_t msg_len);
+
+/* The columns of the tables, for readers that take every column (bench export): the same field
+ * tables build the HDF5 types, so a column added there appears here too. A row of table t is
+ * the C struct that its reader returns (bench_run, bench_point, bench_sample, bench_fit_row). */
+typedef enum {
+    BENCH_TABLE_RUNS,
+    BENCH_TABLE_POINTS,
+    BENCH_TABLE_SAMPLES,
+    BENCH_TABLE_FITS
+} bench_table_id;
+typedef enum {
+    BENCH_COL_I32,
+    BENCH_COL_I64,
+    BENCH_COL_U64,
+    BENCH_COL_F64,
+    BENCH_COL_STR
+} bench_col_type;
+typedef struct bench_column {
+    const char *name; /* as in the file */
+    size_t offset;    /* in the row struct */
+    bench_col_type type;
+    size_t size; /* bytes; for BENCH_COL_STR the buffer length (NUL-terminated when read) */
+} bench_column;
+/* The number of columns of table t, and column i (0 <= i < that number) in file order. */
+int bench_store_ncolumns(bench_table_id t);
+bench_column bench_store_column(bench_table_id t, int i);
+/* "/points" and so on; the size of one row struct. */
+const char *bench_store_table_name(bench_table_id t);
+size_t bench_store_row_size(bench_table_id t);
 
 /* ---- tensors in HDF5 (tensor_io.c): `bench run --output` (--input is read by the file
  * dataset, datasets/file.c) ---- */
