@@ -62,8 +62,7 @@ int main(int argc, char **argv)
         if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
     fprintf(
         stderr,
-        "bench: unknown command '%s' (commands: sweep, run, plot, fit, report, export, compare, list, datasets, info)
-",
+        "bench: unknown command '%s' (commands: sweep, run, plot, fit, report, export, compare, list, datasets, info)\n",
         argv[1]);
     return 2;
 }
