@@ -25,6 +25,8 @@ static void usage(FILE *f)
         "  datasets  input generators, their parameters and definitions\n"
         "  info      machine and build facts; sgemm GFLOP/s and memory read GB/s\n"
         "  test      (./bench launcher only) build and run the test suite\n");
+    fprintf(f, "\nbench --version: version and commit. bash completion: source "
+               "tools/bench-completion.bash\n");
 }
 
 /* "bench: unknown command 'swep' (did you mean 'sweep'?)", else the list of commands; exit 2. */
