@@ -8,34 +8,25 @@ exe=$1 launcher=$3
 source "$2"
 failed=0
 
-# offers LINE WORD...: TAB at the end of LINE offers every WORD (as bash inserts it: after the
-# last '=' or ':' of the word being completed).
-offers() {
-    local line=$1 w
-    shift
+# check WANT LINE WORD...: TAB at the end of LINE offers every WORD (WANT=1) or none (WANT=0),
+# as bash inserts it (after the last '=' or ':' of the word being completed).
+check() {
+    local want=$1 line=$2 w has
+    shift 2
     COMP_LINE=$line COMP_POINT=${#line}
     _bench 2>/dev/null
     for w in "$@"; do
-        if ! printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$w"; then
-            echo "FAIL: '$line<TAB>' does not offer '$w' (it offers: ${COMPREPLY[*]:-nothing})"
+        has=0
+        printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$w" && has=1
+        if [ "$has" -ne "$want" ]; then
+            echo "FAIL: '$line<TAB>' $([ "$want" -eq 1 ] && echo "does not offer" || echo offers)" \
+                "'$w' (it offers: ${COMPREPLY[*]:-nothing})"
             failed=1
         fi
     done
 }
-
-# lacks LINE WORD...: TAB at the end of LINE offers none of the WORDs.
-lacks() {
-    local line=$1 w
-    shift
-    COMP_LINE=$line COMP_POINT=${#line}
-    _bench 2>/dev/null
-    for w in "$@"; do
-        if printf '%s\n' "${COMPREPLY[@]}" | grep -qxF -- "$w"; then
-            echo "FAIL: '$line<TAB>' offers '$w' (it offers: ${COMPREPLY[*]})"
-            failed=1
-        fi
-    done
-}
+offers() { check 1 "$@"; }
+lacks() { check 0 "$@"; }
 
 offers "$exe swe" sweep
 offers "$exe " run sweep plot fit list datasets info --help --version
