@@ -7,6 +7,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "attn_suggest.h"
 
 attn_params attn_params_defaults(const attn_param_table *t)
 {
@@ -38,11 +39,14 @@ attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char
     const int idx = attn_param_index(t, name);
     const char *owner = t->owner;
     if (idx < 0) {
-        char names[160];
+        char names[160], hint[96];
         names_list(t, names, sizeof names);
+        attn_suggest s = attn_suggest_start(name);
+        for (int n = 0; n < t->count; n++) attn_suggest_offer(&s, t->defs[n].name);
+        attn_suggest_hint(&s, NULL, hint, sizeof hint);
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "%s '%s' has no parameter '%s' (its parameters: %s)",
-                         t->role ? t->role : "kind", owner, name, names);
+                         "%s '%s' has no parameter '%s'%s%s (its parameters: %s)",
+                         t->role ? t->role : "kind", owner, name, s.best ? ": " : "", hint, names);
     }
     const attn_param_def *d = &t->defs[idx];
     const int nchoices = attn_param_choice_count(d);
@@ -58,13 +62,17 @@ attn_status attn_param_set(const attn_param_table *t, attn_params *p, const char
         if (nchoices == 0)
             return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not a number",
                              owner, name, value);
-        char names[160];
+        char names[160], hint[96];
         int w = 0;
-        for (int c = 0; c < nchoices && (size_t)w < sizeof names; c++)
+        attn_suggest s = attn_suggest_start(value);
+        for (int c = 0; c < nchoices && (size_t)w < sizeof names; c++) {
             w +=
                 snprintf(names + w, sizeof names - (size_t)w, "%s%s", c ? ", " : "", d->choices[c]);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not one of %s", owner,
-                         name, value, names);
+            attn_suggest_offer(&s, d->choices[c]);
+        }
+        attn_suggest_hint(&s, NULL, hint, sizeof hint);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s='%s' is not one of %s%s%s%s",
+                         owner, name, value, names, s.best ? " (" : "", hint, s.best ? ")" : "");
     }
     if (d->integer && x != floor(x)) {
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: parameter %s=%s must be an integer", owner,

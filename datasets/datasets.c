@@ -4,6 +4,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_suggest.h"
 #include "datasets.h"
 #include "registry_datasets.h"
 
@@ -32,9 +33,13 @@ attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *m
     char name[64];
     snprintf(name, sizeof name, "%.*s", eq ? (int)(eq - item) : (int)strlen(item), item);
     *ops = ds_find(name);
-    if (!*ops)
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "--dataset: unknown dataset '%s' (see bench datasets)", name);
+    if (!*ops) {
+        char hint[96];
+        attn_suggest s = attn_suggest_start(name);
+        for (int n = 0; n < ds_count(); n++) attn_suggest_offer(&s, all[n]->name);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--dataset: unknown dataset '%s' (%s)", name,
+                         attn_suggest_hint(&s, "see bench datasets", hint, sizeof hint));
+    }
     if ((*ops)->takes_path && (!eq || eq[1] == '\0'))
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--dataset: %s needs a path: --dataset %s=PATH.h5", name, name);

@@ -152,6 +152,66 @@ Test(cli, sweep_decode_mode)
     free(pts);
 }
 
+/* "did you mean": a close misspelling gets the name it misses, a far one the usual pointer. */
+Test(cli, did_you_mean)
+{
+    /* kinds */
+    expect_usage_error("unknown kind 'windw' (did you mean 'window'?)", "%s", "run windw");
+    expect_usage_error("--kinds: unknown kind 'lineer' (did you mean 'linear'?)", "%s",
+                       "sweep --kinds full,lineer");
+    expect_usage_error("unknown kind 'zzzzzz' (see bench list)", "%s", "run zzzzzz");
+    /* datasets */
+    expect_usage_error("unknown dataset 'gausian' (did you mean 'gaussian'?)", "%s",
+                       "run full --dataset gausian");
+    expect_usage_error("unknown dataset 'neddle' (did you mean 'needle'?)", "%s",
+                       "sweep --kinds full --dataset gaussian,neddle");
+    /* commands, and the launcher's */
+    expect_usage_error("unknown command 'swep' (did you mean 'sweep'?)", "%s", "swep");
+    expect_usage_error("unknown command 'lsit' (did you mean 'list'?)", "%s", "lsit");
+    expect_usage_error("unknown command '--verison' (did you mean '--version'?)", "%s",
+                       "--verison");
+    expect_usage_error("'test' is a command of the launcher: ./bench test", "%s", "test");
+    expect_usage_error("unknown command 'qqqq' (commands: sweep, run", "%s", "qqqq");
+    /* options of every command (the table each parses with) */
+    expect_usage_error("unknown option '--thread' for bench run (did you mean '--threads'?)", "%s",
+                       "run full --thread 2");
+    expect_usage_error("unknown option '--kind' for bench sweep (did you mean '--kinds'?)", "%s",
+                       "sweep --kind full");
+    expect_usage_error("unknown option '-n' for bench run (did you mean '--n'?)", "%s",
+                       "run full -n 64");
+    expect_usage_error("(did you mean '--verbose'?)", "%s", "list --verbos");
+    expect_usage_error("(did you mean '--verbose'?)", "%s", "datasets --verb");
+    expect_usage_error("(did you mean '--no-sgemm'?)", "%s", "info --no-sgem");
+    expect_usage_error("(did you mean '--format'?)", "%s", "plot x.h5 --fromat svg");
+    expect_usage_error("(did you mean '--no-store'?)", "%s", "fit x.h5 --nostore");
+    expect_usage_error("unknown option '--bogus' for bench run (see bench run --help)", "%s",
+                       "run full --bogus");
+    /* parameter names (NAME=VALUE, --set NAME=...) and named choices */
+    expect_usage_error("has no parameter 'windw', nor has dataset 'gaussian' (did you mean "
+                       "'window'?)",
+                       "%s", "run window windw=8");
+    expect_usage_error("(did you mean 'needles'?)", "%s", "run full --dataset needle needle=8");
+    expect_usage_error("--set windw: no swept kind has a parameter 'windw', nor has a swept "
+                       "dataset (did you mean 'window'?)",
+                       "%s", "sweep --kinds window --set windw=8");
+    expect_usage_error("parameter map='favr' is not one of elu, relu, favor, trig (did you mean "
+                       "'favor'?)",
+                       "%s", "run linear map=favr");
+    expect_usage_error("(did you mean 'prefill'?)", "%s", "run full --mode prefil");
+}
+
+Test(cli, version_and_short_help)
+{
+    cr_expect_eq(bench("--version"), 0);
+    int major = -1, minor = -1, patch = -1, end = 0;
+    cr_expect_eq(sscanf(out_text, "attnbench %d.%d.%d (commit %*[^)])%n", &major, &minor, &patch,
+                        &end),
+                 3, "'%s' is not 'attnbench X.Y.Z (commit C)'", out_text);
+    cr_expect(end > 0 && strcmp(out_text + end, "\n") == 0, "'%s'", out_text);
+    cr_expect_eq(bench("run -h"), 0, "bench run -h: %s", err_text);
+    cr_expect(strstr(out_text, "usage: bench run") != NULL, "%s", out_text);
+}
+
 Test(cli, help_everywhere)
 {
     const char *cmds[] = {"--help", "sweep --help", "run --help", "list --help", "info --help"};

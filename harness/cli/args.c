@@ -1,4 +1,5 @@
 /* args.c — option tables, --help, and value parsers with messages that say what to fix. */
+#include <ctype.h>
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
@@ -6,6 +7,21 @@
 #include <string.h>
 
 #include "args.h"
+#include "attn_suggest.h"
+
+/* "unknown option '--thread' for bench run (did you mean '--threads'?)": the option of the
+ * table closest to the first len characters of arg (one dash counts as a typo of two). */
+static attn_status unknown_option(const char *arg, size_t len, const bench_opt *opts, int nopts,
+                                  const char *command, char *msg, size_t msg_len)
+{
+    char word[64], hint[96], see[64];
+    snprintf(word, sizeof word, "%.*s", (int)len, arg);
+    attn_suggest s = attn_suggest_start(word);
+    for (int n = 0; n < nopts; n++) attn_suggest_offer(&s, opts[n].name);
+    snprintf(see, sizeof see, "see bench %s --help", command);
+    return attn_fail(ATTN_EINVAL, msg, msg_len, "unknown option '%s' for bench %s (%s)", word,
+                     command, attn_suggest_hint(&s, see, hint, sizeof hint));
+}
 
 attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *opts, int nopts,
                              const char **positional, int max_pos, int *npos, const char *command,
@@ -14,6 +30,9 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
     *npos = 0;
     for (int a = first; a < argc; a++) {
         const char *arg = argv[a];
+        if (strcmp(arg, "-h") == 0) arg = "--help"; /* found below when the command has --help */
+        if (arg[0] == '-' && isalpha((unsigned char)arg[1])) /* -n 5: one dash */
+            return unknown_option(arg, strcspn(arg, "="), opts, nopts, command, msg, msg_len);
         if (strncmp(arg, "--", 2) != 0 || arg[2] == '\0') {
             if (*npos >= max_pos) {
                 return attn_fail(ATTN_EINVAL, msg, msg_len,
@@ -27,11 +46,7 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
         const bench_opt *o = NULL;
         for (int n = 0; n < nopts; n++)
             if (strlen(opts[n].name) == len && strncmp(opts[n].name, arg, len) == 0) o = &opts[n];
-        if (o == NULL) {
-            return attn_fail(ATTN_EINVAL, msg, msg_len,
-                             "unknown option '%.*s' for bench %s (see bench %s --help)", (int)len,
-                             arg, command, command);
-        }
+        if (o == NULL) return unknown_option(arg, len, opts, nopts, command, msg, msg_len);
         const char **slot = o->value;
         if (o->count) {
             if (*o->count >= o->max) {
@@ -60,8 +75,16 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
     return ATTN_OK;
 }
 
+bool bench_help_options_only = false;
+
 void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts)
 {
+    if (bench_help_options_only) {
+        for (int n = 0; n < nopts; n++)
+            printf("%s%s%s\n", opts[n].name, opts[n].metavar ? " " : "",
+                   opts[n].metavar ? opts[n].metavar : "");
+        return;
+    }
     printf("usage: %s\n\n%s\n", usage, description);
     if (nopts) printf("\noptions:\n");
     for (int n = 0; n < nopts; n++) {

@@ -26,8 +26,12 @@ typedef struct bench_opt {
 attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *opts, int nopts,
                              const char **positional, int max_pos, int *npos, const char *command,
                              char *msg, size_t msg_len);
-/* "usage: ...\n\n<description>\n\noptions:\n  --name METAVAR  help" on stdout. */
+/* "usage: ...\n\n<description>\n\noptions:\n  --name METAVAR  help" on stdout; under
+ * bench_help_options_only only the options, one a line: "--name METAVAR" (or "--name"). */
 void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts);
+/* Set by `bench complete options COMMAND` (shell completion), which then calls the command with
+ * --help. */
+extern bool bench_help_options_only;
 /* Entries of an array whose size the compiler knows (an option table). */
 #define BENCH_COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 

@@ -6,6 +6,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attn_suggest.h"
 #include "commands.h"
 #include "machine.h"
 
@@ -55,10 +56,26 @@ attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t m
 {
     if (strcmp(text, "prefill") == 0) *decode = false;
     else if (strcmp(text, "decode") == 0) *decode = true;
-    else
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "--mode: '%s' is neither prefill nor decode",
-                         text);
+    else {
+        char hint[96];
+        attn_suggest s = attn_suggest_start(text);
+        attn_suggest_offer(&s, "prefill");
+        attn_suggest_offer(&s, "decode");
+        attn_suggest_hint(&s, NULL, hint, sizeof hint);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--mode: '%s' is neither prefill nor decode%s%s%s", text,
+                         s.best ? " (" : "", hint, s.best ? ")" : "");
+    }
     return ATTN_OK;
+}
+
+attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len)
+{
+    char hint[96];
+    attn_suggest s = attn_suggest_start(name);
+    for (int k = 0; k < attn_kind_count(); k++) attn_suggest_offer(&s, attn_kind_at(k)->name);
+    return attn_fail(ATTN_EINVAL, msg, msg_len, "%sunknown kind '%s' (%s)", prefix, name,
+                     attn_suggest_hint(&s, "see bench list", hint, sizeof hint));
 }
 
 int bench_fail(attn_status st, const char *msg)

@@ -5,6 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "attn_suggest.h"
 #include "commands.h"
 #include "machine.h"
 #include "point.h"
@@ -44,11 +45,19 @@ static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg,
                          "%s is ambiguous: kind '%s' and dataset '%s' "
                          "both have a parameter '%s'",
                          arg, spec->ops->name, spec->dataset->name, name);
-    if (!in_kind && !in_dataset)
+    if (!in_kind && !in_dataset) {
+        const attn_param_table *tables[] = {attn_kind_params(spec->ops), &spec->dataset->params};
+        char hint[96];
+        attn_suggest s = attn_suggest_start(name);
+        for (int t = 0; t < 2; t++)
+            for (int n = 0; n < tables[t]->count; n++)
+                attn_suggest_offer(&s, tables[t]->defs[n].name);
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "kind '%s' has no parameter '%s', nor has "
-                         "dataset '%s' (see bench list, bench datasets)",
-                         spec->ops->name, name, spec->dataset->name);
+                         "kind '%s' has no parameter '%s', nor has dataset '%s' (%s)",
+                         spec->ops->name, name, spec->dataset->name,
+                         attn_suggest_hint(&s, "see bench list, bench datasets", hint,
+                                           sizeof hint));
+    }
     if (in_kind)
         return attn_param_set(attn_kind_params(spec->ops), &spec->params, name, eq + 1, msg,
                               msg_len);
@@ -62,8 +71,7 @@ static attn_status choose(const run_opts *o, const char **pos, int npos, bench_p
 {
     if (npos < 1) return attn_fail(ATTN_EINVAL, msg, msg_len, "run needs a KIND (see bench list)");
     const attn_ops *ops = attn_kind_find(pos[0]);
-    if (!ops)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "unknown kind '%s' (see bench list)", pos[0]);
+    if (!ops) return bench_unknown_kind(pos[0], "", msg, msg_len);
     *spec = (bench_point_spec){.ops = ops, .params = attn_params_defaults(attn_kind_params(ops))};
     if (o->input && o->dataset)
         return attn_fail(ATTN_EINVAL, msg, msg_len,

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn_suggest.h"
 #include "commands.h"
 #include "machine.h"
 #include "point.h"
@@ -189,16 +190,25 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
                              "--set %s given twice: list all values in one --set", pa->name);
         }
     const char *kind = NULL, *dataset = NULL;
-    for (int k = 0; k < g->nkinds; k++)
-        if (attn_param_index(attn_kind_params(attn_kind_find(g->kind_names[k])), pa->name) >= 0)
-            kind = g->kind_names[k];
-    for (int d = 0; d < g->ndatasets; d++)
-        if (ds_param_index(g->datasets[d].ops, pa->name) >= 0) dataset = g->datasets[d].ops->name;
+    attn_suggest near = attn_suggest_start(pa->name);
+    for (int k = 0; k < g->nkinds; k++) {
+        const attn_param_table *t = attn_kind_params(attn_kind_find(g->kind_names[k]));
+        if (attn_param_index(t, pa->name) >= 0) kind = g->kind_names[k];
+        for (int n = 0; n < t->count; n++) attn_suggest_offer(&near, t->defs[n].name);
+    }
+    for (int d = 0; d < g->ndatasets; d++) {
+        const attn_param_table *t = &g->datasets[d].ops->params;
+        if (attn_param_index(t, pa->name) >= 0) dataset = g->datasets[d].ops->name;
+        for (int n = 0; n < t->count; n++) attn_suggest_offer(&near, t->defs[n].name);
+    }
     if (!kind && !dataset) {
+        char hint[96];
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--set %s: no swept kind has a parameter '%s', nor has a swept "
-                         "dataset (see bench list, bench datasets)",
-                         pa->name, pa->name);
+                         "dataset (%s)",
+                         pa->name, pa->name,
+                         attn_suggest_hint(&near, "see bench list, bench datasets", hint,
+                                           sizeof hint));
     }
     if (kind && dataset) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
@@ -464,8 +474,7 @@ static attn_status parse_kinds(const sweep_opts *o, grid *g, char *msg, size_t m
         return ATTN_EINVAL;
     for (int k = 0; k < g->nkinds; k++)
         if (!attn_kind_find(g->kind_names[k]))
-            return attn_fail(ATTN_EINVAL, msg, msg_len,
-                             "--kinds: unknown kind '%s' (see bench list)", g->kind_names[k]);
+            return bench_unknown_kind(g->kind_names[k], "--kinds: ", msg, msg_len);
     return ATTN_OK;
 }
 

@@ -17,6 +17,16 @@
 #include "series.h"
 #include "stats.h"
 
+/* A subcommand of bench: its name and its function (main.c's table). */
+typedef struct bench_command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+} bench_command;
+
+/* `bench complete WHAT ...` (hidden; for tools/bench-completion.bash): the words the shell may
+ * complete, one a line: commands, kinds, datasets, the options of a command ("--name METAVAR"),
+ * the parameters of kinds and datasets, the choices of a parameter. */
+int bench_cmd_complete(int argc, char **argv, const bench_command *cmds, int ncmds);
 int bench_cmd_list(int argc, char **argv);
 int bench_cmd_info(int argc, char **argv);
 int bench_cmd_run(int argc, char **argv);
@@ -96,6 +106,9 @@ void bench_print_entry(const char *name, const char *summary, const char *defini
                        const attn_param_def *params, int nparams);
 /* "prefill" or "decode" (anything else is refused). */
 attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len);
+/* ATTN_EINVAL, msg "<prefix>unknown kind 'NAME' (did you mean 'KIND'?)" (or "(see bench list)"
+ * when no kind is close). */
+attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len);
 /* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
 int bench_fail(attn_status st, const char *msg);
 /* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write

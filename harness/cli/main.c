@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attn_suggest.h"
 #include "commands.h"
 #include "machine.h"
 #include "memory.h"
@@ -27,6 +28,34 @@ static void usage(FILE *f)
         "  datasets  input generators, their parameters and definitions\n"
         "  info      machine and build facts; sgemm GFLOP/s and memory read GB/s\n"
         "  test      (./bench launcher only) build and run the test suite\n");
+    fprintf(f, "\nbench --version: version and commit. bash completion: source "
+               "tools/bench-completion.bash\n");
+}
+
+/* "bench: unknown command 'swep' (did you mean 'sweep'?)", else the list of commands; exit 2. */
+static int unknown_command(const char *word, const bench_command *cmds, int ncmds)
+{
+    static const char *const launcher[] = {"test", "format", "fuzz"};
+    for (size_t l = 0; l < sizeof launcher / sizeof *launcher; l++)
+        if (strcmp(word, launcher[l]) == 0) {
+            fprintf(stderr, "bench: '%s' is a command of the launcher: ./bench %s\n", word, word);
+            return 2;
+        }
+    attn_suggest s = attn_suggest_start(word);
+    char names[512] = "", hint[96];
+    for (int c = 0, w = 0; c < ncmds; c++) {
+        attn_suggest_offer(&s, cmds[c].name);
+        if (w < (int)sizeof names)
+            w += snprintf(names + w, sizeof names - (size_t)w, "%s%s",
+                          c ? ", " : "commands: ", cmds[c].name);
+    }
+    for (size_t l = 0; l < sizeof launcher / sizeof *launcher; l++)
+        attn_suggest_offer(&s, launcher[l]);
+    attn_suggest_offer(&s, "--help");
+    attn_suggest_offer(&s, "--version");
+    fprintf(stderr, "bench: unknown command '%s' (%s)\n", word,
+            attn_suggest_hint(&s, names, hint, sizeof hint));
+    return 2;
 }
 
 int main(int argc, char **argv)
@@ -46,23 +75,19 @@ int main(int argc, char **argv)
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
     }
-    if (strcmp(argv[1], "--version") == 0) {
-        printf("attnbench %s\n", BENCH_GIT_COMMIT);
+    if (strcmp(argv[1], "--version") == 0 || strcmp(argv[1], "version") == 0) {
+        printf("attnbench %s (commit %s)\n", BENCH_VERSION, BENCH_GIT_COMMIT);
         return 0;
     }
-    static const struct {
-        const char *name;
-        int (*fn)(int, char **);
-    } cmds[] = {{"sweep", bench_cmd_sweep},       {"run", bench_cmd_run},
-                {"list", bench_cmd_list},         {"info", bench_cmd_info},
-                {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
-                {"plot", bench_cmd_plot},         {"report", bench_cmd_report},
-                {"export", bench_cmd_export},     {"compare", bench_cmd_compare}};
-    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
+    static const bench_command cmds[] = {
+        {"sweep", bench_cmd_sweep},       {"run", bench_cmd_run},
+        {"list", bench_cmd_list},         {"info", bench_cmd_info},
+        {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
+        {"plot", bench_cmd_plot},         {"report", bench_cmd_report},
+        {"export", bench_cmd_export},     {"compare", bench_cmd_compare}};
+    const int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
+    for (int c = 0; c < ncmds; c++)
         if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
-    fprintf(
-        stderr,
-        "bench: unknown command '%s' (commands: sweep, run, plot, fit, report, export, compare, list, datasets, info)\n",
-        argv[1]);
-    return 2;
+    if (strcmp(argv[1], "complete") == 0) return bench_cmd_complete(argc, argv, cmds, ncmds);
+    return unknown_command(argv[1], cmds, ncmds);
 }
