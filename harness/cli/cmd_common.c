@@ -61,7 +61,7 @@ attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t m
 
 int bench_fail(attn_status st, const char *msg)
 {
-    fprintf(stderr, "bench: %s\n", msg);
+    if (msg) fprintf(stderr, "bench: %s\n", msg);
     return st == ATTN_EINVAL || st == ATTN_ENODEF ? 2 : 1;
 }
 

@@ -79,7 +79,8 @@ void bench_print_entry(const char *name, const char *summary, const char *defini
                        const attn_param_def *params, int nparams);
 /* "prefill" or "decode" (anything else is refused). */
 attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len);
-/* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
+/* Print "bench: <msg>" on stderr (msg NULL: nothing; another rank said it) and return the exit
+ * status for st (2 usage, 1 failure). */
 int bench_fail(attn_status st, const char *msg);
 /* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write
  * permission, or a new file in a missing or read-only directory. Writes nothing. */

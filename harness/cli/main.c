@@ -1,8 +1,10 @@
 /* main.c — the bench CLI: validates the registry, dispatches subcommands, owns exit codes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_mpi.h"
 #include "commands.h"
 #include "machine.h"
 #include "memory.h"
@@ -54,8 +56,18 @@ int main(int argc, char **argv)
                 {"list", bench_cmd_list},         {"info", bench_cmd_info},
                 {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
                 {"plot", bench_cmd_plot}};
-    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
-        if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
+    for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++) {
+        if (strcmp(argv[1], cmds[c].name) != 0) continue;
+        /* under mpirun: MPI for the command's whole life (a sweep spreads its points) */
+        const attn_status st = bench_mpi_init(&argc, &argv, msg, sizeof msg);
+        if (st != ATTN_OK) { /* once, by rank 0 */
+            const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+            return bench_fail(st, !rank || atoi(rank) == 0 ? msg : NULL);
+        }
+        const int status = cmds[c].fn(argc, argv);
+        bench_mpi_finalize();
+        return status;
+    }
     fprintf(stderr,
             "bench: unknown command '%s' (commands: sweep, run, plot, fit, list, datasets, info)\n",
             argv[1]);
