@@ -665,7 +665,7 @@ static bool record_point(void *ctx, int64_t p, const double *samples, int64_t ns
                                             sizeof x->msg) != ATTN_OK;
         return !x->t.store_failed;
     }
-    if (!x->quiet && pt->rank != 0) { /* measured elsewhere: it ends now */
+    if (!x->quiet && pt->rank > 0) { /* measured on another rank: it ends now */
         char label[256], ranked[300];
         describe(&x->specs[p], label, sizeof label);
         snprintf(ranked, sizeof ranked, "%s (rank %d)", label, pt->rank);

@@ -166,8 +166,7 @@ void bench_mpi_barrier(void)
     MPI_Request req;
     int done = 0;
     MPI_Ibarrier(MPI_COMM_WORLD, &req);
-    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done;
-         MPI_Test(&req, &done, MPI_STATUS_IGNORE))
+    for (MPI_Test(&req, &done, MPI_STATUS_IGNORE); !done; MPI_Test(&req, &done, MPI_STATUS_IGNORE))
         bench_mpi_nap();
 #endif
 }

@@ -14,8 +14,8 @@
 #include <mpi.h>
 #endif
 
-#include "machine.h"
 #include "bench_mpi.h"
+#include "machine.h"
 #include "sweep_mpi.h"
 
 /* One rank, or a rank-less build: grid order, each point recorded as it ends. */
@@ -46,8 +46,8 @@ static int *plan(const bench_sweep_item *items, int64_t n, int ranks)
 {
     int *owner = malloc((size_t)(n > 0 ? n : 1) * sizeof *owner);
     int64_t *first = malloc((size_t)(n > 0 ? n : 1) * sizeof *first); /* series' first points */
-    double *cost = malloc((size_t)(n > 0 ? n : 1) * sizeof *cost), *load = calloc((size_t)ranks,
-                                                                                   sizeof *load);
+    double *cost = malloc((size_t)(n > 0 ? n : 1) * sizeof *cost),
+           *load = calloc((size_t)ranks, sizeof *load);
     int64_t nseries = 0;
     if (!owner || !first || !cost || !load) {
         free(owner), free(first), free(cost), free(load);
@@ -68,9 +68,8 @@ static int *plan(const bench_sweep_item *items, int64_t n, int ranks)
         for (int r = 1; r < ranks; r++)
             if (load[r] < load[to]) to = r;
         load[to] += cost[big];
-        for (int64_t p = first[big]; p < n && !items[p].collective &&
-                                     items[p].series == items[first[big]].series;
-             p++)
+        for (int64_t p = first[big];
+             p < n && !items[p].collective && items[p].series == items[first[big]].series; p++)
             owner[p] = to;
         cost[big] = -1;
     }
@@ -253,9 +252,8 @@ static int find_host(const bench_host *hosts, int n, const char *name)
     return -1;
 }
 
-attn_status bench_sweep_machines(int argc, char **argv, const bench_measure_cfg *mc,
-                                 bench_run *run, bench_host **hosts, int *nhosts, char *msg,
-                                 size_t msg_len)
+attn_status bench_sweep_machines(int argc, char **argv, const bench_measure_cfg *mc, bench_run *run,
+                                 bench_host **hosts, int *nhosts, char *msg, size_t msg_len)
 {
     const int ranks = bench_mpi_size();
     *hosts = NULL, *nhosts = 0;

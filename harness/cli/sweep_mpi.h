@@ -46,8 +46,7 @@ void bench_sweep_spread(const bench_sweep_item *items, bench_point *points, int6
  * with the yardsticks measured, on the other ranks with the facts only (yardsticks NaN). Then
  * (collective) rank 0 gets one bench_host per host into *hosts (malloc'd; free()), *nhosts;
  * the other ranks get none. */
-attn_status bench_sweep_machines(int argc, char **argv, const bench_measure_cfg *mc,
-                                 bench_run *run,
+attn_status bench_sweep_machines(int argc, char **argv, const bench_measure_cfg *mc, bench_run *run,
                                  bench_host **hosts, int *nhosts, char *msg, size_t msg_len);
 /* The sgemm GFLOP/s of host `name` among hosts[0..n) (NaN when absent). */
 double bench_sweep_host_sgemm(const bench_host *hosts, int n, const char *name);
