@@ -122,6 +122,8 @@ static bench_point make_point(int64_t run_id, const char *kind, int k)
     pt.rel_err = 1.25e-7;
     pt.max_abs_err = 3e-6;
     pt.self_rel_err = -0.0;
+    pt.rank = k - 1; /* -1: a collective point */
+    snprintf(pt.host, sizeof pt.host, "node%d", k);
     snprintf(pt.status, sizeof pt.status, "ok");
     /* garbage after the NUL must not reach the file */
     memcpy(pt.status + 3, "JUNK", 4);
@@ -233,6 +235,8 @@ Test(h5store, round_trip_two_runs)
     cr_assert_eq(got->rel_err, want.rel_err);
     cr_assert_eq(got->max_abs_err, want.max_abs_err);
     cr_assert_eq(got->self_rel_err, want.self_rel_err);
+    cr_assert_eq(got->rank, want.rank);
+    cr_assert_str_eq(got->host, want.host);
     cr_assert_str_eq(got->status, "ok");
     for (size_t c = 2; c < sizeof got->status; c++)
         cr_assert_eq(got->status[c], '\0', "byte %zu after the string is not NUL", c);
@@ -283,6 +287,48 @@ Test(h5store, reopen_appends)
         cr_assert_eq(pts[i].run_id, i + 1);
     }
     free(pts);
+}
+
+/* /hosts: rows of the run begun, read back; a file without the table reads as none */
+Test(h5store, hosts_round_trip)
+{
+    const char *path = tmp("h.h5");
+    char msg[ATTN_MSG_LEN];
+    bench_host *hosts = NULL;
+    int64_t n = -1;
+    write_two_runs(path); /* no hosts */
+    cr_assert_eq(bench_store_read_hosts(path, &hosts, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 0);
+    cr_assert_null(hosts);
+    bench_store *st = NULL;
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_host h = {
+        .rank = 3, .ranks = 2, .threads = 8, .sgemm_gflops = 1234.5, .mem_bandwidth_gbs = 99.25};
+    cr_assert_eq(bench_store_add_host(st, &h, msg, sizeof msg), ATTN_EFAIL, "no run begun yet");
+    bench_run run = make_run(3);
+    cr_assert_eq(bench_store_begin_run(st, &run, msg, sizeof msg), ATTN_OK, "%s", msg);
+    for (int k = 0; k < 2; k++) {
+        snprintf(h.host, sizeof h.host, "node%d", k);
+        snprintf(h.cpu_model, sizeof h.cpu_model, "cpu %d", k);
+        h.rank = 2 * k;
+        cr_assert_eq(bench_store_add_host(st, &h, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(h.run_id, 3);
+    }
+    bench_store_close(st);
+    cr_assert_eq(bench_store_read_hosts(path, &hosts, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 2);
+    for (int k = 0; k < 2; k++) {
+        char name[16];
+        snprintf(name, sizeof name, "node%d", k);
+        cr_assert_eq(hosts[k].run_id, 3);
+        cr_assert_str_eq(hosts[k].host, name);
+        cr_assert_eq(hosts[k].rank, 2 * k);
+        cr_assert_eq(hosts[k].ranks, 2);
+        cr_assert_eq(hosts[k].threads, 8);
+        cr_assert_eq(hosts[k].sgemm_gflops, 1234.5);
+        cr_assert_eq(hosts[k].mem_bandwidth_gbs, 99.25);
+    }
+    free(hosts);
 }
 
 Test(h5store, empty_file_reads_zero_rows_and_point_needs_a_run)

@@ -119,6 +119,11 @@ typedef struct attn_ops {
     int (*weights)(const attn_shape *s, const attn_params *p, attn_weight *out);
     attn_status (*draw_weights)(const attn_shape *s, const attn_params *p, float *const *w);
 
+    /* Distributed over MPI ranks (ring): every rank of `mpirun` runs each forward together, so a
+     * distributed sweep runs its points on all ranks at once instead of spreading them (default
+     * false: one rank measures a point alone). */
+    bool collective;
+
     /* ---- descriptions (no behaviour) ---- */
 
     attn_engine engine;    /* set by the engine's slot macro */

@@ -80,7 +80,7 @@ attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, 
 
 int bench_fail(attn_status st, const char *msg)
 {
-    fprintf(stderr, "bench: %s\n", msg);
+    if (msg) fprintf(stderr, "bench: %s\n", msg);
     return st == ATTN_EINVAL || st == ATTN_ENODEF ? 2 : 1;
 }
 

@@ -13,12 +13,14 @@
 #include <unistd.h>
 
 #include "attn_suggest.h"
+#include "bench_mpi.h"
 #include "commands.h"
 #include "machine.h"
 #include "point.h"
 #include "progress.h"
 #include "skips.h"
 #include "spec.h"
+#include "sweep_mpi.h"
 #include "table.h"
 
 enum { MAX_SETS = 8, MAX_POINTS = 100000 };
@@ -390,7 +392,9 @@ static attn_status enumerate(const grid *g, const bench_measure_cfg *mc, spec_li
     }
     *list = out;
     if (out.n == 0 && out.undefined.total > 0) {
-        bench_skips_print(stderr, &out.undefined, "skipping", "outside their kind's definition");
+        if (bench_mpi_rank() == 0) /* every rank has the same grid: one prints */
+            bench_skips_print(stderr, &out.undefined, "skipping",
+                              "outside their kind's definition");
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "nothing to measure: every point of the grid is outside its kind's "
                          "definition");
@@ -602,78 +606,173 @@ static bool over_budget(const bench_point_spec *specs, const bench_point *points
     return predict_s(&specs[p], prev->flops / prev->time_median_s) > budget_s;
 }
 
-/* Seconds points [from, count) should take at the rate seen so far; NaN before any. */
-static double eta_s(const bench_point_spec *specs, int64_t from, int64_t count, double timed_flops,
-                    double timed_s)
+/* A sweep's measuring and recording (the hooks of bench_sweep_spread, sweep_mpi.h). */
+typedef struct sweep_ctx {
+    const bench_point_spec *specs;
+    bench_point *points;
+    int64_t npoints, run_id;
+    bench_store *store; /* rank 0 only */
+    bool quiet;         /* no progress: --quiet, and on every rank but 0 */
+    double budget_s;    /* --max-point-time (0: none) */
+    bench_progress pr;
+    int64_t recorded;            /* points recorded so far (rank 0) */
+    bool *done;                  /* which (for the ETA) */
+    double timed_flops, timed_s; /* the rate seen so far, for the ETA */
+    sweep_tally t;               /* rank 0 */
+    char msg[ATTN_MSG_LEN];      /* why the store failed */
+} sweep_ctx;
+
+/* Seconds the points not recorded yet should take at the rate seen so far, over the ranks; NaN
+ * before any. */
+static double eta_s(const sweep_ctx *x)
 {
-    if (!(timed_s > 0)) return NAN;
+    if (!(x->timed_s > 0)) return NAN;
     double eta = 0;
-    for (int64_t r = from; r < count; r++) eta += predict_s(&specs[r], timed_flops / timed_s);
-    return eta;
+    for (int64_t r = 0; r < x->npoints; r++)
+        if (!x->done[r]) eta += predict_s(&x->specs[r], x->timed_flops / x->timed_s);
+    return eta / bench_mpi_size();
 }
 
-/* Measure every point into points[] and store it (run run_id), with progress unless quiet; a
- * point over budget_s (over_budget; 0: none) is skipped: status "skipped", not stored. */
+/* Measure point p into points[p]; a point over the time budget (over_budget) is only marked
+ * "skipped". */
+static void measure_point(void *ctx, int64_t p, double **samples, int64_t *nsamples)
+{
+    sweep_ctx *x = ctx;
+    const bench_point_spec *sp = &x->specs[p];
+    if (over_budget(x->specs, x->points, p, x->budget_s)) {
+        snprintf(x->points[p].status, sizeof x->points[p].status, "skipped");
+        return;
+    }
+    char label[256], why[ATTN_MSG_LEN];
+    describe(sp, label, sizeof label);
+    if (!x->quiet) bench_progress_point(&x->pr, x->recorded + 1, label, eta_s(x));
+    if (bench_point_run(sp, NULL, NULL, NULL, &x->points[p], samples, nsamples, NULL, why,
+                        sizeof why) == ATTN_OK)
+        return;
+    if (!x->quiet) bench_progress_end(&x->pr);
+    if (bench_mpi_size() > 1)
+        fprintf(stderr, "bench: rank %d (%s): %s: %s\n", bench_mpi_rank(), bench_mpi_host(), label,
+                why);
+    else fprintf(stderr, "bench: %s: %s\n", label, why);
+}
+
+/* Rank 0: store point p (measured here or on another rank) and count it; false when it could not
+ * be stored (x->msg says why). A skipped point is listed, not stored. */
+static bool record_point(void *ctx, int64_t p, const double *samples, int64_t nsamples)
+{
+    sweep_ctx *x = ctx;
+    bench_point *pt = &x->points[p];
+    x->done[p] = true;
+    x->recorded++;
+    if (strcmp(pt->status, "skipped") == 0) {
+        char what[64], why[ATTN_MSG_LEN];
+        snprintf(what, sizeof what, "n=%lld", (long long)x->specs[p].shape.S);
+        snprintf(why, sizeof why,
+                 "predicted over --max-point-time %g s from the time at the previous n",
+                 x->budget_s);
+        x->t.store_failed = bench_skips_add(&x->t.over, x->specs[p].ops->name, what, why, x->msg,
+                                            sizeof x->msg) != ATTN_OK;
+        return !x->t.store_failed;
+    }
+    if (!x->quiet && pt->rank > 0) { /* measured on another rank: it ends now */
+        char label[256], ranked[300];
+        describe(&x->specs[p], label, sizeof label);
+        snprintf(ranked, sizeof ranked, "%s (rank %d)", label, pt->rank);
+        bench_progress_point(&x->pr, x->recorded, ranked, eta_s(x));
+    }
+    x->t.failed += strcmp(pt->status, "error") == 0;
+    for (int64_t r = 0; r < nsamples; r++) x->timed_s += samples[r];
+    if (nsamples) x->timed_flops += pt->flops * (double)nsamples;
+    pt->run_id = x->run_id;
+    if (bench_store_add_point(x->store, pt, samples, nsamples, x->msg, sizeof x->msg))
+        x->t.store_failed = true;
+    if (!x->quiet && pt->time_cv > 0.10) bench_progress_end(&x->pr);
+    if (!x->quiet) x->t.noisy += bench_warn_noisy(pt, false);
+    if (strcmp(pt->status, "nonfinite") == 0) {
+        if (!x->quiet) bench_progress_end(&x->pr);
+        x->t.nonfinite += bench_warn_nonfinite(pt);
+    }
+    return !x->t.store_failed;
+}
+
+static bool stopping(void *ctx)
+{
+    const sweep_ctx *x = ctx;
+    return x->t.store_failed;
+}
+
+/* What bench_sweep_spread needs of each point: its series, predicted cost, collective kind. */
+static bench_sweep_item *sweep_items(const bench_point_spec *specs, int64_t n)
+{
+    bench_sweep_item *items = malloc((size_t)(n > 0 ? n : 1) * sizeof *items);
+    for (int64_t p = 0, series = 0; items && p < n; p++) {
+        series += p > 0 && !same_series(&specs[p - 1], &specs[p]);
+        items[p] = (bench_sweep_item){.series = series,
+                                      .cost_s = predict_s(&specs[p], 1e10), /* relative only */
+                                      .collective = specs[p].ops->collective};
+    }
+    return items;
+}
+
+/* Measure every point into points[] (spread over the ranks under mpirun) and store it on rank 0
+ * (run run_id), with progress unless quiet; a point over budget_s (over_budget; 0: none) is
+ * skipped: status "skipped", not stored. The tally is rank 0's (the others': empty). */
 static sweep_tally measure_points(const bench_point_spec *specs, bench_point *points,
                                   int64_t npoints, int64_t run_id, bench_store *store, bool quiet,
                                   double budget_s, char *msg, size_t msg_len)
 {
+    sweep_ctx *x = calloc(1, sizeof *x);
+    bench_sweep_item *items = sweep_items(specs, npoints);
     sweep_tally t = {0};
-    bench_progress pr = bench_progress_start(npoints);
-    double timed_flops = 0, timed_s = 0; /* the rate seen so far, for the ETA */
-    for (int64_t p = 0; p < npoints && !t.store_failed; p++) {
-        if (over_budget(specs, points, p, budget_s)) {
-            char what[64], why[ATTN_MSG_LEN];
-            snprintf(points[p].status, sizeof points[p].status, "skipped");
-            snprintf(what, sizeof what, "n=%lld", (long long)specs[p].shape.S);
-            snprintf(why, sizeof why,
-                     "predicted over --max-point-time %g s from the time at the previous n",
-                     budget_s);
-            t.store_failed = bench_skips_add(&t.over, specs[p].ops->name, what, why, msg, msg_len);
-            continue;
-        }
-        char label[256];
-        describe(&specs[p], label, sizeof label);
-        if (!quiet)
-            bench_progress_point(&pr, p + 1, label, eta_s(specs, p, npoints, timed_flops, timed_s));
-        double *samples = NULL;
-        int64_t nsamples = 0;
-        char why[ATTN_MSG_LEN];
-        if (bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples, &nsamples, NULL, why,
-                            sizeof why) != ATTN_OK) {
-            t.failed++;
-            if (!quiet) bench_progress_end(&pr);
-            fprintf(stderr, "bench: %s: %s\n", label, why);
-        }
-        for (int64_t r = 0; r < nsamples; r++) timed_s += samples[r];
-        if (nsamples) timed_flops += points[p].flops * (double)nsamples;
-        points[p].run_id = run_id;
-        if (bench_store_add_point(store, &points[p], samples, nsamples, msg, msg_len))
-            t.store_failed = true;
-        free(samples);
-        if (!quiet && points[p].time_cv > 0.10) bench_progress_end(&pr);
-        if (!quiet) t.noisy += bench_warn_noisy(&points[p], false);
-        if (strcmp(points[p].status, "nonfinite") == 0) {
-            if (!quiet) bench_progress_end(&pr);
-            t.nonfinite += bench_warn_nonfinite(&points[p]);
-        }
+    if (x) x->done = calloc((size_t)npoints + 1, sizeof *x->done);
+    bool speak; /* every rank spreads, or none */
+    if (bench_mpi_agree(x && x->done && items ? ATTN_OK : ATTN_EFAIL, &speak) != ATTN_OK) {
+        t.store_failed = true;
+        snprintf(msg, msg_len, "out of memory for %lld points", (long long)npoints);
+    } else {
+        *x = (sweep_ctx){.specs = specs,
+                         .points = points,
+                         .npoints = npoints,
+                         .run_id = run_id,
+                         .store = store,
+                         .quiet = quiet,
+                         .budget_s = budget_s,
+                         .pr = bench_progress_start(npoints),
+                         .done = x->done};
+        const bench_sweep_hooks hooks = {x, measure_point, record_point, stopping};
+        bench_sweep_spread(items, points, npoints, &hooks);
+        if (!quiet) bench_progress_end(&x->pr);
+        t = x->t;
+        if (t.store_failed) snprintf(msg, msg_len, "%s", x->msg);
     }
-    if (!quiet) bench_progress_end(&pr);
+    if (x) free(x->done);
+    free(x);
+    free(items);
     return t;
 }
 
 /* The closing lines: the summary table (unless quiet), where the results went, noise. */
-static void print_summary(const bench_run *run, const bench_point *points, int64_t npoints,
-                          const char *out_path, int threads, bool quiet, const sweep_tally *t)
+static void print_summary(const bench_run *run, const bench_host *hosts, int nhosts,
+                          const bench_point *points, int64_t npoints, const char *out_path,
+                          bool quiet, const sweep_tally *t)
 {
     if (!quiet) {
-        printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run->run_id,
-               run->sgemm_gflops, threads, run->cpu_model);
+        if (bench_mpi_size() == 1)
+            printf("run %lld: sgemm %.1f GFLOP/s on %d threads; %s\n", (long long)run->run_id,
+                   run->sgemm_gflops, run->threads, run->cpu_model);
+        else
+            printf("run %lld: %d ranks on %d host%s\n", (long long)run->run_id, bench_mpi_size(),
+                   nhosts, nhosts == 1 ? "" : "s");
+        for (int h = 0; bench_mpi_size() > 1 && h < nhosts; h++)
+            printf("  %s (ranks %d, yardsticks by rank %d): sgemm %.1f GFLOP/s on %d threads; %s\n",
+                   hosts[h].host, hosts[h].ranks, hosts[h].rank, hosts[h].sgemm_gflops,
+                   hosts[h].threads, hosts[h].cpu_model);
         const bool retrieval = bench_table_has_retrieval(points, npoints);
         bench_table_header(stdout, retrieval);
-        for (int64_t p = 0; p < npoints; p++)
+        for (int64_t p = 0; p < npoints; p++) /* %sgemm: against the sgemm of the point's host */
             if (strcmp(points[p].status, "skipped") != 0)
-                bench_table_row(stdout, &points[p], run->sgemm_gflops, retrieval);
+                bench_table_row(stdout, &points[p],
+                                bench_sweep_host_sgemm(hosts, nhosts, points[p].host), retrieval);
     }
     printf("results: %s (run %lld, %lld points%s%s)\n", out_path, (long long)run->run_id,
            (long long)(npoints - t->over.total),
@@ -702,37 +801,58 @@ static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
     return 0;
 }
 
-/* The run (machine facts, the yardsticks), every point into store (closed here), the summary,
- * then the figures: asked for with --plots, and always after the no-options sweep. The exit
- * status. */
+/* Rank 0: the run and its hosts into store. */
+static attn_status begin_run(bench_store *store, bench_run *run, bench_host *hosts, int nhosts,
+                             char *msg, size_t msg_len)
+{
+    attn_status st = bench_store_begin_run(store, run, msg, msg_len);
+    for (int h = 0; !st && h < nhosts; h++)
+        st = bench_store_add_host(store, &hosts[h], msg, msg_len);
+    return st;
+}
+
+/* The run (machine facts, the yardsticks of every host), every point into store (rank 0; closed
+ * here), the summary, then the figures: asked for with --plots, and always after the no-options
+ * sweep. The exit status (under mpirun: rank 0's is the sweep's, the other ranks' 0). */
 static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure_cfg *mc,
                  const spec_list *list, double budget_s, bench_point *points, bench_store *store,
                  const char *out_path)
 {
     char msg[ATTN_MSG_LEN];
-    const bool quiet = o->quiet != NULL;
-    bench_skips_print(stderr, &list->undefined, "skipping", "outside their kind's definition");
-    bench_skips_print(stderr, &list->uncausal, "--causal auto: measuring",
-                      "without the causal mask (their kind is defined without one)");
+    const bool lead = bench_mpi_rank() == 0, quiet = o->quiet != NULL || !lead;
+    if (lead) {
+        bench_skips_print(stderr, &list->undefined, "skipping", "outside their kind's definition");
+        bench_skips_print(stderr, &list->uncausal, "--causal auto: measuring",
+                          "without the causal mask (their kind is defined without one)");
+    }
     if (!quiet)
         fprintf(stderr,
                 "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
                 "memory read bandwidth...\n",
                 mc->threads);
-    bench_run run = bench_new_run(argc, argv, mc);
-    if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
+    bench_run run;
+    bench_host *hosts = NULL;
+    int nhosts = 0;
+    attn_status st = bench_sweep_machines(argc, argv, mc, &run, &hosts, &nhosts, msg, sizeof msg);
+    if (!st && lead) st = begin_run(store, &run, hosts, nhosts, msg, sizeof msg);
+    bool speak;
+    if ((st = bench_mpi_agree(st, &speak)) != ATTN_OK) {
         bench_store_close(store);
-        return bench_fail(ATTN_EFAIL, msg);
+        free(hosts);
+        return bench_fail(st, speak ? msg : NULL);
     }
     sweep_tally t = measure_points(list->v, points, list->n, run.run_id, store, quiet, budget_s,
                                    msg, sizeof msg);
     bench_store_close(store);
     int exit_code = t.failed || (t.nonfinite && !mc->allow_nonfinite) ? 1 : 0;
-    if (t.store_failed) exit_code = bench_fail(ATTN_EFAIL, msg);
-    else print_summary(&run, points, list->n, out_path, mc->threads, quiet, &t);
-    if (!t.store_failed && (o->plots || argc == 2) && draw_plots(o->plots, out_path, run.run_id))
+    if (!lead) exit_code = 0; /* rank 0 speaks for the sweep */
+    else if (t.store_failed) exit_code = bench_fail(ATTN_EFAIL, msg);
+    else print_summary(&run, hosts, nhosts, points, list->n, out_path, quiet, &t);
+    if (lead && !t.store_failed && (o->plots || argc == 2) &&
+        draw_plots(o->plots, out_path, run.run_id))
         exit_code = 1;
     bench_skips_free(&t.over);
+    free(hosts);
     return exit_code;
 }
 
@@ -785,11 +905,13 @@ int bench_cmd_sweep(int argc, char **argv)
     const char *pos[1];
     int npos;
     char msg[ATTN_MSG_LEN];
+    const bool lead = bench_mpi_rank() == 0; /* under mpirun: every rank parses alike */
     if (bench_parse_opts(argc, argv, 2, opts, BENCH_COUNT(opts), pos, 0, &npos, "sweep", msg,
                          sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
+        return bench_fail(ATTN_EINVAL, lead ? msg : NULL);
     if (o.help) {
-        bench_print_help("bench sweep [options]", sweep_description, opts, BENCH_COUNT(opts));
+        if (lead)
+            bench_print_help("bench sweep [options]", sweep_description, opts, BENCH_COUNT(opts));
         return 0;
     }
     bench_measure_cfg mc;
@@ -800,6 +922,7 @@ int bench_cmd_sweep(int argc, char **argv)
     bench_store *store = NULL;
     double budget_s = 0;
     attn_status st = bench_measure_parse(&o.measure, &mc, msg, sizeof msg);
+    if (!st && !o.measure.threads) mc.threads = bench_mpi_default_threads(mc.threads);
     if (!st && (o.max_point_time || !o.n))
         st = bench_parse_double(o.max_point_time ? o.max_point_time : DEFAULT_MAX_POINT_TIME,
                                 "--max-point-time", 0, 1e9, &budget_s, msg, sizeof msg);
@@ -810,8 +933,12 @@ int bench_cmd_sweep(int argc, char **argv)
     if (!st && !(points = calloc((size_t)list.n + 1, sizeof *points)))
         st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "out of memory for %lld points",
                        (long long)list.n);
-    if (!st) st = open_results(&o, out_path, sizeof out_path, &store, msg, sizeof msg);
-    const int exit_code = st ? bench_fail(st, msg)
+    bool speak; /* a failure every rank shares is printed once, by rank 0 */
+    if ((st = bench_mpi_agree(st, &speak)) == ATTN_OK) { /* rank 0 alone opens the results */
+        if (lead) st = open_results(&o, out_path, sizeof out_path, &store, msg, sizeof msg);
+        st = bench_mpi_agree(st, &speak);
+    }
+    const int exit_code = st ? bench_fail(st, speak ? msg : NULL)
                              : sweep(argc, argv, &o, &mc, &list, budget_s, points, store, out_path);
     grid_free(&g); /* after the points: their file paths point into it */
     free(points);

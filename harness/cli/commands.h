@@ -109,7 +109,8 @@ attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t m
 /* ATTN_EINVAL, msg "<prefix>unknown kind 'NAME' (did you mean 'KIND'?)" (or "(see bench list)"
  * when no kind is close). */
 attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len);
-/* Print "bench: <msg>" on stderr and return the exit status for st (2 usage, 1 failure). */
+/* Print "bench: <msg>" on stderr (msg NULL: nothing; another rank said it) and return the exit
+ * status for st (2 usage, 1 failure). */
 int bench_fail(attn_status st, const char *msg);
 /* Refuse (ATTN_EINVAL) a path that cannot be written: an existing file without write
  * permission, or a new file in a missing or read-only directory. Writes nothing. */

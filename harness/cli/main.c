@@ -1,9 +1,11 @@
 /* main.c — the bench CLI: validates the registry, dispatches subcommands, owns exit codes. */
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "attn_suggest.h"
+#include "bench_mpi.h"
 #include "commands.h"
 #include "machine.h"
 #include "memory.h"
@@ -86,8 +88,18 @@ int main(int argc, char **argv)
         {"plot", bench_cmd_plot},         {"report", bench_cmd_report},
         {"export", bench_cmd_export},     {"compare", bench_cmd_compare}};
     const int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
-    for (int c = 0; c < ncmds; c++)
-        if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
+    for (int c = 0; c < ncmds; c++) {
+        if (strcmp(argv[1], cmds[c].name) != 0) continue;
+        /* under mpirun: MPI for the command's whole life (a sweep spreads its points) */
+        const attn_status st = bench_mpi_init(&argc, &argv, msg, sizeof msg);
+        if (st != ATTN_OK) { /* once, by rank 0 */
+            const char *rank = getenv("OMPI_COMM_WORLD_RANK");
+            return bench_fail(st, !rank || atoi(rank) == 0 ? msg : NULL);
+        }
+        const int status = cmds[c].fn(argc, argv);
+        bench_mpi_finalize();
+        return status;
+    }
     if (strcmp(argv[1], "complete") == 0) return bench_cmd_complete(argc, argv, cmds, ncmds);
     return unknown_command(argv[1], cmds, ncmds);
 }

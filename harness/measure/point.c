@@ -3,6 +3,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "accuracy.h"
 #include "finite.h"
@@ -34,6 +35,8 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     pt->gflops_per_s = pt->gbytes_per_s = NAN;
     pt->rel_err = pt->max_abs_err = pt->self_rel_err = pt->cosine = pt->retrieval = NAN;
     pt->peak_rss_bytes = pt->base_rss_bytes = -1;
+    if (gethostname(pt->host, sizeof pt->host) != 0) snprintf(pt->host, sizeof pt->host, "?");
+    pt->host[sizeof pt->host - 1] = '\0';
     snprintf(pt->status, sizeof pt->status, "ok");
 }
 

@@ -61,8 +61,24 @@ typedef struct bench_point {
     double retrieval;          /* fraction of them whose output is nearest to the planted value
                                   (NaN when retrieval_queries == 0) */
     double self_rel_err; /* rel. L2 error vs the kind's own definition (implementation check) */
+    int32_t rank;        /* MPI rank that measured it (0 without mpirun; -1: all ranks together,
+                            a collective kind) */
+    char host[64];       /* host that measured it (a collective point: rank 0's) */
     char status[16];     /* "ok" or "error" */
     char message[160];   /* why, when status is "error" */
 } bench_point;
+
+/* One host of a run (the /hosts table): its facts and yardsticks, measured once per host by the
+ * lowest rank on it, with that rank's threads; %sgemm of a point is against its host's sgemm. */
+typedef struct bench_host {
+    int64_t run_id;
+    char host[64];
+    int32_t rank;  /* the rank that measured the yardsticks (the lowest on the host) */
+    int32_t ranks; /* ranks of the run on this host */
+    char cpu_model[128];
+    int32_t threads;          /* OpenMP threads of its ranks' forwards and of the yardsticks */
+    double sgemm_gflops;      /* OpenBLAS sgemm (2048^3) on this host at the start of the run */
+    double mem_bandwidth_gbs; /* memory read bandwidth on this host at the start of the run */
+} bench_host;
 
 #endif

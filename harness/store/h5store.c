@@ -101,6 +101,8 @@ static const field point_fields[] = {
     FIELD(bench_point, retrieval_queries, F_I32),
     FIELD(bench_point, retrieval, F_F64),
     FIELD(bench_point, self_rel_err, F_F64),
+    FIELD(bench_point, rank, F_I32),
+    FIELD(bench_point, host, F_STR),
     FIELD(bench_point, status, F_STR),
     FIELD(bench_point, message, F_STR),
 };
@@ -126,6 +128,17 @@ static const field status_fields[] = {
     FIELD(status_row, run_id, F_I64),
     FIELD(status_row, status, F_STR),
     FIELD(status_row, message, F_STR),
+};
+
+static const field host_fields[] = {
+    FIELD(bench_host, run_id, F_I64),
+    FIELD(bench_host, host, F_STR),
+    FIELD(bench_host, rank, F_I32),
+    FIELD(bench_host, ranks, F_I32),
+    FIELD(bench_host, cpu_model, F_STR),
+    FIELD(bench_host, threads, F_I32),
+    FIELD(bench_host, sgemm_gflops, F_F64),
+    FIELD(bench_host, mem_bandwidth_gbs, F_F64),
 };
 
 static const field fit_fields[] = {
@@ -177,6 +190,8 @@ static const table samples_table = {"/samples", sample_fields, NFIELDS(sample_fi
                                     sizeof(sample_row), 1024};
 static const table status_table = {"/run_status", status_fields, NFIELDS(status_fields),
                                    sizeof(status_row), 64};
+static const table hosts_table = {"/hosts", host_fields, NFIELDS(host_fields), sizeof(bench_host),
+                                  64};
 static const table fits_table = {"/fits", fit_fields, NFIELDS(fit_fields), sizeof(bench_fit_row),
                                  64};
 
@@ -716,9 +731,10 @@ static attn_status stop_run(bench_store *st, int64_t point_id, bool wrote, int64
 {
     bool ok = !wrote || (reopen_file(st) >= 0 && set_rows(st->points, npoints) >= 0 &&
                          set_rows(st->samples, nsamples) >= 0);
-    char note[160], again[64];
-    snprintf(note, sizeof note, "%s writing point %lld; %lld point%s kept", why,
-             (long long)point_id, (long long)st->run_points, st->run_points == 1 ? "" : "s");
+    char note[160], again[64], what[32] = "/hosts"; /* point_id < 0: a /hosts row */
+    if (point_id >= 0) snprintf(what, sizeof what, "point %lld", (long long)point_id);
+    snprintf(note, sizeof note, "%s writing %s; %lld point%s kept", why, what,
+             (long long)st->run_points, st->run_points == 1 ? "" : "s");
     ok = mark_run(st, "incomplete", note) >= 0 && ok;
     ok = flush_file(st, again, sizeof again) >= 0 && ok;
     st->run_failed = true;
@@ -782,6 +798,41 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     if (err < 0) return stop_run(st, pt->point_id, true, npoints, nrows, why, msg, msg_len);
     if (pt->run_id == st->run_id) st->run_points++;
     return ATTN_OK;
+}
+
+attn_status bench_store_add_host(bench_store *st, bench_host *h, char *msg, size_t msg_len)
+{
+    quiet_hdf5();
+    if (st->run_id < 1 || st->run_failed)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: no run to add a host to", st->path);
+    h->run_id = st->run_id;
+    char why[64] = "write error";
+    errno = 0;
+    if (H5Lexists(st->file, hosts_table.dset, H5P_DEFAULT) <= 0 &&
+        create_table(st->file, &hosts_table) < 0) {
+        bench_write_reason(st->path, errno, why, sizeof why);
+        return stop_run(st, -1, false, 0, 0, why, msg, msg_len);
+    }
+    hid_t dset = H5Dopen2(st->file, hosts_table.dset, H5P_DEFAULT);
+    hid_t mtype = compound_type(&hosts_table, false);
+    const int64_t n = dset < 0 ? -1 : table_rows(dset);
+    herr_t err = n < 0 || mtype < 0 ? -1 : 0;
+    if (err >= 0 &&
+        bench_room(st->lock_fd, st->path, new_chunk_bytes(&hosts_table, n, 1) + ROOM_MARGIN, why,
+                   sizeof why) < 0)
+        err = -2; /* no room: nothing written */
+    if (err == 0 && (err = append_rows(dset, mtype, n, h, 1)) < 0)
+        bench_write_reason(st->path, errno, why, sizeof why);
+    if (err == 0) err = flush_file(st, why, sizeof why);
+    if (mtype >= 0) H5Tclose(mtype);
+    if (dset >= 0) H5Dclose(dset);
+    if (err == 0) return ATTN_OK;
+    /* shrink /hosts back (reopened: HDF5 keeps the unwritten chunk in its cache) */
+    if (err == -1 && n >= 0 && reopen_file(st) >= 0) {
+        hid_t again = H5Dopen2(st->file, hosts_table.dset, H5P_DEFAULT);
+        if (again >= 0) set_rows(again, n), H5Dclose(again);
+    }
+    return stop_run(st, -1, false, 0, 0, why, msg, msg_len);
 }
 
 void bench_store_close(bench_store *st)
@@ -882,8 +933,9 @@ attn_status bench_store_read_points(const char *path, bench_point **points, int6
 
 /* ---- /fits: replaced per run by `bench fit` ---- */
 
-attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
-                                  size_t msg_len)
+/* Every row of table t, which a results file may lack (then none: ATTN_OK, *n = 0). */
+static attn_status read_optional_table(const char *path, const table *t, void **rows, int64_t *n,
+                                       char *msg, size_t msg_len)
 {
     quiet_hdf5();
     *rows = NULL;
@@ -891,13 +943,28 @@ attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_
     hid_t file, runs;
     attn_status st = open_table_ro(path, &runs_table, &file, &runs, msg, msg_len);
     if (st != ATTN_OK) return st;
-    htri_t has = H5Lexists(file, fits_table.dset, H5P_DEFAULT);
+    htri_t has = H5Lexists(file, t->dset, H5P_DEFAULT);
     H5Dclose(runs);
     H5Fclose(file);
-    if (has <= 0) return ATTN_OK; /* written before any `bench fit` */
-    void *buf;
-    st = read_table(path, &fits_table, &buf, n, msg, msg_len);
+    if (has <= 0) return ATTN_OK;
+    return read_table(path, t, rows, n, msg, msg_len);
+}
+
+attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
+                                  size_t msg_len)
+{
+    void *buf; /* none: written before any `bench fit` */
+    attn_status st = read_optional_table(path, &fits_table, &buf, n, msg, msg_len);
     *rows = buf;
+    return st;
+}
+
+attn_status bench_store_read_hosts(const char *path, bench_host **hosts, int64_t *n, char *msg,
+                                   size_t msg_len)
+{
+    void *buf; /* none: written before /hosts existed */
+    attn_status st = read_optional_table(path, &hosts_table, &buf, n, msg, msg_len);
+    *hosts = buf;
     return st;
 }
 

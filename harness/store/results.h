@@ -14,13 +14,14 @@
  *                run_id, point_id, rep, seconds
  *   /run_status  extendable chunked compound table, one row per run: run_id, status ("running"
  *                until closed, "complete", or "incomplete" after a failed write), message
- *   /fits        (optional: written by `bench fit`) one row per fitted series and metric of a run
- *                (bench_fit_row); a new fit of a run replaces that run's rows
- * Strings are fixed-length, NUL-padded UTF-8 (h5py reads them as bytes: .str.decode()).
- * Every row is flushed to disk as soon as it is added, so an interrupted sweep keeps its points.
- * A new file is written under a temporary name and renamed into place once valid; a write that
- * fails is rolled back; one writer at a time holds a lock on the file (atomic.h,
- * docs/results-format.md "Writing safely").
+ *   /hosts       (sweeps) one row per host of a run: its facts and yardsticks (bench_host),
+ * measured once per host; a distributed sweep (mpirun) has one row per host of its ranks /fits
+ * (optional: written by `bench fit`) one row per fitted series and metric of a run (bench_fit_row);
+ * a new fit of a run replaces that run's rows Strings are fixed-length, NUL-padded UTF-8 (h5py
+ * reads them as bytes: .str.decode()). Every row is flushed to disk as soon as it is added, so an
+ * interrupted sweep keeps its points. A new file is written under a temporary name and renamed into
+ * place once valid; a write that fails is rolled back; one writer at a time holds a lock on the
+ * file (atomic.h, docs/results-format.md "Writing safely").
  */
 #ifndef BENCH_RESULTS_H
 #define BENCH_RESULTS_H
@@ -92,6 +93,9 @@ attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, si
  * the run is marked incomplete and no further point is accepted; msg says what was kept. */
 attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double *samples_s,
                                   int64_t nsamples, char *msg, size_t msg_len);
+/* Append a /hosts row for the run begun through st (sets h->run_id; creates /hosts if absent);
+ * flushes. A failure rolls the row back and marks the run incomplete, as for a point. */
+attn_status bench_store_add_host(bench_store *st, bench_host *h, char *msg, size_t msg_len);
 /* Mark the run complete (unless it is incomplete), flush, publish a new file, unlock, close. */
 void bench_store_close(bench_store *st);
 
@@ -104,6 +108,9 @@ attn_status bench_store_read_points(const char *path, bench_point **points, int6
  * kept). rows[i].run_id is set to run_id. */
 attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
                                    int64_t n, char *msg, size_t msg_len);
+/* Every row of /hosts; none (ATTN_OK, *n = 0) when the file has no /hosts. free() the array. */
+attn_status bench_store_read_hosts(const char *path, bench_host **hosts, int64_t *n, char *msg,
+                                   size_t msg_len);
 /* Every row of /fits; none (ATTN_OK, *n = 0) when the file has no /fits. free() the array. */
 attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_t *n, char *msg,
                                   size_t msg_len);
