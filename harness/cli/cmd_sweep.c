@@ -16,6 +16,7 @@
 #include "machine.h"
 #include "point.h"
 #include "progress.h"
+#include "signals.h"
 #include "skips.h"
 #include "spec.h"
 #include "table.h"
@@ -604,7 +605,8 @@ static double eta_s(const bench_point_spec *specs, int64_t from, int64_t count, 
 }
 
 /* Measure every point into points[] and store it (run run_id), with progress unless quiet; a
- * point over budget_s (over_budget; 0: none) is skipped: status "skipped", not stored. */
+ * point over budget_s (over_budget; 0: none) is skipped: status "skipped", not stored. A stop
+ * request (SIGINT, SIGTERM: signals.h) ends the loop; the point in progress is not stored. */
 static sweep_tally measure_points(const bench_point_spec *specs, bench_point *points,
                                   int64_t npoints, int64_t run_id, bench_store *store, bool quiet,
                                   double budget_s, char *msg, size_t msg_len)
@@ -612,7 +614,7 @@ static sweep_tally measure_points(const bench_point_spec *specs, bench_point *po
     sweep_tally t = {0};
     bench_progress pr = bench_progress_start(npoints);
     double timed_flops = 0, timed_s = 0; /* the rate seen so far, for the ETA */
-    for (int64_t p = 0; p < npoints && !t.store_failed; p++) {
+    for (int64_t p = 0; p < npoints && !t.store_failed && !bench_stop_signal(); p++) {
         if (over_budget(specs, points, p, budget_s)) {
             char what[64], why[ATTN_MSG_LEN];
             snprintf(points[p].status, sizeof points[p].status, "skipped");
@@ -630,8 +632,13 @@ static sweep_tally measure_points(const bench_point_spec *specs, bench_point *po
         double *samples = NULL;
         int64_t nsamples = 0;
         char why[ATTN_MSG_LEN];
-        if (bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples, &nsamples, NULL, why,
-                            sizeof why) != ATTN_OK) {
+        const attn_status ps = bench_point_run(&specs[p], NULL, NULL, NULL, &points[p], &samples,
+                                               &nsamples, NULL, why, sizeof why);
+        if (bench_stop_signal()) { /* abandoned: its repetitions may have been cut short */
+            free(samples);
+            break;
+        }
+        if (ps != ATTN_OK) {
             t.failed++;
             if (!quiet) bench_progress_end(&pr);
             fprintf(stderr, "bench: %s: %s\n", label, why);
@@ -694,6 +701,24 @@ static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
     return 0;
 }
 
+/* A signal stopped the sweep: mark its run interrupted, close the file, say what was kept (one
+ * line). The exit status: 128 + the signal. */
+static int interrupted(bench_store *store, const char *out_path)
+{
+    const int sig = bench_stop_signal();
+    int64_t kept = 0, planned = bench_store_planned(store);
+    const int64_t run_id = bench_store_interrupt(store, sig, &kept);
+    if (run_id > 0)
+        fprintf(stderr, "bench: interrupted (SIG%s): %lld of %lld points kept in %s (run %lld)\n",
+                bench_signal_name(sig), (long long)kept, (long long)planned, out_path,
+                (long long)run_id);
+    else
+        fprintf(stderr,
+                "bench: interrupted (SIG%s) before the first point: nothing written to %s\n",
+                bench_signal_name(sig), out_path);
+    return 128 + sig;
+}
+
 /* The run (machine facts, the yardsticks), every point into store (closed here), the summary,
  * then the figures: asked for with --plots, and always after the no-options sweep. The exit
  * status. */
@@ -711,13 +736,20 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
                 "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
                 "memory read bandwidth...\n",
                 mc->threads);
+    bench_signals_catch(); /* SIGINT, SIGTERM: stop after the point in progress, abandoned */
     bench_run run = bench_new_run(argc, argv, mc);
+    if (bench_stop_signal()) return interrupted(store, out_path);
+    bench_store_set_planned(store, list->n);
     if (bench_store_begin_run(store, &run, msg, sizeof msg)) {
         bench_store_close(store);
         return bench_fail(ATTN_EFAIL, msg);
     }
     sweep_tally t = measure_points(list->v, points, list->n, run.run_id, store, quiet, budget_s,
                                    msg, sizeof msg);
+    if (bench_stop_signal() && !t.store_failed) {
+        bench_skips_free(&t.over);
+        return interrupted(store, out_path);
+    }
     bench_store_close(store);
     int exit_code = t.failed || (t.nonfinite && !mc->allow_nonfinite) ? 1 : 0;
     if (t.store_failed) exit_code = bench_fail(ATTN_EFAIL, msg);
