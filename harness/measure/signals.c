@@ -1,7 +1,7 @@
 /*
  * signals.c — SIGINT, SIGTERM and SIGHUP: the graceful stop of a measuring command and the
- * removal of temporary files when a signal ends the process (signals.h). The handler only sets a flag or,
- * when the process must end, unlinks and re-raises: async-signal-safe calls only.
+ * removal of temporary files when a signal ends the process (signals.h). The handler only sets a
+ * flag or, when the process must end, unlinks and re-raises: async-signal-safe calls only.
  */
 #include "signals.h"
 
