@@ -61,6 +61,17 @@ def run(cmd, env=None, limits=(), timeout=120):
     return p.returncode, p.stderr.decode(errors="replace")
 
 
+def wait_or_kill(p, what, timeout=30):
+    """p's exit status, or None (a failure: what) when it is still running after timeout s."""
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        fail(what)
+        return None
+
+
 def temps(directory):
     return [n for n in os.listdir(directory) if ".tmp-" in n]
 
@@ -129,12 +140,8 @@ def signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally):
     if sent:
         p.send_signal(sig)
         tally["sent"] += 1
-    try:
-        rc = p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        fail(f"trial {trial}: {kind} did not end within 30 s of {sig.name}")
+    rc = wait_or_kill(p, f"trial {trial}: {kind} did not end within 30 s of {sig.name}")
+    if rc is None:
         return
     what = f"trial {trial} ({kind}, {sig.name if sent else 'no signal'} after {delay:.2f} s, " \
            f"exit {rc})"
@@ -231,12 +238,8 @@ def interrupt_sweep(exe, tmp, sig, env):
              f"(exit {p.returncode}): {p.stderr.read().decode().strip()}")
         return
     p.send_signal(sig)
-    try:
-        rc = p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        fail(f"{sig.name}: the sweep did not stop within 30 s")
+    rc = wait_or_kill(p, f"{sig.name}: the sweep did not stop within 30 s")
+    if rc is None:
         return
     err = p.stderr.read().decode()
     lines = [l for l in err.splitlines() if l.strip()]
@@ -280,12 +283,8 @@ def double_interrupt(exe, tmp, env):
     time.sleep(0.2)
     p.send_signal(signal.SIGINT)
     second = time.time()
-    try:
-        rc = p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        fail("a second SIGINT did not end bench run within 30 s")
+    rc = wait_or_kill(p, "a second SIGINT did not end bench run within 30 s")
+    if rc is None:
         return
     took = time.time() - second
     if rc != -signal.SIGINT or took > 1.0:
