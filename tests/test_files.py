@@ -12,6 +12,11 @@
   test_files.py concurrent BENCH   two writers on one file, HDF5 file locking off and on: both
                                    points kept, or the second refused with one line
   test_files.py limits     BENCH   under ulimit -v 200000 bench exits with one line, never hangs
+  test_files.py interrupt  BENCH   h5py and `bench fit` read a file while a sweep writes it (no
+                                   environment variables); SIGINT mid-sweep: exit 130, one line,
+                                   the run marked interrupted with its planned and finished counts,
+                                   every finished point readable; SIGTERM: 143; a second SIGINT
+                                   ends a long point at once and leaves no temporary file
 
 Seeded (BENCH_TEST_SEED, default 16); prints what it did. Exit 0 pass, 1 fail, 77 skip (meson).
 Run with Debian's python (/usr/bin/python3: h5py).
@@ -56,6 +61,17 @@ def run(cmd, env=None, limits=(), timeout=120):
     return p.returncode, p.stderr.decode(errors="replace")
 
 
+def wait_or_kill(p, what, timeout=30):
+    """p's exit status, or None (a failure: what) when it is still running after timeout s."""
+    try:
+        return p.wait(timeout=timeout)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+        fail(what)
+        return None
+
+
 def temps(directory):
     return [n for n in os.listdir(directory) if ".tmp-" in n]
 
@@ -92,6 +108,10 @@ def check_results(path, what, base=None):
         n = sum(1 for r in rows if r[0] == run_id)
         if state == "incomplete" and f"; {n} point" not in s["message"].decode():
             fail(f"{what}: run {run_id} incomplete with {n} points: '{s['message'].decode()}'")
+        if "finished_points" in s.dtype.names and state != "running" and \
+                int(s["finished_points"]) != n:
+            fail(f"{what}: run {run_id} {state} with {n} points says finished_points = "
+                 f"{int(s['finished_points'])}")
     return rows
 
 
@@ -120,12 +140,8 @@ def signal_trial(exe, tmp, rng, trial, base_file, base_rows, tally):
     if sent:
         p.send_signal(sig)
         tally["sent"] += 1
-    try:
-        rc = p.wait(timeout=30)
-    except subprocess.TimeoutExpired:
-        p.kill()
-        p.wait()
-        fail(f"trial {trial}: {kind} did not end within 30 s of {sig.name}")
+    rc = wait_or_kill(p, f"trial {trial}: {kind} did not end within 30 s of {sig.name}")
+    if rc is None:
         return
     what = f"trial {trial} ({kind}, {sig.name if sent else 'no signal'} after {delay:.2f} s, " \
            f"exit {rc})"
@@ -177,6 +193,112 @@ def test_signals(exe, tmp, rng):
     print(f"signals: {trials} trials, {tally['sent']} signals sent; afterwards "
           f"{tally['no file']} without a file, {tally['valid file']} with a valid one; "
           f"{tally['kill_temps']} .tmp files left by SIGKILL (removed)")
+
+
+# ---- interrupt: a clean stop on SIGINT / SIGTERM, reading while a sweep writes ----
+
+def read_while_writing(exe, path, env):
+    """h5py (as the docs show, no environment variable) and `bench fit --no-store` read path
+    while a sweep writes it: the number of points h5py saw, or None when it could not."""
+    try:
+        with h5py.File(path, "r") as f:
+            n = len(f["points"])
+            status = f["run_status"][:]
+    except OSError as e:
+        fail(f"h5py cannot open {path} while a sweep writes it: {e}")
+        return None
+    if not len(status) or status[-1]["status"].decode() != "running":
+        fail(f"{path} being written: its run is not 'running': {status}")
+    if n < 2:  # fit needs a series at 2 n (the first points are full at n = 64, 128, ...)
+        return n
+    p = subprocess.run([exe, "fit", path, "--no-store"], stdout=subprocess.DEVNULL,
+                       stderr=subprocess.PIPE, env=env, timeout=60)
+    if p.returncode != 0:
+        fail(f"bench fit --no-store on a file being written: exit {p.returncode}: "
+             f"{p.stderr.decode().strip()}")
+    return n
+
+
+def interrupt_sweep(exe, tmp, sig, env):
+    """Start a sweep of 24 points, read its file while it runs, send sig after a few points:
+    check what it leaves."""
+    out = os.path.join(tmp, f"int-{sig.name}.h5")
+    args = [a if a != "0.1" else "0.3" for a in SIGNAL_SWEEP_ARGS]  # --min-time: 24 x 0.3 s
+    p = subprocess.Popen([exe, "sweep", *args, "--out", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                         preexec_fn=default_signals)
+    seen, fits, deadline = 0, 0, time.time() + 60
+    while p.poll() is None and time.time() < deadline and (seen < 3 or not fits):
+        time.sleep(0.2)
+        if os.path.exists(out):
+            seen = read_while_writing(exe, out, env) or 0
+            fits += seen >= 2
+    if p.poll() is not None:
+        fail(f"{sig.name}: the sweep ended before it could be interrupted "
+             f"(exit {p.returncode}): {p.stderr.read().decode().strip()}")
+        return
+    p.send_signal(sig)
+    rc = wait_or_kill(p, f"{sig.name}: the sweep did not stop within 30 s")
+    if rc is None:
+        return
+    err = p.stderr.read().decode()
+    lines = [l for l in err.splitlines() if l.strip()]
+    if rc != 128 + sig:
+        fail(f"{sig.name}: exit {rc}, expected {128 + sig}")
+    rows = check_results(out, f"{sig.name} mid-sweep") or []
+    with h5py.File(out, "r") as f:
+        status = f["run_status"][:]
+        points = f["points"][:]
+        samples = f["samples"][:]
+    if len(status) != 1 or status[0]["status"].decode() != "interrupted":
+        fail(f"{sig.name}: run_status is {status}, expected one interrupted run")
+        return
+    s = status[0]
+    kept, planned = int(s["finished_points"]), int(s["planned_points"])
+    if planned != 24 or kept != len(rows) or not 3 <= kept < 24:
+        fail(f"{sig.name}: planned {planned}, finished {kept}, {len(rows)} points stored "
+             f"(expected 24 planned, 3 to 23 finished, all stored)")
+    if not s["ended_at"].decode() or s["ended_at"] < s["started_at"]:
+        fail(f"{sig.name}: started {s['started_at']}, ended {s['ended_at']}")
+    for pt in points:  # every finished point is whole: measured, with its repetitions
+        reps = sum(1 for r in samples if r["point_id"] == pt["point_id"])
+        if pt["status"].decode() != "ok" or not pt["time_median_s"] > 0 or reps != pt["reps"]:
+            fail(f"{sig.name}: point {pt['point_id']} is not whole: status "
+                 f"{pt['status']}, median {pt['time_median_s']}, {reps} of {pt['reps']} samples")
+    want = f"bench: interrupted (SIG{sig.name[3:]}): {kept} of 24 points kept in {out} (run 1)"
+    if lines != [want]:
+        fail(f"{sig.name}: stderr {lines}, expected [{want!r}]")
+    print(f"{sig.name} after {seen}+ points: exit {rc}, {lines[-1] if lines else ''}")
+
+
+def double_interrupt(exe, tmp, env):
+    """A second SIGINT ends a long point at once; the new --out file's temporary name goes."""
+    out = os.path.join(tmp, "double.h5")
+    # one forward at n = 12288 takes about 2 s on 2 cores: the first SIGINT waits for its end
+    p = subprocess.Popen([exe, "run", "full", "--n", "12288", "--warmup", "0", "--reps", "3",
+                          "--out", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         env=env, preexec_fn=default_signals)
+    time.sleep(1.0)
+    p.send_signal(signal.SIGINT)
+    time.sleep(0.2)
+    p.send_signal(signal.SIGINT)
+    second = time.time()
+    rc = wait_or_kill(p, "a second SIGINT did not end bench run within 30 s")
+    if rc is None:
+        return
+    took = time.time() - second
+    if rc != -signal.SIGINT or took > 1.0:
+        fail(f"a second SIGINT: exit {rc} after {took:.2f} s, expected death by SIGINT at once")
+    if os.path.exists(out) or temps(tmp):
+        fail(f"a second SIGINT left {out} or {temps(tmp)}")
+    print(f"second SIGINT: exit {rc} {took:.2f} s after it, no file left")
+
+
+def test_interrupt(exe, tmp):
+    env = {k: v for k, v in os.environ.items() if k != "HDF5_USE_FILE_LOCKING"}
+    interrupt_sweep(exe, tmp, signal.SIGINT, env)
+    interrupt_sweep(exe, tmp, signal.SIGTERM, env)
+    double_interrupt(exe, tmp, env)
 
 
 # ---- disk ----
@@ -367,6 +489,8 @@ def main():
             test_concurrent(exe, tmp)
         elif what == "limits":
             test_limits(exe)
+        elif what == "interrupt":
+            test_interrupt(exe, tmp)
         else:
             print(__doc__)
             return 2

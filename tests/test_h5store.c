@@ -8,6 +8,7 @@
 #include <criterion/criterion.h>
 
 #include <hdf5.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -452,6 +453,198 @@ Test(h5store, refuses_other_format_version_untouched)
     expect_refused_untouched(path, needle);
 }
 
+/* Set the format_version attribute of the results file path. */
+static void set_format_version(const char *path, int32_t v)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    cr_assert_geq(f, 0);
+    hid_t a = H5Aopen(f, "format_version", H5P_DEFAULT);
+    cr_assert_geq(H5Awrite(a, H5T_NATIVE_INT32, &v), 0);
+    H5Aclose(a);
+    H5Fclose(f);
+}
+
+Test(h5store, reads_version_2_but_appends_only_to_ours)
+{
+    const char *path = tmp("v2.h5");
+    write_two_runs(path);
+    set_format_version(path, 2);
+    char msg[ATTN_MSG_LEN];
+    bench_point *pts = NULL;
+    int64_t n = 0;
+    cr_assert_eq(bench_store_read_points(path, &pts, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 4);
+    free(pts);
+    size_t before_len, after_len;
+    char *before = slurp(path, &before_len);
+    bench_store *st = (bench_store *)1;
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert_null(st);
+    char needle[128];
+    snprintf(needle, sizeof needle, "this build reads it but appends runs only to version %d files",
+             BENCH_FORMAT_VERSION);
+    cr_assert(strstr(msg, "format_version 2") && strstr(msg, needle), "%s", msg);
+    char *after = slurp(path, &after_len);
+    cr_assert(after_len == before_len && memcmp(before, after, before_len) == 0, "modified");
+    free(before);
+    free(after);
+}
+
+/* Attribute `name` of obj (a string) into buf; false when absent. */
+static bool string_attr(hid_t obj, const char *name, char *buf, size_t len)
+{
+    if (H5Aexists(obj, name) <= 0) return false;
+    hid_t a = H5Aopen(obj, name, H5P_DEFAULT);
+    hid_t ft = H5Aget_type(a);
+    hid_t mt = H5Tcopy(H5T_C_S1);
+    H5Tset_size(mt, len);
+    H5Tset_cset(mt, H5Tget_cset(ft));
+    const bool ok = H5Aread(a, mt, buf) >= 0;
+    buf[len - 1] = '\0';
+    H5Tclose(mt);
+    H5Tclose(ft);
+    H5Aclose(a);
+    return ok;
+}
+
+/* Every column of every table has a unit and a description (a column added in the 3-argument
+ * FIELD form has neither, and fails here), and a written file carries them as attributes: the HL
+ * table convention (CLASS, TITLE, FIELD_<i>_NAME) and FIELD_<i>_UNIT, FIELD_<i>_DESCRIPTION. */
+Test(h5store, every_column_has_a_unit_and_a_description_in_the_file)
+{
+    const char *path = tmp("described.h5");
+    write_two_runs(path);
+    bench_fit_row fit = {.metric = "time", .exponent = 2};
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_store_write_fits(path, 1, &fit, 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_store *st = NULL; /* a /hosts table too */
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_run run = make_run(3);
+    cr_assert_eq(bench_store_begin_run(st, &run, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_host host = {.host = "h", .ranks = 1, .threads = 2};
+    cr_assert_eq(bench_store_add_host(st, &host, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_store_close(st);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    cr_assert_geq(f, 0);
+    for (int t = 0; t < BENCH_NTABLES; t++) {
+        const char *table = bench_store_table_name((bench_table_id)t);
+        const int n = bench_store_ncolumns((bench_table_id)t);
+        cr_assert_gt(n, 0, "%s", table);
+        hid_t d = H5Dopen2(f, table, H5P_DEFAULT);
+        cr_assert_geq(d, 0, "%s", table);
+        hid_t type = H5Dget_type(d);
+        cr_assert_eq(H5Tget_nmembers(type), n, "%s: columns in the file", table);
+        H5Tclose(type);
+        char buf[256];
+        cr_assert(string_attr(d, "CLASS", buf, sizeof buf) && strcmp(buf, "TABLE") == 0);
+        cr_assert(string_attr(d, "TITLE", buf, sizeof buf) && buf[0], "%s: TITLE", table);
+        for (int i = 0; i < n; i++) {
+            const bench_column c = bench_store_column((bench_table_id)t, i);
+            cr_assert(c.unit[0] && c.description[0], "%s.%s has no unit or no description", table,
+                      c.name);
+            const char *what[] = {"NAME", "UNIT", "DESCRIPTION"};
+            const char *want[] = {c.name, c.unit, c.description};
+            for (int w = 0; w < 3; w++) {
+                char name[64];
+                snprintf(name, sizeof name, "FIELD_%d_%s", i, what[w]);
+                cr_assert(string_attr(d, name, buf, sizeof buf), "%s: no %s", table, name);
+                cr_assert_str_eq(buf, want[w], "%s %s", table, name);
+            }
+        }
+        H5Dclose(d);
+    }
+    H5Fclose(f);
+}
+
+/* One row of /run_status, read by name (a subset of its columns). */
+typedef struct status_read {
+    char status[16];
+    int64_t planned, finished;
+    char started_at[32], ended_at[32], message[160];
+} status_read;
+
+/* The /run_status rows of path (up to max) into rows; their count. */
+static int read_status(const char *path, status_read *rows, int max)
+{
+    hid_t t = H5Tcreate(H5T_COMPOUND, sizeof(status_read));
+    const struct {
+        const char *name;
+        size_t off, size;
+    } str[] = {{"status", HOFFSET(status_read, status), 16},
+               {"started_at", HOFFSET(status_read, started_at), 32},
+               {"ended_at", HOFFSET(status_read, ended_at), 32},
+               {"message", HOFFSET(status_read, message), 160}};
+    for (int i = 0; i < 4; i++) {
+        hid_t st = H5Tcopy(H5T_C_S1);
+        H5Tset_size(st, str[i].size);
+        H5Tset_cset(st, H5T_CSET_UTF8);
+        H5Tinsert(t, str[i].name, str[i].off, st);
+        H5Tclose(st);
+    }
+    H5Tinsert(t, "planned_points", HOFFSET(status_read, planned), H5T_NATIVE_INT64);
+    H5Tinsert(t, "finished_points", HOFFSET(status_read, finished), H5T_NATIVE_INT64);
+    /* as the store opens it (HDF5 refuses a second open in one process with other locking) */
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+    H5Pset_file_locking(fapl, 0, 1);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, fapl);
+    H5Pclose(fapl);
+    hid_t d = H5Dopen2(f, "run_status", H5P_DEFAULT);
+    hid_t sp = H5Dget_space(d);
+    const int n = (int)H5Sget_simple_extent_npoints(sp);
+    cr_assert_leq(n, max);
+    cr_assert_geq(H5Dread(d, t, H5S_ALL, H5S_ALL, H5P_DEFAULT, rows), 0);
+    H5Sclose(sp);
+    H5Dclose(d);
+    H5Fclose(f);
+    H5Tclose(t);
+    return n;
+}
+
+Test(h5store, run_status_counts_points_and_marks_an_interrupted_run)
+{
+    const char *path = tmp("status.h5");
+    write_two_runs(path); /* complete, 2 points each, planned not said */
+    char msg[ATTN_MSG_LEN];
+    bench_store *st = NULL;
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_store_set_planned(st, 5);
+    bench_run run = make_run(3);
+    cr_assert_eq(bench_store_begin_run(st, &run, msg, sizeof msg), ATTN_OK, "%s", msg);
+    for (int k = 0; k < 2; k++) {
+        bench_point pt = make_point(run.run_id, "flash", k);
+        double s[3];
+        samples_for(k, s, 3);
+        cr_assert_eq(bench_store_add_point(st, &pt, s, 3, msg, sizeof msg), ATTN_OK, "%s", msg);
+    }
+    status_read rows[4];
+    cr_assert_eq(read_status(path, rows, 4), 3);
+    cr_assert_str_eq(rows[2].status, "running");
+    cr_assert_eq(rows[2].finished, 2, "a running run counts its stored points");
+    int64_t kept = -1;
+    cr_assert_eq(bench_store_interrupt(st, SIGINT, &kept), 3);
+    cr_assert_eq(kept, 2);
+    cr_assert_eq(read_status(path, rows, 4), 3);
+    for (int r = 0; r < 2; r++) {
+        cr_assert_str_eq(rows[r].status, "complete");
+        cr_assert_eq(rows[r].planned, 0);
+        cr_assert_eq(rows[r].finished, 2);
+        cr_assert_str_eq(rows[r].started_at, make_run(r + 1).started_at);
+        cr_assert_eq(strlen(rows[r].ended_at), 20, "ISO 8601 UTC: '%s'", rows[r].ended_at);
+    }
+    cr_assert_str_eq(rows[2].status, "interrupted");
+    cr_assert_eq(rows[2].planned, 5);
+    cr_assert_eq(rows[2].finished, 2);
+    cr_assert_str_eq(rows[2].message, "SIGINT after 2 of 5 points");
+    cr_assert_geq(strcmp(rows[2].ended_at, "2026-11-23T00:00:00Z"), 0, "%s", rows[2].ended_at);
+
+    /* interrupted before its first run: a new file is not left behind */
+    const char *fresh = tmp("never.h5");
+    cr_assert_eq(bench_store_open(fresh, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_interrupt(st, SIGTERM, &kept), 0);
+    cr_assert_eq(kept, 0);
+    cr_assert_neq(access(fresh, F_OK), 0, "an interrupted new file without a run was left");
+}
+
 Test(h5store, refuses_unwritable_path)
 {
     char msg[ATTN_MSG_LEN] = "";
@@ -585,18 +778,29 @@ Test(h5store, pandas_reads_points)
     }
     const char *path = tmp("py.h5");
     write_two_runs(path);
-    char cmd[2048];
+    /* the snippets of docs/results-format.md "Reading it", as written there */
+    char cmd[4096];
     snprintf(cmd, sizeof cmd,
              "/usr/bin/python3 -c \"import sys, h5py, pandas as pd; "
              "f = h5py.File(sys.argv[1], 'r'); "
              "assert f.attrs['format'] == b'attnbench-results', f.attrs['format']; "
              "assert f.attrs['format_version'] == %d; "
-             "df = pd.DataFrame(f['points'][:]); "
-             "kind = df['kind'].str.decode('utf-8'); "
-             "assert len(df) == 4, len(df); "
-             "assert list(kind) == ['flash', 'naive', 'flash', 'naive'], list(kind); "
-             "assert list(df['status'].str.decode('utf-8')) == ['ok'] * 4; "
-             "assert list(df['point_id']) == [0, 1, 2, 3]; "
+             "points = pd.DataFrame(f['points'][:]).apply("
+             "lambda c: c.str.decode('utf-8') if c.dtype == object else c); "
+             "status = pd.DataFrame(f['run_status'][:]).apply("
+             "lambda c: c.str.decode('utf-8') if c.dtype == object else c); "
+             "t = f['points']; "
+             "units = {t.attrs[f'FIELD_{i}_NAME'].decode(): t.attrs[f'FIELD_{i}_UNIT'].decode() "
+             "for i in range(len(t.dtype))}; "
+             "assert len(points) == 4, len(points); "
+             "assert list(points.kind) == ['flash', 'naive', 'flash', 'naive'], list(points.kind); "
+             "assert list(points.status) == ['ok'] * 4; "
+             "assert list(points.point_id) == [0, 1, 2, 3]; "
+             "assert list(status.status) == ['complete'] * 2, status; "
+             "assert list(status.finished_points) == [2, 2]; "
+             "assert units['time_median_s'] == 's' and units['time_cv'] == '1', units; "
+             "assert units['gbytes_per_s'] == 'GB/s' and units['bytes'] == 'B', units; "
+             "assert set(units) == set(points.columns); "
              "s = pd.DataFrame(f['samples'][:]); "
              "assert len(s) == 12 and list(s[s.point_id == 2]['rep']) == [0, 1, 2]\" '%s'",
              BENCH_FORMAT_VERSION, path);

@@ -1,5 +1,5 @@
 /*
- * cmd_export.c — `bench export FILE.h5 [--run ID] [--table points|runs|fits|samples]
+ * cmd_export.c — `bench export FILE.h5 [--run ID] [--table points|runs|samples|hosts|fits]
  * --format csv|json|markdown [--out PATH]`: a table of a results file as CSV or JSON (every
  * column of the HDF5 table, in its order, taken from the store's field tables: a column added
  * there is exported without a change here), or the points as a readable Markdown table.
@@ -35,7 +35,12 @@ typedef struct export_data {
     int64_t run_id; /* --run, or 0 */
 } export_data;
 
-static const char *const table_names[] = {"runs", "points", "samples", "fits"};
+/* The tables bench export writes, by their --table name (/run_status has no reader). */
+static const char *const table_names[BENCH_NTABLES] = {[BENCH_TABLE_RUNS] = "runs",
+                                                       [BENCH_TABLE_POINTS] = "points",
+                                                       [BENCH_TABLE_SAMPLES] = "samples",
+                                                       [BENCH_TABLE_HOSTS] = "hosts",
+                                                       [BENCH_TABLE_FITS] = "fits"};
 
 static const void *cell(const export_data *d, int64_t r, const bench_column *c)
 {
@@ -67,6 +72,8 @@ static attn_status load(export_data *d, char *msg, size_t msg_len)
         st = bench_store_read_fits(d->path, (bench_fit_row **)&rows, &d->n, msg, msg_len);
     else if (d->table == BENCH_TABLE_SAMPLES)
         st = bench_store_read_samples(d->path, (bench_sample **)&rows, &d->n, msg, msg_len);
+    else if (d->table == BENCH_TABLE_HOSTS)
+        st = bench_store_read_hosts(d->path, (bench_host **)&rows, &d->n, msg, msg_len);
     else {
         rows = malloc((size_t)(d->nruns ? d->nruns : 1) * sizeof *d->runs);
         if (rows) memcpy(rows, d->runs, (size_t)d->nruns * sizeof *d->runs), d->n = d->nruns;
@@ -178,7 +185,8 @@ static json_t *json_row(bench_table_id t, const void *row)
     return o;
 }
 
-/* The Table Schema of table t: its columns and their types. */
+/* The Table Schema of table t: its columns, their types, units and descriptions (as the file's
+ * FIELD_<i>_UNIT and FIELD_<i>_DESCRIPTION attributes). */
 static json_t *json_schema(bench_table_id t)
 {
     json_t *fields = json_array();
@@ -187,7 +195,9 @@ static json_t *json_schema(bench_table_id t)
         const char *type = col.type == BENCH_COL_STR   ? "string"
                            : col.type == BENCH_COL_F64 ? "number"
                                                        : "integer";
-        json_array_append_new(fields, json_pack("{s:s, s:s}", "name", col.name, "type", type));
+        json_array_append_new(fields,
+                              json_pack("{s:s, s:s, s:s, s:s}", "name", col.name, "type", type,
+                                        "unit", col.unit, "description", col.description));
     }
     return json_pack("{s:o, s:s}", "fields", fields, "pandas_version", "1.4.0");
 }
@@ -348,7 +358,7 @@ int bench_cmd_export(int argc, char **argv)
     const char *help = NULL, *run_s = NULL, *table_s = NULL, *format = NULL, *out = NULL;
     const bench_opt opts[] = {
         {"--run", "ID", "only this run's rows (default: every run in the file)", &run_s},
-        {"--table", "NAME", "points (default), runs, fits or samples", &table_s},
+        {"--table", "NAME", "points (default), runs, samples, hosts or fits", &table_s},
         {"--format", "FMT", "csv, json or markdown (required)", &format},
         {"--out", "PATH", "write to PATH (default: stdout)", &out},
         {"--help", NULL, "this help", &help},
@@ -360,7 +370,7 @@ int bench_cmd_export(int argc, char **argv)
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
-            "bench export FILE.h5 [--run ID] [--table points|runs|fits|samples] "
+            "bench export FILE.h5 [--run ID] [--table points|runs|samples|hosts|fits] "
             "--format csv|json|markdown [--out PATH]",
             "Writes a table of a results file as CSV or JSON, every column of the HDF5 table in\n"
             "its order, for pandas, R or a spreadsheet:\n"
@@ -378,10 +388,10 @@ int bench_cmd_export(int argc, char **argv)
                                        "--format csv|json|markdown");
     if (!table_s) table_s = "points";
     int t = 0;
-    while (t < 4 && strcmp(table_s, table_names[t]) != 0) t++;
-    if (t == 4) {
-        snprintf(msg, sizeof msg, "--table '%.60s': unknown table (points, runs, fits or samples)",
-                 table_s);
+    while (t < BENCH_NTABLES && !(table_names[t] && strcmp(table_s, table_names[t]) == 0)) t++;
+    if (t == BENCH_NTABLES) {
+        snprintf(msg, sizeof msg,
+                 "--table '%.60s': unknown table (points, runs, samples, hosts or fits)", table_s);
         return bench_fail(ATTN_EINVAL, msg);
     }
     d.table = (bench_table_id)t;

@@ -9,6 +9,7 @@
 #include "commands.h"
 #include "machine.h"
 #include "point.h"
+#include "signals.h"
 #include "spec.h"
 #include "table.h"
 
@@ -151,8 +152,10 @@ static int store_point(bench_store *store, int argc, char **argv, const bench_me
 {
     bench_run run = bench_new_run(argc, argv, mc);
     *sgemm = run.sgemm_gflops;
+    if (bench_stop_signal()) return 0; /* the caller closes the store as interrupted */
     char msg[ATTN_MSG_LEN];
     int exit_code = 0;
+    bench_store_set_planned(store, 1);
     if (bench_store_begin_run(store, &run, msg, sizeof msg) ||
         bench_store_add_point(store, pt, samples, nsamples, msg, sizeof msg))
         exit_code = bench_fail(ATTN_EFAIL, msg);
@@ -182,7 +185,24 @@ static attn_status write_weights(const char *path, const bench_point_spec *spec,
     return st;
 }
 
-/* Measure the point; write its output (--output) and its row (store: --out); print the row. */
+/* A signal stopped the run before its point was stored in results (--out; a new file is
+ * discarded): one line. The exit status: 128 + the signal. */
+static int run_interrupted(bench_store *store, const char *results)
+{
+    const int sig = bench_stop_signal();
+    bench_store_interrupt(store, sig, NULL);
+    if (!store)
+        fprintf(stderr, "bench: interrupted (SIG%s): the point was not finished\n",
+                bench_signal_name(sig));
+    else
+        fprintf(stderr,
+                "bench: interrupted (SIG%s): the point was not stored; nothing written to %s\n",
+                bench_signal_name(sig), results);
+    return 128 + sig;
+}
+
+/* Measure the point; write its output (--output) and its row (store: --out); print the row. A
+ * SIGINT or SIGTERM meanwhile abandons the point (run_interrupted). */
 static int measure(int argc, char **argv, const run_opts *o, const bench_point_spec *spec,
                    const bench_measure_cfg *mc, bench_store *store)
 {
@@ -191,8 +211,14 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     double *samples = NULL;
     int64_t nsamples = 0;
     float *out = NULL;
+    bench_signals_catch();
     attn_status st = bench_point_run(spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
                                      o->output ? &out : NULL, msg, sizeof msg);
+    if (bench_stop_signal()) {
+        free(samples);
+        free(out);
+        return run_interrupted(store, o->results);
+    }
     int exit_code = 0;
     double sgemm = NAN; /* measured only when the point goes into a results file */
     if (st == ATTN_OK && o->output) {
@@ -202,6 +228,11 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
         if (st == ATTN_OK) st = write_weights(o->output, spec, msg, sizeof msg);
     }
     if (store) exit_code = store_point(store, argc, argv, mc, &pt, samples, nsamples, &sgemm);
+    if (bench_stop_signal() && !exit_code) { /* during the yardsticks, before the run was begun */
+        free(samples);
+        free(out);
+        return run_interrupted(store, o->results);
+    }
     if (st != ATTN_OK) exit_code = bench_fail(st, msg);
     else {
         const bool retrieval = bench_table_has_retrieval(&pt, 1);

@@ -18,6 +18,7 @@
 #include "machine.h"
 #include "point.h"
 #include "progress.h"
+#include "signals.h"
 #include "skips.h"
 #include "spec.h"
 #include "sweep_mpi.h"
@@ -647,7 +648,8 @@ static void measure_point(void *ctx, int64_t p, double **samples, int64_t *nsamp
     describe(sp, label, sizeof label);
     if (!x->quiet) bench_progress_point(&x->pr, x->recorded + 1, label, eta_s(x));
     if (bench_point_run(sp, NULL, NULL, NULL, &x->points[p], samples, nsamples, NULL, why,
-                        sizeof why) == ATTN_OK)
+                        sizeof why) == ATTN_OK ||
+        bench_stop_signal()) /* abandoned: record_point will not store it */
         return;
     if (!x->quiet) bench_progress_end(&x->pr);
     if (bench_mpi_size() > 1)
@@ -661,6 +663,7 @@ static void measure_point(void *ctx, int64_t p, double **samples, int64_t *nsamp
 static bool record_point(void *ctx, int64_t p, const double *samples, int64_t nsamples)
 {
     sweep_ctx *x = ctx;
+    if (bench_stop_signal()) return false; /* abandoned: its repetitions may have been cut short */
     bench_point *pt = &x->points[p];
     x->done[p] = true;
     x->recorded++;
@@ -698,7 +701,7 @@ static bool record_point(void *ctx, int64_t p, const double *samples, int64_t ns
 static bool stopping(void *ctx)
 {
     const sweep_ctx *x = ctx;
-    return x->t.store_failed;
+    return x->t.store_failed || bench_stop_signal(); /* SIGINT, SIGTERM: signals.h */
 }
 
 /* What bench_sweep_spread needs of each point: its series, predicted cost, collective kind. */
@@ -716,7 +719,8 @@ static bench_sweep_item *sweep_items(const bench_point_spec *specs, int64_t n)
 
 /* Measure every point into points[] (spread over the ranks under mpirun) and store it on rank 0
  * (run run_id), with progress unless quiet; a point over budget_s (over_budget; 0: none) is
- * skipped: status "skipped", not stored. The tally is rank 0's (the others': empty). */
+ * skipped: status "skipped", not stored. The tally is rank 0's (the others': empty). A stop
+ * request (SIGINT, SIGTERM: signals.h) ends the loop; the point in progress is not stored. */
 static sweep_tally measure_points(const bench_point_spec *specs, bench_point *points,
                                   int64_t npoints, int64_t run_id, bench_store *store, bool quiet,
                                   double budget_s, char *msg, size_t msg_len)
@@ -811,9 +815,29 @@ static attn_status begin_run(bench_store *store, bench_run *run, bench_host *hos
     return st;
 }
 
+/* A signal stopped the sweep: mark its run interrupted, close the file, say what was kept (one
+ * line). The exit status: 128 + the signal. */
+static int interrupted(bench_store *store, const char *out_path)
+{
+    const int sig = bench_stop_signal();
+    if (!store) return 128 + sig; /* a rank other than 0: rank 0 speaks */
+    int64_t kept = 0, planned = bench_store_planned(store);
+    const int64_t run_id = bench_store_interrupt(store, sig, &kept);
+    if (run_id > 0)
+        fprintf(stderr, "bench: interrupted (SIG%s): %lld of %lld points kept in %s (run %lld)\n",
+                bench_signal_name(sig), (long long)kept, (long long)planned, out_path,
+                (long long)run_id);
+    else
+        fprintf(stderr,
+                "bench: interrupted (SIG%s) before the first point: nothing written to %s\n",
+                bench_signal_name(sig), out_path);
+    return 128 + sig;
+}
+
 /* The run (machine facts, the yardsticks of every host), every point into store (rank 0; closed
  * here), the summary, then the figures: asked for with --plots, and always after the no-options
- * sweep. The exit status (under mpirun: rank 0's is the sweep's, the other ranks' 0). */
+ * sweep. The exit status (under mpirun: rank 0's is the sweep's, the other ranks' 128 + a signal
+ * or 0). */
 static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure_cfg *mc,
                  const spec_list *list, double budget_s, bench_point *points, bench_store *store,
                  const char *out_path)
@@ -830,10 +854,16 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
                 "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
                 "memory read bandwidth...\n",
                 mc->threads);
+    bench_signals_catch(); /* SIGINT, SIGTERM: stop after the point in progress, abandoned */
     bench_run run;
     bench_host *hosts = NULL;
     int nhosts = 0;
     attn_status st = bench_sweep_machines(argc, argv, mc, &run, &hosts, &nhosts, msg, sizeof msg);
+    if (bench_mpi_size() == 1 && bench_stop_signal()) { /* ranks would part: the loop stops them */
+        free(hosts);
+        return interrupted(store, out_path);
+    }
+    if (lead) bench_store_set_planned(store, list->n);
     if (!st && lead) st = begin_run(store, &run, hosts, nhosts, msg, sizeof msg);
     bool speak;
     if ((st = bench_mpi_agree(st, &speak)) != ATTN_OK) {
@@ -843,6 +873,11 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
     }
     sweep_tally t = measure_points(list->v, points, list->n, run.run_id, store, quiet, budget_s,
                                    msg, sizeof msg);
+    if (bench_stop_signal() && !t.store_failed) {
+        bench_skips_free(&t.over);
+        free(hosts);
+        return interrupted(store, out_path);
+    }
     bench_store_close(store);
     int exit_code = t.failed || (t.nonfinite && !mc->allow_nonfinite) ? 1 : 0;
     if (!lead) exit_code = 0; /* rank 0 speaks for the sweep */

@@ -9,6 +9,7 @@
 #include "finite.h"
 #include "memory.h"
 #include "point.h"
+#include "signals.h"
 
 void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
 {
@@ -253,6 +254,9 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
                          spec->ops->name);
     forward_call call = {spec, q, k, v, b->out, b->ws, b->state};
     const attn_status st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
+    if (st != ATTN_OK && bench_stop_signal())
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: interrupted (SIG%s)", spec->ops->name,
+                         bench_signal_name(bench_stop_signal()));
     if (st != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)", spec->ops->name,
                          (int)st);

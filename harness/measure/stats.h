@@ -27,7 +27,9 @@ typedef struct bench_timing_cfg {
 } bench_timing_cfg;
 
 /* Warm up (both warm-up minimums), then run fn(ctx) until both minimums are met; every duration
- * goes into *samples_s (malloc'd). A non-OK status from fn stops the loop and is returned. */
+ * goes into *samples_s (malloc'd). A non-OK status from fn stops the loop and is returned; a stop
+ * request (bench_stop_signal, signals.h) stops it before the next run with ATTN_EFAIL, nothing
+ * kept: the caller abandons the point. */
 attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
                             double **samples_s, int64_t *n);
 

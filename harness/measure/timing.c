@@ -1,7 +1,9 @@
-/* timing.c — the timed loop: warm-up, then samples until a minimum count and a minimum time. */
+/* timing.c — the timed loop: warm-up, then samples until a minimum count and a minimum time;
+ * a stop request (SIGINT, SIGTERM: signals.h) ends it between two runs. */
 #include <stdlib.h>
 #include <time.h>
 
+#include "signals.h"
 #include "stats.h"
 
 double bench_now_s(void)
@@ -19,6 +21,7 @@ attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void 
     const double warm_start = bench_now_s();
     for (int w = 0; w < cfg->warmup || (w > 0 && bench_now_s() - warm_start < cfg->warmup_time_s);
          w++) {
+        if (bench_stop_signal()) return ATTN_EFAIL;
         attn_status st = fn(ctx);
         if (st != ATTN_OK) return st;
     }
@@ -26,6 +29,10 @@ attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void 
     double *s = malloc((size_t)cap * sizeof *s), total = 0;
     if (!s) return ATTN_EFAIL;
     while (count < cfg->max_reps && (count < cfg->min_reps || total < cfg->min_time_s)) {
+        if (bench_stop_signal()) {
+            free(s);
+            return ATTN_EFAIL;
+        }
         if (count == cap) {
             double *grown = realloc(s, (size_t)(cap *= 2) * sizeof *s);
             if (!grown) {

@@ -1,9 +1,12 @@
 /*
  * atomic.c — new files under a temporary name renamed into place once valid, removed on a fatal
- * signal; the writers' lock (an OFD lock on the file); the reason a write failed (atomic.h).
+ * signal (by the one handler of measure/signals.c); the writers' lock (an OFD lock on the file);
+ * the reason a write failed (atomic.h).
  */
 #define _GNU_SOURCE /* renameat2, RENAME_NOREPLACE, F_OFD_SETLK */
 #include "atomic.h"
+
+#include "signals.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -16,51 +19,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-/* ---- temporary names, removed by a fatal signal ---- */
-
-enum { MAX_TMP = 4 };
-static char tmp_names[MAX_TMP][BENCH_PATH_MAX];
-static volatile sig_atomic_t tmp_live[MAX_TMP];
-static const int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
-enum { NSIGNALS = sizeof fatal_signals / sizeof fatal_signals[0] };
-static bool ours[NSIGNALS]; /* our handler is installed for fatal_signals[i] */
-
-/* Remove the temporary files, then die of sig as the default disposition would. Only
- * async-signal-safe calls. */
-static void on_fatal_signal(int sig)
-{
-    for (int i = 0; i < MAX_TMP; i++)
-        if (tmp_live[i]) unlink(tmp_names[i]);
-    signal(sig, SIG_DFL);
-    raise(sig); /* delivered when the handler returns: the process ends as before */
-}
-
-/* Install the handler where the disposition is the default (never over the program's own). */
-static void install_handlers(void)
-{
-    for (int s = 0; s < NSIGNALS; s++) {
-        struct sigaction old;
-        if (ours[s] || sigaction(fatal_signals[s], NULL, &old) != 0) continue;
-        if ((old.sa_flags & SA_SIGINFO) || old.sa_handler != SIG_DFL) continue;
-        struct sigaction sa = {.sa_handler = on_fatal_signal};
-        sigemptyset(&sa.sa_mask);
-        ours[s] = sigaction(fatal_signals[s], &sa, NULL) == 0;
-    }
-}
-
-/* Back to the default disposition once no temporary file is left. */
-static void remove_handlers(void)
-{
-    for (int i = 0; i < MAX_TMP; i++)
-        if (tmp_live[i]) return;
-    for (int s = 0; s < NSIGNALS; s++) {
-        if (!ours[s]) continue;
-        struct sigaction sa = {.sa_handler = SIG_DFL};
-        sigemptyset(&sa.sa_mask);
-        sigaction(fatal_signals[s], &sa, NULL);
-        ours[s] = false;
-    }
-}
+/* ---- temporary names, removed by a fatal signal (measure/signals.c) ---- */
 
 void bench_dir_of(const char *path, char *dir, size_t len)
 {
@@ -78,34 +37,22 @@ attn_status bench_tmp_begin(const char *path, char *tmp, size_t tmp_len, char *m
         snprintf(tmp, tmp_len, "%.*s.%s.tmp-%ld", dir_len, path, path + dir_len, (long)getpid());
     if (n < 0 || (size_t)n >= tmp_len || (size_t)n >= BENCH_PATH_MAX)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: the path is too long", path);
-    int slot = 0;
-    while (slot < MAX_TMP && tmp_live[slot]) slot++;
-    if (slot == MAX_TMP)
+    if (!bench_signals_remove_on_exit(tmp))
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: too many files being created at once",
                          path);
-    snprintf(tmp_names[slot], sizeof tmp_names[slot], "%s", tmp);
-    tmp_live[slot] = 1;
     /* A file size limit (ulimit -f) kills with SIGXFSZ by default: make it a write error that
      * is reported (and rolled back) instead. */
     struct sigaction old;
     if (sigaction(SIGXFSZ, NULL, &old) == 0 && old.sa_handler == SIG_DFL) signal(SIGXFSZ, SIG_IGN);
-    install_handlers();
     unlink(tmp); /* a leftover of an earlier process that had our pid and was killed */
     return ATTN_OK;
-}
-
-static void tmp_forget(const char *tmp)
-{
-    for (int i = 0; i < MAX_TMP; i++)
-        if (tmp_live[i] && strcmp(tmp_names[i], tmp) == 0) tmp_live[i] = 0;
-    remove_handlers();
 }
 
 void bench_tmp_discard(const char *tmp)
 {
     if (!tmp || !*tmp) return;
     unlink(tmp);
-    tmp_forget(tmp);
+    bench_signals_forget(tmp);
 }
 
 /* Rename tmp to path unless path exists: 0, or -1 with errno (EEXIST when it does). */
@@ -146,7 +93,7 @@ attn_status bench_tmp_publish(const char *tmp, const char *path, bool *exists, c
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot rename %s to %s: %s", tmp, path,
                          strerror(errno));
     }
-    tmp_forget(tmp);
+    bench_signals_forget(tmp);
     char dir[BENCH_PATH_MAX];
     bench_dir_of(path, dir, sizeof dir);
     fsync_path(dir, O_DIRECTORY);

@@ -5,10 +5,10 @@
  * A new file is written under a temporary name beside its destination (".NAME.tmp-PID", same
  * directory, so the rename cannot cross filesystems) and renamed into place only once it is a
  * valid file: an interrupted creation leaves no file at the destination. While a temporary name
- * exists, SIGINT, SIGTERM and SIGHUP whose disposition is the default remove it before the
- * process dies as before; a handler installed by the program (or SIG_IGN) is left in charge
- * (it is then up to the program to stop cleanly, which discards the temporary file). SIGKILL
- * can leave a ".NAME.tmp-PID" behind: it is never read; delete it.
+ * exists, a SIGINT, SIGTERM or SIGHUP that ends the process removes it first (the one signal
+ * handler of measure/signals.h; a command that stops gracefully on the first signal discards it
+ * itself when it closes). SIGKILL can leave a ".NAME.tmp-PID" behind: it is never read; delete
+ * it.
  *
  * The writers' lock is an open-file-description lock (fcntl F_OFD_SETLK, Linux) on the file
  * itself: one writer at a time, whether HDF5's own file locking is on or off

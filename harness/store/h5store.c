@@ -22,10 +22,41 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+#include "signals.h"
 
 /* Library code never prints: turn off HDF5's automatic error stack printing. */
 static void quiet_hdf5(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+/* H5Pset_file_locking: HDF5 1.10.7 and later 1.10, 1.12.1 and later. */
+#if (H5_VERS_MAJOR == 1 && H5_VERS_MINOR == 10 && H5_VERS_RELEASE >= 7) || H5_VERSION_GE(1, 12, 1)
+#define HAVE_SET_FILE_LOCKING 1
+#endif
+
+/* File access properties with HDF5's own file locking off (a flock() held while the file is open:
+ * a writer's would refuse every reader for the whole sweep). Writers are serialised by the
+ * writers' lock of atomic.h instead; readers see the file as of its last flush. H5Pclose it. */
+static hid_t unlocked_fapl(void)
+{
+    hid_t fapl = H5Pcreate(H5P_FILE_ACCESS);
+#ifdef HAVE_SET_FILE_LOCKING
+    if (fapl >= 0) H5Pset_file_locking(fapl, 0, 1);
+#else
+    setenv("HDF5_USE_FILE_LOCKING", "FALSE", 0); /* older HDF5 reads it at every open */
+#endif
+    return fapl;
+}
+
+/* H5Fopen path (flags: H5F_ACC_RDONLY or H5F_ACC_RDWR) without HDF5's file locking. */
+static hid_t open_unlocked(const char *path, unsigned flags)
+{
+    hid_t fapl = unlocked_fapl();
+    hid_t file = fapl < 0 ? -1 : H5Fopen(path, flags, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
+    return file;
+}
 
 /* ---- compound types from field tables ---- */
 
@@ -35,141 +66,196 @@ typedef struct field {
     const char *name; /* member name in the file: the struct field's name */
     size_t offset;    /* offsetof in the C struct */
     field_kind kind;
-    size_t size; /* sizeof the struct field (the string length for F_STR) */
+    size_t size;             /* sizeof the struct field (the string length for F_STR) */
+    const char *unit;        /* FIELD_<i>_UNIT: see UNITS below */
+    const char *description; /* FIELD_<i>_DESCRIPTION: one line */
 } field;
 
-/* The field tables, one field a line (clang-format would pack them into columns). */
+/* The units of FIELD_<i>_UNIT (docs/results-format.md "Units and descriptions"): "s" seconds; "B"
+ * bytes; "flop" floating-point operations; "GFLOP/s" 1e9 flop per second; "GB/s" 1e9 bytes per
+ * second (not GiB); "1" a dimensionless number (a count, an index, a ratio, a fraction: never a
+ * percentage); "flag" 0 or 1; "text" a string; "ISO 8601 UTC" a time as text. */
+
+/* The field tables, one column each: FIELD(T, f, kind, unit, description). A column added with
+ * FIELD(T, f, kind) compiles with an empty unit and description (and fails the test that every
+ * column is described: tests/test_h5store.c). clang-format would pack them into columns. */
 /* clang-format off */
-#define FIELD(T, f, kind) { #f, offsetof(T, f), kind, sizeof(((T *)0)->f) }
+#define FIELD_(T, f, kind, unit, description, ...) \
+    { #f, offsetof(T, f), kind, sizeof(((T *)0)->f), unit, description }
+#define FIELD(T, f, ...) FIELD_(T, f, __VA_ARGS__, "", "", 0)
 
 static const field run_fields[] = {
-    FIELD(bench_run, run_id, F_I64),
-    FIELD(bench_run, started_at, F_STR),
-    FIELD(bench_run, command, F_STR),
-    FIELD(bench_run, git_commit, F_STR),
-    FIELD(bench_run, host, F_STR),
-    FIELD(bench_run, cpu_model, F_STR),
-    FIELD(bench_run, build, F_STR),
-    FIELD(bench_run, openblas_config, F_STR),
-    FIELD(bench_run, hdf5_version, F_STR),
-    FIELD(bench_run, threads, F_I32),
-    FIELD(bench_run, blas_threads, F_I32),
-    FIELD(bench_run, seed, F_U64),
-    FIELD(bench_run, sgemm_gflops, F_F64),
-    FIELD(bench_run, mem_bandwidth_gbs, F_F64),
+    FIELD(bench_run, run_id, F_I64, "1", "the run: 1, 2, ... in the order runs were appended"),
+    FIELD(bench_run, started_at, F_STR, "ISO 8601 UTC", "when the run started"),
+    FIELD(bench_run, command, F_STR, "text", "the command line, arguments separated by spaces"),
+    FIELD(bench_run, git_commit, F_STR, "text", "git describe --always --dirty of the build"),
+    FIELD(bench_run, host, F_STR, "text", "host name of the machine"),
+    FIELD(bench_run, cpu_model, F_STR, "text", "CPU model of the machine"),
+    FIELD(bench_run, build, F_STR, "text", "compiler, build type and the flags that matter"),
+    FIELD(bench_run, openblas_config, F_STR, "text", "openblas_get_config()"),
+    FIELD(bench_run, hdf5_version, F_STR, "text", "HDF5 library version of the build"),
+    FIELD(bench_run, threads, F_I32, "1", "OpenMP threads of the forwards"),
+    FIELD(bench_run, blas_threads, F_I32, "1",
+          "OpenBLAS threads in force outside parallel regions"),
+    FIELD(bench_run, seed, F_U64, "1", "base seed of the inputs (--seed)"),
+    FIELD(bench_run, sgemm_gflops, F_F64, "GFLOP/s",
+          "OpenBLAS sgemm (2048^3) measured at the start of the run, 1e9 flop/s"),
+    FIELD(bench_run, mem_bandwidth_gbs, F_F64, "GB/s",
+          "memory read bandwidth (parallel sum over 256 MiB) at the start of the run, 1e9 B/s"),
 };
 
 static const field point_fields[] = {
-    FIELD(bench_point, run_id, F_I64),
-    FIELD(bench_point, point_id, F_I64),
-    FIELD(bench_point, kind, F_STR),
-    FIELD(bench_point, params, F_STR),
-    FIELD(bench_point, dataset, F_STR),
-    FIELD(bench_point, dataset_params, F_STR),
-    FIELD(bench_point, mode, F_STR),
-    FIELD(bench_point, batch, F_I64),
-    FIELD(bench_point, heads, F_I64),
-    FIELD(bench_point, kv_heads, F_I64),
-    FIELD(bench_point, q_len, F_I64),
-    FIELD(bench_point, kv_len, F_I64),
-    FIELD(bench_point, head_dim, F_I64),
-    FIELD(bench_point, causal, F_I32),
-    FIELD(bench_point, threads, F_I32),
-    FIELD(bench_point, seed, F_U64),
-    FIELD(bench_point, warmup, F_I32),
-    FIELD(bench_point, reps, F_I32),
-    FIELD(bench_point, time_median_s, F_F64),
-    FIELD(bench_point, time_min_s, F_F64),
-    FIELD(bench_point, time_max_s, F_F64),
-    FIELD(bench_point, time_p95_s, F_F64),
-    FIELD(bench_point, time_mean_s, F_F64),
-    FIELD(bench_point, time_stddev_s, F_F64),
-    FIELD(bench_point, time_cv, F_F64),
-    FIELD(bench_point, flops, F_F64),
-    FIELD(bench_point, gflops_per_s, F_F64),
-    FIELD(bench_point, bytes, F_F64),
-    FIELD(bench_point, gbytes_per_s, F_F64),
-    FIELD(bench_point, kv_bytes, F_F64),
-    FIELD(bench_point, state_bytes, F_I64),
-    FIELD(bench_point, workspace_bytes, F_I64),
-    FIELD(bench_point, peak_rss_bytes, F_I64),
-    FIELD(bench_point, base_rss_bytes, F_I64),
-    FIELD(bench_point, accuracy_rows, F_I32),
-    FIELD(bench_point, rel_err, F_F64),
-    FIELD(bench_point, max_abs_err, F_F64),
-    FIELD(bench_point, cosine, F_F64),
-    FIELD(bench_point, retrieval_queries, F_I32),
-    FIELD(bench_point, retrieval, F_F64),
-    FIELD(bench_point, self_rel_err, F_F64),
-    FIELD(bench_point, rank, F_I32),
-    FIELD(bench_point, host, F_STR),
-    FIELD(bench_point, status, F_STR),
-    FIELD(bench_point, message, F_STR),
+    FIELD(bench_point, run_id, F_I64, "1", "the run of /runs the point belongs to"),
+    FIELD(bench_point, point_id, F_I64, "1", "the point: 0, 1, ... unique within the file"),
+    FIELD(bench_point, kind, F_STR, "text", "the attention kind (bench list)"),
+    FIELD(bench_point, params, F_STR, "text",
+          "the kind's parameters as name=value,..., resolved for the point"),
+    FIELD(bench_point, dataset, F_STR, "text", "the input dataset (bench datasets)"),
+    FIELD(bench_point, dataset_params, F_STR, "text",
+          "the dataset's parameters as name=value,..."),
+    FIELD(bench_point, mode, F_STR, "text",
+          "prefill, or decode: q_len newest queries against a KV cache of kv_len keys"),
+    FIELD(bench_point, batch, F_I64, "1", "batch size B"),
+    FIELD(bench_point, heads, F_I64, "1", "query heads H"),
+    FIELD(bench_point, kv_heads, F_I64, "1", "key/value heads Hkv"),
+    FIELD(bench_point, q_len, F_I64, "1", "queries per head T"),
+    FIELD(bench_point, kv_len, F_I64, "1", "keys per head S (n)"),
+    FIELD(bench_point, head_dim, F_I64, "1", "head dimension D"),
+    FIELD(bench_point, causal, F_I32, "flag", "causal mask, last query aligned with last key"),
+    FIELD(bench_point, threads, F_I32, "1", "OpenMP threads of the forward"),
+    FIELD(bench_point, seed, F_U64, "1", "seed of the point's inputs"),
+    FIELD(bench_point, warmup, F_I32, "1", "untimed warm-up runs before timing (at least)"),
+    FIELD(bench_point, reps, F_I32, "1", "timed repetitions (rows in /samples)"),
+    FIELD(bench_point, time_median_s, F_F64, "s", "median time of one forward (decode: one step)"),
+    FIELD(bench_point, time_min_s, F_F64, "s", "fastest timed repetition"),
+    FIELD(bench_point, time_max_s, F_F64, "s", "slowest timed repetition"),
+    FIELD(bench_point, time_p95_s, F_F64, "s", "95th percentile of the timed repetitions"),
+    FIELD(bench_point, time_mean_s, F_F64, "s", "mean of the timed repetitions"),
+    FIELD(bench_point, time_stddev_s, F_F64, "s", "standard deviation of the timed repetitions"),
+    FIELD(bench_point, time_cv, F_F64, "1",
+          "coefficient of variation: stddev / mean, a fraction (0.05 is 5 %)"),
+    FIELD(bench_point, flops, F_F64, "flop", "useful floating-point operations of one forward"),
+    FIELD(bench_point, gflops_per_s, F_F64, "GFLOP/s", "flops / median time / 1e9"),
+    FIELD(bench_point, bytes, F_F64, "B",
+          "bytes of q, out and of the k, v rows the kind reads, each moved once"),
+    FIELD(bench_point, gbytes_per_s, F_F64, "GB/s", "bytes / median time / 1e9 (not GiB)"),
+    FIELD(bench_point, kv_bytes, F_F64, "B", "the k, v part of bytes (the KV cache of decode)"),
+    FIELD(bench_point, state_bytes, F_I64, "B", "decode state kept between steps, 0 if none"),
+    FIELD(bench_point, workspace_bytes, F_I64, "B",
+          "scratch the kind declared for the shape and threads, allocated exactly"),
+    FIELD(bench_point, peak_rss_bytes, F_I64, "B",
+          "peak resident set of the process during the point"),
+    FIELD(bench_point, base_rss_bytes, F_I64, "B",
+          "resident set when the point started: the point added at most peak - base"),
+    FIELD(bench_point, accuracy_rows, F_I32, "1",
+          "query rows compared with the float64 reference"),
+    FIELD(bench_point, rel_err, F_F64, "1",
+          "||o - o_ref||_2 / ||o_ref||_2 over the sampled rows, against exact softmax attention"),
+    FIELD(bench_point, max_abs_err, F_F64, "1",
+          "max |o - o_ref| over the sampled rows, against exact softmax attention"),
+    FIELD(bench_point, cosine, F_F64, "1",
+          "mean over the sampled rows of cos(o_row, o_ref_row), against exact softmax attention"),
+    FIELD(bench_point, retrieval_queries, F_I32, "1",
+          "planted queries of a retrieval dataset (needle), 0 otherwise"),
+    FIELD(bench_point, retrieval, F_F64, "1",
+          "fraction of the planted queries retrieved (NaN when retrieval_queries is 0)"),
+    FIELD(bench_point, self_rel_err, F_F64, "1",
+          "relative L2 error against the kind's own float64 definition"),
+    FIELD(bench_point, rank, F_I32, "1",
+          "MPI rank that measured the point: 0 without mpirun, -1 for a collective point"),
+    FIELD(bench_point, host, F_STR, "text", "host that measured the point (its facts in /hosts)"),
+    FIELD(bench_point, status, F_STR, "text", "ok, nonfinite (output holds NaN or Inf) or error"),
+    FIELD(bench_point, message, F_STR, "text", "why, when status is not ok; notes otherwise"),
 };
 
 /* One row of /samples (results.h). */
 typedef bench_sample sample_row;
 
 static const field sample_fields[] = {
-    FIELD(sample_row, run_id, F_I64),
-    FIELD(sample_row, point_id, F_I64),
-    FIELD(sample_row, rep, F_I32),
-    FIELD(sample_row, seconds, F_F64),
+    FIELD(sample_row, run_id, F_I64, "1", "the run of the point"),
+    FIELD(sample_row, point_id, F_I64, "1", "the point of /points"),
+    FIELD(sample_row, rep, F_I32, "1", "the timed repetition: 0, 1, ... within the point"),
+    FIELD(sample_row, seconds, F_F64, "s", "time of that forward (decode: that step)"),
 };
 
 /* One row of /run_status: how the run ended. */
 typedef struct status_row {
     int64_t run_id;
-    char status[16];   /* running, complete, incomplete */
-    char message[160]; /* why a run is incomplete */
+    char status[16]; /* running, complete, incomplete, interrupted */
+    int64_t planned_points;
+    int64_t finished_points;
+    char started_at[32];
+    char ended_at[32];
+    char message[160]; /* why a run is incomplete or interrupted */
 } status_row;
 
 static const field status_fields[] = {
-    FIELD(status_row, run_id, F_I64),
-    FIELD(status_row, status, F_STR),
-    FIELD(status_row, message, F_STR),
+    FIELD(status_row, run_id, F_I64, "1", "the run of /runs"),
+    FIELD(status_row, status, F_STR, "text",
+          "running (not closed: being written, or killed), complete, incomplete (a write "
+          "failed) or interrupted (SIGINT, SIGTERM, SIGHUP)"),
+    FIELD(status_row, planned_points, F_I64, "1",
+          "points the run set out to measure (a sweep's grid; 0: not said)"),
+    FIELD(status_row, finished_points, F_I64, "1", "points of the run stored in /points"),
+    FIELD(status_row, started_at, F_STR, "ISO 8601 UTC", "when the run started"),
+    FIELD(status_row, ended_at, F_STR, "ISO 8601 UTC",
+          "when the run was closed, or its last point stored (running)"),
+    FIELD(status_row, message, F_STR, "text", "what happened, when incomplete or interrupted"),
 };
 
 static const field host_fields[] = {
-    FIELD(bench_host, run_id, F_I64),
-    FIELD(bench_host, host, F_STR),
-    FIELD(bench_host, rank, F_I32),
-    FIELD(bench_host, ranks, F_I32),
-    FIELD(bench_host, cpu_model, F_STR),
-    FIELD(bench_host, threads, F_I32),
-    FIELD(bench_host, sgemm_gflops, F_F64),
-    FIELD(bench_host, mem_bandwidth_gbs, F_F64),
+    FIELD(bench_host, run_id, F_I64, "1", "the run of /runs the host served"),
+    FIELD(bench_host, host, F_STR, "text", "host name"),
+    FIELD(bench_host, rank, F_I32, "1", "the rank that measured the yardsticks (lowest on the host)"),
+    FIELD(bench_host, ranks, F_I32, "1", "ranks of the run on this host"),
+    FIELD(bench_host, cpu_model, F_STR, "text", "CPU model of the host"),
+    FIELD(bench_host, threads, F_I32, "1", "OpenMP threads of its ranks' forwards and yardsticks"),
+    FIELD(bench_host, sgemm_gflops, F_F64, "GFLOP/s",
+          "OpenBLAS sgemm (2048^3) on this host at the start of the run, 1e9 flop/s"),
+    FIELD(bench_host, mem_bandwidth_gbs, F_F64, "GB/s",
+          "memory read bandwidth on this host at the start of the run, 1e9 B/s"),
 };
 
 static const field fit_fields[] = {
-    FIELD(bench_fit_row, run_id, F_I64),
-    FIELD(bench_fit_row, kind, F_STR),
-    FIELD(bench_fit_row, params, F_STR),
-    FIELD(bench_fit_row, dataset, F_STR),
-    FIELD(bench_fit_row, dataset_params, F_STR),
-    FIELD(bench_fit_row, mode, F_STR),
-    FIELD(bench_fit_row, batch, F_I64),
-    FIELD(bench_fit_row, heads, F_I64),
-    FIELD(bench_fit_row, kv_heads, F_I64),
-    FIELD(bench_fit_row, head_dim, F_I64),
-    FIELD(bench_fit_row, q_len, F_I64),
-    FIELD(bench_fit_row, causal, F_I32),
-    FIELD(bench_fit_row, metric, F_STR),
-    FIELD(bench_fit_row, points, F_I32),
-    FIELD(bench_fit_row, n_min, F_I64),
-    FIELD(bench_fit_row, n_max, F_I64),
-    FIELD(bench_fit_row, exponent, F_F64),
-    FIELD(bench_fit_row, exponent_lo, F_F64),
-    FIELD(bench_fit_row, exponent_hi, F_F64),
-    FIELD(bench_fit_row, r2, F_F64),
-    FIELD(bench_fit_row, prefactor, F_F64),
-    FIELD(bench_fit_row, theory, F_F64),
-    FIELD(bench_fit_row, reference_params, F_STR),
-    FIELD(bench_fit_row, reference_kv_heads, F_I64),
-    FIELD(bench_fit_row, crossover, F_STR),
-    FIELD(bench_fit_row, crossover_n, F_F64),
-    FIELD(bench_fit_row, ratio_at_max, F_F64),
-    FIELD(bench_fit_row, ratio_n, F_I64),
+    FIELD(bench_fit_row, run_id, F_I64, "1", "the run fitted"),
+    FIELD(bench_fit_row, kind, F_STR, "text", "the series' kind"),
+    FIELD(bench_fit_row, params, F_STR, "text",
+          "its parameters as in /points (auto: resolved per n by the sweep)"),
+    FIELD(bench_fit_row, dataset, F_STR, "text", "the series' dataset"),
+    FIELD(bench_fit_row, dataset_params, F_STR, "text", "its parameters"),
+    FIELD(bench_fit_row, mode, F_STR, "text", "prefill or decode"),
+    FIELD(bench_fit_row, batch, F_I64, "1", "batch size B"),
+    FIELD(bench_fit_row, heads, F_I64, "1", "query heads H"),
+    FIELD(bench_fit_row, kv_heads, F_I64, "1", "key/value heads Hkv"),
+    FIELD(bench_fit_row, head_dim, F_I64, "1", "head dimension D"),
+    FIELD(bench_fit_row, q_len, F_I64, "1", "decode: queries per step; 0 in prefill (q_len = n)"),
+    FIELD(bench_fit_row, causal, F_I32, "flag", "causal mask"),
+    FIELD(bench_fit_row, metric, F_STR, "text",
+          "time (median s per forward), rss_added (peak - base RSS, B), peak_rss (B) or "
+          "workspace (B)"),
+    FIELD(bench_fit_row, points, F_I32, "1", "points fitted"),
+    FIELD(bench_fit_row, n_min, F_I64, "1", "smallest n fitted"),
+    FIELD(bench_fit_row, n_max, F_I64, "1", "largest n fitted"),
+    FIELD(bench_fit_row, exponent, F_F64, "1", "k of metric = prefactor * n^k (log-log slope)"),
+    FIELD(bench_fit_row, exponent_lo, F_F64, "1",
+          "lower end of the exponent's 95 % confidence interval (NaN under 3 points)"),
+    FIELD(bench_fit_row, exponent_hi, F_F64, "1",
+          "upper end of the exponent's 95 % confidence interval (NaN under 3 points)"),
+    FIELD(bench_fit_row, r2, F_F64, "1", "R^2 of the log-log fit"),
+    FIELD(bench_fit_row, prefactor, F_F64, "metric / n^exponent",
+          "prefactor of the power law, in the metric's unit (s or B) per n^exponent"),
+    FIELD(bench_fit_row, theory, F_F64, "1",
+          "the exponent the kind's own counts imply (flops or bytes) over the same points"),
+    FIELD(bench_fit_row, reference_params, F_STR, "text",
+          "the full series compared against (empty: none, or full itself)"),
+    FIELD(bench_fit_row, reference_kv_heads, F_I64, "1", "its key/value heads"),
+    FIELD(bench_fit_row, crossover, F_STR, "text",
+          "below full's metric: above crossover_n, below it, always, never, or empty"),
+    FIELD(bench_fit_row, crossover_n, F_F64, "1",
+          "the n where the metric crosses full's (log-log interpolation), NaN otherwise"),
+    FIELD(bench_fit_row, ratio_at_max, F_F64, "1",
+          "metric / full's metric at the largest common n"),
+    FIELD(bench_fit_row, ratio_n, F_I64, "1", "that n"),
 };
 /* clang-format on */
 
@@ -181,20 +267,24 @@ typedef struct table {
     size_t nfields;
     size_t row_size; /* sizeof the C struct */
     hsize_t chunk_rows;
+    const char *title; /* its TITLE attribute */
 } table;
 
-static const table runs_table = {"/runs", run_fields, NFIELDS(run_fields), sizeof(bench_run), 64};
+/* clang-format off */
+static const table runs_table = {"/runs", run_fields, NFIELDS(run_fields), sizeof(bench_run), 64,
+                                 "one row per run"};
 static const table points_table = {"/points", point_fields, NFIELDS(point_fields),
-                                   sizeof(bench_point), 64};
+                                   sizeof(bench_point), 64, "one row per measured point"};
 static const table samples_table = {"/samples", sample_fields, NFIELDS(sample_fields),
-                                    sizeof(sample_row), 1024};
+                                    sizeof(sample_row), 1024,
+                                    "one row per timed repetition of a point"};
 static const table status_table = {"/run_status", status_fields, NFIELDS(status_fields),
-                                   sizeof(status_row), 64};
+                                   sizeof(status_row), 64, "one row per run: how it ended"};
 static const table hosts_table = {"/hosts", host_fields, NFIELDS(host_fields), sizeof(bench_host),
-                                  64};
+                                  64, "one row per host of a run: its machine facts and yardsticks"};
 static const table fits_table = {"/fits", fit_fields, NFIELDS(fit_fields), sizeof(bench_fit_row),
-                                 64};
-
+                                 64, "one row per fitted series and metric (bench fit)"};
+/* clang-format on */
 /* The compound type of a table: in memory (struct offsets, NUL-terminated strings) or in the
  * file (packed, NUL-padded strings). Returns a type id to H5Tclose, or -1. */
 static hid_t compound_type(const table *t, bool in_file)
@@ -247,7 +337,45 @@ static void terminate_strings(const table *t, void *rows, int64_t n)
 
 /* ---- datasets ---- */
 
-/* Create an empty, extendable, chunked 1-D dataset for table t. */
+/* Attribute `name` of obj: the string value (fixed length, NUL-terminated, UTF-8). */
+static herr_t write_string_attr(hid_t obj, const char *name, const char *value)
+{
+    hid_t stype = H5Tcopy(H5T_C_S1);
+    hid_t scalar = H5Screate(H5S_SCALAR);
+    herr_t err = (stype < 0 || scalar < 0) ? -1 : 0;
+    if (err >= 0) err = H5Tset_size(stype, strlen(value) + 1);
+    if (err >= 0) err = H5Tset_strpad(stype, H5T_STR_NULLTERM);
+    if (err >= 0) err = H5Tset_cset(stype, H5T_CSET_UTF8);
+    if (err >= 0) {
+        hid_t a = H5Acreate2(obj, name, stype, scalar, H5P_DEFAULT, H5P_DEFAULT);
+        err = a < 0 ? -1 : H5Awrite(a, stype, value);
+        if (a >= 0) H5Aclose(a);
+    }
+    if (scalar >= 0) H5Sclose(scalar);
+    if (stype >= 0) H5Tclose(stype);
+    return err;
+}
+
+/* The attributes that describe table t (the HDF5 high-level table convention, H5TB): CLASS,
+ * VERSION, TITLE, FIELD_<i>_NAME; and ours: FIELD_<i>_UNIT, FIELD_<i>_DESCRIPTION. */
+static herr_t describe_table(hid_t dset, const table *t)
+{
+    herr_t err = write_string_attr(dset, "CLASS", "TABLE");
+    if (err >= 0) err = write_string_attr(dset, "VERSION", "3.0");
+    if (err >= 0) err = write_string_attr(dset, "TITLE", t->title);
+    for (size_t i = 0; i < t->nfields && err >= 0; i++) {
+        const char *what[] = {"NAME", "UNIT", "DESCRIPTION"};
+        const char *value[] = {t->fields[i].name, t->fields[i].unit, t->fields[i].description};
+        for (int w = 0; w < 3 && err >= 0; w++) {
+            char name[64];
+            snprintf(name, sizeof name, "FIELD_%zu_%s", i, what[w]);
+            err = write_string_attr(dset, name, value[w]);
+        }
+    }
+    return err;
+}
+
+/* Create an empty, extendable, chunked 1-D dataset for table t, described (describe_table). */
 static herr_t create_table(hid_t file, const table *t)
 {
     hsize_t dims = 0, maxdims = H5S_UNLIMITED;
@@ -258,7 +386,8 @@ static herr_t create_table(hid_t file, const table *t)
     if (err >= 0) err = H5Pset_chunk(dcpl, 1, &t->chunk_rows);
     if (err >= 0) {
         hid_t dset = H5Dcreate2(file, t->dset, ftype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
-        err = dset < 0 ? -1 : H5Dclose(dset);
+        err = dset < 0 ? -1 : describe_table(dset, t);
+        if (dset >= 0 && H5Dclose(dset) < 0) err = -1;
     }
     if (dcpl >= 0) H5Pclose(dcpl);
     if (space >= 0) H5Sclose(space);
@@ -410,11 +539,10 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
     return result;
 }
 
-/* Is the existing file at path an attnbench results file of our format_version? Opens it
- * read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message ending in `fix` (what to
- * do: "; choose another --out" when writing, "" when reading). writing: the caller holds the
- * writers' lock (else a file HDF5 refuses is looked up as being written by another process). */
-static attn_status check_results_file(const char *path, const char *fix, bool writing, char *msg,
+/* Is the existing file at path an attnbench results file of a format_version from min_version
+ * to ours? Opens it read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message ending in
+ * `fix` (what to do: "; choose another --out" when writing, "" when reading). */
+static attn_status check_results_file(const char *path, const char *fix, int min_version, char *msg,
                                       size_t msg_len)
 {
 #if H5_VERSION_GE(1, 12, 0)
@@ -432,12 +560,7 @@ static attn_status check_results_file(const char *path, const char *fix, bool wr
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "%s is not an attnbench results file (HDF5 cannot read it)%s", path, fix);
     }
-    hid_t file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (file < 0 && !writing && bench_locked_by_other(path))
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "cannot open %s: another bench process is writing it (to read it "
-                         "meanwhile, set HDF5_USE_FILE_LOCKING=FALSE)",
-                         path);
+    hid_t file = open_unlocked(path, H5F_ACC_RDONLY);
     if (file < 0)
         return attn_fail(
             ATTN_EINVAL, msg, msg_len,
@@ -458,11 +581,17 @@ static attn_status check_results_file(const char *path, const char *fix, bool wr
     } else if ((got = read_int_attr(file, "format_version", &version)) <= 0) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                        "%s has no readable integer 'format_version' attribute%s", path, fix);
-    } else if (version != BENCH_FORMAT_VERSION) {
+    } else if (version >= BENCH_FORMAT_VERSION_READ && version < min_version) {
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "%s is an attnbench results file of format_version %lld (an older build): "
+                       "this build reads it but appends runs only to version %d files%s",
+                       path, (long long)version, BENCH_FORMAT_VERSION, fix);
+    } else if (version < min_version || version > BENCH_FORMAT_VERSION) {
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                        "%s is an attnbench results file of format_version %lld, but this build "
-                       "reads and writes version %d%s",
-                       path, (long long)version, BENCH_FORMAT_VERSION, fix);
+                       "reads versions %d to %d and writes version %d%s",
+                       path, (long long)version, BENCH_FORMAT_VERSION_READ, BENCH_FORMAT_VERSION,
+                       BENCH_FORMAT_VERSION, fix);
     } else {
         const char *names[] = {runs_table.dset, points_table.dset, samples_table.dset};
         for (size_t i = 0; i < sizeof names / sizeof names[0] && st == ATTN_OK; i++)
@@ -495,6 +624,8 @@ struct bench_store {
     int64_t run_id;           /* last run begun through this handle, or 0 */
     int64_t status_row;       /* its row in /run_status */
     int64_t run_points;       /* its points stored */
+    int64_t planned;          /* its planned points (bench_store_set_planned), 0: not said */
+    char started_at[32];      /* its start (bench_run.started_at) */
     bool run_failed;          /* a write failed: the run is marked incomplete */
     bool write_failed;        /* a run could not be begun: a new file is not published */
     int lock_fd;              /* the writers' lock (atomic.h), or -1 */
@@ -561,24 +692,19 @@ static herr_t flush_file(const bench_store *st, char *why, size_t why_len)
     return err;
 }
 
-/* Open the existing results file st->path for appending, under the writers' lock. A file
- * written before /run_status existed gets the (empty) table. */
+/* Open the existing results file st->path (of our format_version) for appending, under the
+ * writers' lock. */
 static attn_status open_existing(bench_store *st, char *msg, size_t msg_len)
 {
     static const char fix[] = "; choose another --out";
     st->lock_fd = bench_lock(st->path, fix, msg, msg_len);
     if (st->lock_fd < 0) return ATTN_EINVAL;
-    attn_status cs = check_results_file(st->path, fix, true, msg, msg_len);
+    attn_status cs = check_results_file(st->path, fix, BENCH_FORMAT_VERSION, msg, msg_len);
     if (cs != ATTN_OK) return cs;
-    st->file = H5Fopen(st->path, H5F_ACC_RDWR, H5P_DEFAULT);
+    st->file = open_unlocked(st->path, H5F_ACC_RDWR);
     if (st->file < 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "cannot open %s for writing (permissions, or open elsewhere?)", st->path);
-    char why[64];
-    if (H5Lexists(st->file, status_table.dset, H5P_DEFAULT) <= 0 &&
-        (create_table(st->file, &status_table) < 0 || flush_file(st, why, sizeof why) < 0))
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot add /run_status to %s: %s", st->path,
-                         why);
     return open_tables(st, msg, msg_len);
 }
 
@@ -598,7 +724,9 @@ static attn_status create_new(bench_store *st, char *msg, size_t msg_len)
     attn_status s = bench_tmp_begin(st->path, st->tmp, sizeof st->tmp, msg, msg_len);
     if (s != ATTN_OK) return s;
     errno = 0;
-    st->file = H5Fcreate(st->tmp, H5F_ACC_EXCL, H5P_DEFAULT, H5P_DEFAULT);
+    hid_t fapl = unlocked_fapl();
+    st->file = fapl < 0 ? -1 : H5Fcreate(st->tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl);
+    if (fapl >= 0) H5Pclose(fapl);
     if (st->file < 0) {
         if (errno) bench_write_reason(st->path, errno, why, sizeof why);
     } else if (write_format_attrs(st->file) < 0 || create_table(st->file, &runs_table) < 0 ||
@@ -651,20 +779,40 @@ attn_status bench_store_open(const char *path, bench_store **store, char *msg, s
 static herr_t reopen_file(bench_store *st)
 {
     close_hdf5(st);
-    st->file = H5Fopen(st->tmp[0] ? st->tmp : st->path, H5F_ACC_RDWR, H5P_DEFAULT);
+    st->file = open_unlocked(st->tmp[0] ? st->tmp : st->path, H5F_ACC_RDWR);
     char msg[ATTN_MSG_LEN];
     return st->file < 0 || open_tables(st, msg, sizeof msg) != ATTN_OK ? -1 : 0;
 }
 
-/* Write the status of the run begun through st into its /run_status row (in place: no new
- * space is needed once the row exists). */
-static herr_t mark_run(bench_store *st, const char *status, const char *message)
+/* The current time, ISO 8601 UTC (as bench_run.started_at). */
+static void iso_now(char *buf, size_t len)
 {
-    status_row row = {.run_id = st->run_id};
+    time_t now = time(NULL);
+    struct tm tm;
+    gmtime_r(&now, &tm);
+    strftime(buf, len, "%Y-%m-%dT%H:%M:%SZ", &tm);
+}
+
+/* Write the status of the run begun through st, with `finished` points stored and the time now,
+ * into its /run_status row (in place: no new space is needed once the row exists). */
+static herr_t mark_run(bench_store *st, const char *status, const char *message, int64_t finished)
+{
+    status_row row = {.run_id = st->run_id,
+                      .planned_points = st->planned,
+                      .finished_points = finished};
     snprintf(row.status, sizeof row.status, "%s", status);
     snprintf(row.message, sizeof row.message, "%s", message);
+    snprintf(row.started_at, sizeof row.started_at, "%s", st->started_at);
+    iso_now(row.ended_at, sizeof row.ended_at);
     return rows_io(st->status, st->status_type, st->status_row, 1, &row, true);
 }
+
+void bench_store_set_planned(bench_store *st, int64_t planned)
+{
+    if (st) st->planned = planned > 0 ? planned : 0;
+}
+
+int64_t bench_store_planned(const bench_store *st) { return st ? st->planned : 0; }
 
 /* Append run (and its "running" /run_status row) and flush; on failure shrink both tables back
  * and say why. */
@@ -674,7 +822,8 @@ static attn_status append_run(bench_store *st, bench_run *run, char *msg, size_t
     if (n < 0 || ns < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of /runs in %s", st->path);
     run->run_id = n + 1;
-    status_row row = {.run_id = run->run_id, .status = "running"};
+    status_row row = {.run_id = run->run_id, .status = "running", .planned_points = st->planned};
+    snprintf(row.started_at, sizeof row.started_at, "%s", run->started_at);
     char why[64] = "write error";
     if (bench_room(st->lock_fd, st->path,
                    new_chunk_bytes(&runs_table, n, 1) + new_chunk_bytes(&status_table, ns, 1) +
@@ -690,6 +839,7 @@ static attn_status append_run(bench_store *st, bench_run *run, char *msg, size_t
         st->run_id = run->run_id;
         st->status_row = ns;
         st->run_points = 0;
+        snprintf(st->started_at, sizeof st->started_at, "%s", run->started_at);
         st->run_failed = false;
         return ATTN_OK;
     }
@@ -735,7 +885,7 @@ static attn_status stop_run(bench_store *st, int64_t point_id, bool wrote, int64
     if (point_id >= 0) snprintf(what, sizeof what, "point %lld", (long long)point_id);
     snprintf(note, sizeof note, "%s writing %s; %lld point%s kept", why, what,
              (long long)st->run_points, st->run_points == 1 ? "" : "s");
-    ok = mark_run(st, "incomplete", note) >= 0 && ok;
+    ok = mark_run(st, "incomplete", note, st->run_points) >= 0 && ok;
     ok = flush_file(st, again, sizeof again) >= 0 && ok;
     st->run_failed = true;
     return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %s: %lld point%s of run %lld kept, %s",
@@ -792,6 +942,7 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
     errno = 0;
     herr_t err = append_rows(st->samples, st->sample_type, nrows, rows, nsamples);
     if (err >= 0) err = append_rows(st->points, st->point_type, npoints, pt, 1);
+    if (err >= 0 && pt->run_id == st->run_id) err = mark_run(st, "running", "", st->run_points + 1);
     if (err < 0) bench_write_reason(st->path, errno, why, sizeof why);
     else err = flush_file(st, why, sizeof why);
     free(rows);
@@ -839,7 +990,8 @@ void bench_store_close(bench_store *st)
 {
     if (!st) return;
     quiet_hdf5();
-    if (st->run_id > 0 && !st->run_failed && st->file >= 0) mark_run(st, "complete", "");
+    if (st->run_id > 0 && !st->run_failed && st->file >= 0)
+        mark_run(st, "complete", "", st->run_points);
     if (st->file >= 0 && H5Fflush(st->file, H5F_SCOPE_GLOBAL) < 0) st->write_failed = true;
     /* a new file closed before any run (a caller that only creates it): valid, and empty */
     char msg[ATTN_MSG_LEN];
@@ -848,6 +1000,28 @@ void bench_store_close(bench_store *st)
         bench_tmp_publish(st->tmp, st->path, &exists, msg, sizeof msg) == ATTN_OK)
         st->tmp[0] = '\0';
     store_free(st);
+}
+
+int64_t bench_store_interrupt(bench_store *st, int sig, int64_t *kept)
+{
+    if (kept) *kept = 0;
+    if (!st) return 0;
+    quiet_hdf5();
+    const int64_t run = st->run_id;
+    if (kept) *kept = st->run_points;
+    if (run > 0 && !st->run_failed && st->file >= 0) {
+        char note[160];
+        if (st->planned > 0)
+            snprintf(note, sizeof note, "SIG%s after %lld of %lld points", bench_signal_name(sig),
+                     (long long)st->run_points, (long long)st->planned);
+        else
+            snprintf(note, sizeof note, "SIG%s after %lld points", bench_signal_name(sig),
+                     (long long)st->run_points);
+        mark_run(st, "interrupted", note, st->run_points);
+        H5Fflush(st->file, H5F_SCOPE_GLOBAL);
+    }
+    store_free(st); /* a new file without a run is discarded, not published */
+    return run;
 }
 
 /* ---- reading back ---- */
@@ -860,9 +1034,9 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     if (!path || access(path, F_OK) != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s", path ? path : "(null)",
                          path ? strerror(errno) : "no path");
-    attn_status cs = check_results_file(path, "", false, msg, msg_len);
+    attn_status cs = check_results_file(path, "", BENCH_FORMAT_VERSION_READ, msg, msg_len);
     if (cs != ATTN_OK) return cs;
-    *file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    *file = open_unlocked(path, H5F_ACC_RDONLY);
     if (*file < 0) return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot open %s for reading", path);
     *dset = H5Dopen2(*file, t->dset, H5P_DEFAULT);
     if (*dset < 0) {
@@ -874,11 +1048,10 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     return ATTN_OK;
 }
 
-/* Read every row of table t into a malloc'd array. */
-static attn_status read_table(const char *path, const table *t, void **out, int64_t *n, char *msg,
-                              size_t msg_len)
+/* Read every row of table t into a malloc'd array (once: read_table retries). */
+static attn_status read_table_once(const char *path, const table *t, void **out, int64_t *n,
+                                   char *msg, size_t msg_len)
 {
-    quiet_hdf5();
     *out = NULL;
     *n = 0;
     hid_t file, dset;
@@ -910,6 +1083,26 @@ static attn_status read_table(const char *path, const table *t, void **out, int6
     if (mtype >= 0) H5Tclose(mtype);
     H5Dclose(dset);
     H5Fclose(file);
+    return st;
+}
+
+/* Every row of table t into a malloc'd array. While another process writes the file (it holds
+ * the writers' lock), a read that fails may have met a flush half done: it is tried again (for
+ * about 2 s); rows not yet written (run_id 0: the table grew, its rows are not on disk yet) are
+ * left out at the end. Every table's first column is run_id. */
+static attn_status read_table(const char *path, const table *t, void **out, int64_t *n, char *msg,
+                              size_t msg_len)
+{
+    quiet_hdf5();
+    attn_status st = read_table_once(path, t, out, n, msg, msg_len);
+    for (int tries = 0; st != ATTN_OK && tries < 20 && bench_locked_by_other(path); tries++) {
+        nanosleep(&(struct timespec){.tv_nsec = 100 * 1000 * 1000}, NULL);
+        st = read_table_once(path, t, out, n, msg, msg_len);
+    }
+    if (st == ATTN_OK && bench_locked_by_other(path))
+        while (*n > 0 &&
+               *(const int64_t *)((const char *)*out + (size_t)(*n - 1) * t->row_size) == 0)
+            --*n;
     return st;
 }
 
@@ -979,8 +1172,8 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
                          path ? strerror(errno) : "no path");
     const int lock = bench_lock(path, "", msg, msg_len);
     if (lock < 0) return ATTN_EINVAL;
-    attn_status st = check_results_file(path, "", true, msg, msg_len);
-    hid_t file = st != ATTN_OK ? -1 : H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    attn_status st = check_results_file(path, "", BENCH_FORMAT_VERSION_READ, msg, msg_len);
+    hid_t file = st != ATTN_OK ? -1 : open_unlocked(path, H5F_ACC_RDWR);
     if (st == ATTN_OK && file < 0)
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                        "cannot open %s for writing the fits (permissions, or open elsewhere?)",
@@ -1056,7 +1249,10 @@ static const table *table_of(bench_table_id t)
     case BENCH_TABLE_RUNS: return &runs_table;
     case BENCH_TABLE_POINTS: return &points_table;
     case BENCH_TABLE_SAMPLES: return &samples_table;
+    case BENCH_TABLE_RUN_STATUS: return &status_table;
+    case BENCH_TABLE_HOSTS: return &hosts_table;
     case BENCH_TABLE_FITS: return &fits_table;
+    case BENCH_NTABLES: break;
     }
     return &points_table;
 }
@@ -1075,5 +1271,5 @@ bench_column bench_store_column(bench_table_id t, int i)
                                 : f->kind == F_U64 ? BENCH_COL_U64
                                 : f->kind == F_F64 ? BENCH_COL_F64
                                                    : BENCH_COL_STR;
-    return (bench_column){f->name, f->offset, type, f->size};
+    return (bench_column){f->name, f->offset, type, f->size, f->unit, f->description};
 }

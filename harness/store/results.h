@@ -6,26 +6,34 @@
  * Room store/ (above measure/, below report/ and cli/): includes its own headers, measure/'s,
  * attention/ and datasets/, never report/ or cli/.
  *
- * File layout (format "attnbench-results", format_version 2):
+ * File layout (format "attnbench-results", format_version 3):
  *   /            attributes: format, format_version
  *   /runs        extendable chunked compound table, one row per run   (bench_run)
  *   /points      extendable chunked compound table, one row per point (bench_point)
  *   /samples     extendable chunked compound table, one row per timed repetition:
  *                run_id, point_id, rep, seconds
  *   /run_status  extendable chunked compound table, one row per run: run_id, status ("running"
- *                until closed, "complete", or "incomplete" after a failed write), message
+ *                until closed, "complete", "incomplete" after a failed write, "interrupted" by a
+ *                signal), planned_points, finished_points, started_at, ended_at, message
  *   /hosts       (sweeps) one row per host of a run: its facts and yardsticks (bench_host),
- * measured once per host; a distributed sweep (mpirun) has one row per host of its ranks /fits
- * (optional: written by `bench fit`) one row per fitted series and metric of a run (bench_fit_row);
- * a new fit of a run replaces that run's rows Strings are fixed-length, NUL-padded UTF-8 (h5py
- * reads them as bytes: .str.decode()). Every row is flushed to disk as soon as it is added, so an
- * interrupted sweep keeps its points. A new file is written under a temporary name and renamed into
- * place once valid; a write that fails is rolled back; one writer at a time holds a lock on the
- * file (atomic.h, docs/results-format.md "Writing safely").
+ *                measured once per host; a distributed sweep (mpirun) has one row per host
+ *   /fits        (optional: written by `bench fit`) one row per fitted series and metric of a run
+ *                (bench_fit_row); a new fit of a run replaces that run's rows
+ * Every table carries the attributes of the HDF5 high-level table convention (CLASS = "TABLE",
+ * VERSION, TITLE, FIELD_<i>_NAME) and, per column, FIELD_<i>_UNIT and FIELD_<i>_DESCRIPTION
+ * (bench_store_column). Version 2 (no column attributes, a 3-column /run_status) is read, not
+ * appended to.
+ * Strings are fixed-length, NUL-padded UTF-8 (h5py reads them as bytes: .str.decode()).
+ * Every row is flushed to disk as soon as it is added, so an interrupted sweep keeps its points.
+ * A new file is written under a temporary name and renamed into place once valid; a write that
+ * fails is rolled back; one writer at a time holds a lock on the file (atomic.h,
+ * docs/results-format.md "Writing safely"). Writers and bench's readers open files with HDF5's
+ * own file locking off, so that anyone can read a file while a sweep writes it.
  */
 #ifndef BENCH_RESULTS_H
 #define BENCH_RESULTS_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -33,7 +41,7 @@
 #include "record.h"
 
 #define BENCH_FORMAT "attnbench-results"
-enum { BENCH_FORMAT_VERSION = 2 };
+enum { BENCH_FORMAT_VERSION = 3, BENCH_FORMAT_VERSION_READ = 2 /* the oldest read */ };
 
 /* One row of /fits: a power law metric ≈ prefactor · n^exponent fitted over n (= kv_len) to
  * one series of a run (the points sharing every setting but n), beside its theory and its
@@ -85,6 +93,10 @@ typedef struct bench_store bench_store;
  * name with its first run (bench_store_begin_run), or at bench_store_close if no run was begun
  * (then valid and empty); a failed or interrupted creation leaves no file. */
 attn_status bench_store_open(const char *path, bench_store **store, char *msg, size_t msg_len);
+/* The number of points the next run sets out to measure (its /run_status planned_points;
+ * 0, the default: not said). Call before bench_store_begin_run. */
+void bench_store_set_planned(bench_store *st, int64_t planned);
+int64_t bench_store_planned(const bench_store *st);
 /* Append a run row (and its "running" /run_status row); sets run->run_id. Checks the room on
  * disk first; a failure writes nothing and says why ("disk full (...): run 2 not started"). */
 attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, size_t msg_len);
@@ -98,8 +110,15 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
 attn_status bench_store_add_host(bench_store *st, bench_host *h, char *msg, size_t msg_len);
 /* Mark the run complete (unless it is incomplete), flush, publish a new file, unlock, close. */
 void bench_store_close(bench_store *st);
+/* A signal (sig) stopped the command: mark the run interrupted (unless it is incomplete), with
+ * its finished points and end time, flush, unlock, close. A new file that has no run yet is
+ * discarded (no file is left). The points of the run kept into *kept (may be NULL); returns the
+ * run's id, or 0 when no run was begun. */
+int64_t bench_store_interrupt(bench_store *st, int sig, int64_t *kept);
 
-/* Read back (plots, fits, tests): every row of /runs or /points; free() the arrays. */
+/* Read back (plots, fits, tests): every row of /runs or /points; free() the arrays. A file a
+ * sweep is writing is read as of its last flushed point (a read that meets a flush in progress
+ * is retried). */
 attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n, char *msg,
                                   size_t msg_len);
 attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
@@ -119,14 +138,18 @@ attn_status bench_store_read_fits(const char *path, bench_fit_row **rows, int64_
 attn_status bench_store_read_samples(const char *path, bench_sample **rows, int64_t *n, char *msg,
                                      size_t msg_len);
 
-/* The columns of the tables, for readers that take every column (bench export): the same field
- * tables build the HDF5 types, so a column added there appears here too. A row of table t is
- * the C struct that its reader returns (bench_run, bench_point, bench_sample, bench_fit_row). */
+/* The columns of the tables, for readers that take every column (bench export) and for the
+ * column attributes: the same field tables build the HDF5 types, so a column added there appears
+ * here too. A row of runs, points, samples, hosts or fits is the C struct its reader returns
+ * (bench_run, bench_point, bench_sample, bench_host, bench_fit_row); /run_status has no reader. */
 typedef enum {
     BENCH_TABLE_RUNS,
     BENCH_TABLE_POINTS,
     BENCH_TABLE_SAMPLES,
-    BENCH_TABLE_FITS
+    BENCH_TABLE_RUN_STATUS,
+    BENCH_TABLE_HOSTS,
+    BENCH_TABLE_FITS,
+    BENCH_NTABLES
 } bench_table_id;
 typedef enum {
     BENCH_COL_I32,
@@ -139,7 +162,9 @@ typedef struct bench_column {
     const char *name; /* as in the file */
     size_t offset;    /* in the row struct */
     bench_col_type type;
-    size_t size; /* bytes; for BENCH_COL_STR the buffer length (NUL-terminated when read) */
+    size_t size;             /* bytes; for BENCH_COL_STR the buffer length (NUL-terminated) */
+    const char *unit;        /* FIELD_<i>_UNIT: "s", "B", "GFLOP/s", "1", "text", ... */
+    const char *description; /* FIELD_<i>_DESCRIPTION */
 } bench_column;
 /* The number of columns of table t, and column i (0 <= i < that number) in file order. */
 int bench_store_ncolumns(bench_table_id t);
