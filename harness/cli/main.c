@@ -3,6 +3,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bench_mpi.h"
 #include "commands.h"
 #include "machine.h"
 #include "memory.h"
@@ -55,7 +56,12 @@ int main(int argc, char **argv)
                 {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
                 {"plot", bench_cmd_plot}};
     for (size_t c = 0; c < sizeof cmds / sizeof cmds[0]; c++)
-        if (strcmp(argv[1], cmds[c].name) == 0) return cmds[c].fn(argc, argv);
+        if (strcmp(argv[1], cmds[c].name) == 0) {
+            bench_mpi_init(&argc, &argv); /* only under mpirun */
+            const int rc = cmds[c].fn(argc, argv);
+            bench_mpi_finalize();
+            return rc;
+        }
     fprintf(stderr,
             "bench: unknown command '%s' (commands: sweep, run, plot, fit, list, datasets, info)\n",
             argv[1]);

@@ -61,8 +61,16 @@ typedef struct bench_point {
     double retrieval;          /* fraction of them whose output is nearest to the planted value
                                   (NaN when retrieval_queries == 0) */
     double self_rel_err; /* rel. L2 error vs the kind's own definition (implementation check) */
-    char status[16];     /* "ok" or "error" */
-    char message[160];   /* why, when status is "error" */
+    /* A distributed kind's own measurements (attn_stats; ring over MPI ranks), means over the
+     * timed repetitions; NaN for other kinds (docs/distributed.md). */
+    double comm_time_s;       /* waiting for messages (MPI_Wait) per forward, slowest rank */
+    double compute_time_s;    /* computing per forward, slowest rank */
+    double comm_bytes;        /* sent per forward, all ranks together */
+    double overlap;           /* share of the messages' time in flight hidden behind compute:
+                                 1 - waiting / in flight over all ranks (NaN: no messages) */
+    double compute_imbalance; /* slowest rank's compute / mean rank's - 1 (0: balanced) */
+    char status[16];          /* "ok" or "error" */
+    char message[160];        /* why, when status is "error" */
 } bench_point;
 
 #endif

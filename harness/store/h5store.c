@@ -100,6 +100,11 @@ static const field point_fields[] = {
     FIELD(bench_point, retrieval_queries, F_I32),
     FIELD(bench_point, retrieval, F_F64),
     FIELD(bench_point, self_rel_err, F_F64),
+    FIELD(bench_point, comm_time_s, F_F64),
+    FIELD(bench_point, compute_time_s, F_F64),
+    FIELD(bench_point, comm_bytes, F_F64),
+    FIELD(bench_point, overlap, F_F64),
+    FIELD(bench_point, compute_imbalance, F_F64),
     FIELD(bench_point, status, F_STR),
     FIELD(bench_point, message, F_STR),
 };
