@@ -47,9 +47,9 @@
 #include "dense.h" /* the allowed-score count, bytes and causal mask of exact attention */
 #include "kernels.h"
 
-enum { P_BLOCK_Q, P_BLOCK_K };
+enum { P_BLOCK_Q, P_BLOCK_K, P_RANKS };
 enum {
-    DIAG_ROWS = 64,   /* rows per group on a key block crossing the causal diagonal (as dense) */
+    DIAG_ROWS = 64,    /* rows per group on a key block crossing the causal diagonal (as dense) */
     ALIGN_FLOATS = 16, /* 64 bytes */
     RECORD_BYTES = 64,
     TAG_KV = 4150,
@@ -59,6 +59,8 @@ enum {
 static const attn_param_def params[] = {
     [P_BLOCK_Q] = {"block_q", "tile rows: query positions of one head", 256, 1, 4096, true},
     [P_BLOCK_K] = {"block_k", "keys per tile (online-softmax step)", 256, 1, 65536, true},
+    [P_RANKS] = {"ranks", "R: the MPI ranks it runs on (0: those of mpirun, 1 without; recorded)",
+                 0, 0, 1 << 20, true},
     ATTN_SCORE_MOD_PARAMS,
 };
 
@@ -111,12 +113,12 @@ static int64_t rank_rows(int64_t n, int64_t R, int64_t r)
 
 typedef struct plan {
     world w;
-    int64_t R, C;         /* ranks, chunks (2R) */
-    int64_t bq, bk;       /* tile rows and keys per visit */
-    int64_t kv_rows_max;  /* most K/V rows a rank owns */
-    int64_t q_rows_max;   /* most query rows a rank owns */
-    int64_t buf_floats;   /* one K/V buffer (K then V), 0 when R = 1 */
-    int64_t ml_floats;    /* m and l of every own query row */
+    int64_t R, C;        /* ranks, chunks (2R) */
+    int64_t bq, bk;      /* tile rows and keys per visit */
+    int64_t kv_rows_max; /* most K/V rows a rank owns */
+    int64_t q_rows_max;  /* most query rows a rank owns */
+    int64_t buf_floats;  /* one K/V buffer (K then V), 0 when R = 1 */
+    int64_t ml_floats;   /* m and l of every own query row */
     int64_t tile_floats, mod_floats;
     size_t thread_bytes;
     attn_score_mod mod;
@@ -146,6 +148,10 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
 static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
 {
     const plan pl = make_plan(s, p);
+    if (p->v[P_RANKS] != 0 && p->v[P_RANKS] != (double)pl.R)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "ring: ranks=%.0f, but it runs on %lld rank%s (mpirun -n gives them)",
+                         p->v[P_RANKS], (long long)pl.R, pl.R == 1 ? "" : "s");
     if (pl.R == 1) return ATTN_OK;
     /* one message per block, per chunk of out: MPI counts are int */
     const int64_t block = 2 * s->B * s->Hkv * pl.kv_rows_max * s->D;
@@ -155,6 +161,12 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
                          "ring: a rank's K/V block or output rows exceed one MPI message (2^31-1 "
                          "floats): use more ranks or a smaller batch");
     return ATTN_OK;
+}
+
+static void resolve(const attn_shape *s, attn_params *p)
+{
+    (void)s;
+    if (p->v[P_RANKS] == 0) p->v[P_RANKS] = ring_world().size;
 }
 
 static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
@@ -172,9 +184,9 @@ static double flops(const attn_shape *s, const attn_params *p)
 
 /* The messages of one step, tested by thread 0 between tiles. */
 typedef struct exchange {
-    int active;      /* messages in flight */
-    double posted;   /* when they were posted */
-    double done;     /* when they were seen complete (0: not yet) */
+    int active;    /* messages in flight */
+    double posted; /* when they were posted */
+    double done;   /* when they were seen complete (0: not yet) */
 #ifdef BENCH_HAVE_MPI
     MPI_Request req[2];
 #endif
@@ -197,10 +209,10 @@ static void progress(exchange *x)
 typedef struct step {
     const float *q, *kb, *vb; /* q; the current block's K and V ([B·Hkv, rows, D] each) */
     float *out, *ml;
-    int64_t rows;             /* rows of the current block per (b, kv head) */
-    int64_t src;              /* the rank whose block it is */
-    int64_t t;                /* step number */
-    int64_t nqb[2];           /* query blocks of each own chunk */
+    int64_t rows;   /* rows of the current block per (b, kv head) */
+    int64_t src;    /* the rank whose block it is */
+    int64_t t;      /* step number */
+    int64_t nqb[2]; /* query blocks of each own chunk */
 } step;
 
 /* Keys [j0, j0 + kn) (global indices; rows at kp, vp) into the tile's rows, query positions
@@ -223,8 +235,7 @@ static void visit_keys(const attn_shape *s, const plan *pl, attn_tile *tile, con
         for (int64_t r0 = 0; r0 < n; r0 += DIAG_ROWS) {
             const int64_t nr = min64(DIAG_ROWS, n - r0);
             const int64_t gcols = min64(cols, col_end[r0 + nr - 1]);
-            if (gcols > 0)
-                attn_tile_visit(tile, r0, nr, qt + r0 * D, kk, vv, gcols, col_end + r0);
+            if (gcols > 0) attn_tile_visit(tile, r0, nr, qt + r0 * D, kk, vv, gcols, col_end + r0);
         }
     }
 }
@@ -241,7 +252,8 @@ static void run_task(const attn_shape *s, const plan *pl, const step *st, int64_
     const int64_t i0 = chunk_start(T, pl->C, chunk) + qb * pl->bq;
     const int64_t n = min64(pl->bq, chunk_start(T, pl->C, chunk + 1) - i0);
     const int64_t own = rank_rows(T, pl->R, pl->w.rank);
-    const int64_t before = (half ? chunk_len(T, pl->C, owned(pl->R, pl->w.rank, 0)) : 0) + qb * pl->bq;
+    const int64_t before =
+        (half ? chunk_len(T, pl->C, owned(pl->R, pl->w.rank, 0)) : 0) + qb * pl->bq;
     float *o = st->out + (bh * T + i0) * D, *ml = st->ml + 2 * (bh * own + before);
     const bool last = st->t == pl->R - 1;
     /* the block's chunks: keys [j0, j0 + len) at row offset off of the block */
@@ -261,8 +273,8 @@ static void run_task(const attn_shape *s, const plan *pl, const step *st, int64_
     const float *qt = st->q + (bh * T + i0) * D;
     for (int kh = 0; kh < 2; kh++)
         if (len[kh])
-            visit_keys(s, pl, tile, qt, st->kb + kv + off[kh] * D, st->vb + kv + off[kh] * D, i0,
-                       n, j0[kh], len[kh], col_end);
+            visit_keys(s, pl, tile, qt, st->kb + kv + off[kh] * D, st->vb + kv + off[kh] * D, i0, n,
+                       j0[kh], len[kh], col_end);
     if (last) attn_tile_end(tile, o);
     else attn_tile_save(tile, o, D, ml, 2);
 }
@@ -277,7 +289,8 @@ static void reset_rows(const attn_shape *s, const plan *pl, float *out, float *m
             memset(out + (bh * s->T + i0) * D, 0,
                    (size_t)(chunk_len(s->T, pl->C, c) * D) * sizeof(float));
         }
-        for (int64_t r = bh * own; r < (bh + 1) * own; r++) ml[2 * r] = -INFINITY, ml[2 * r + 1] = 0;
+        for (int64_t r = bh * own; r < (bh + 1) * own; r++)
+            ml[2 * r] = -INFINITY, ml[2 * r + 1] = 0;
     }
 }
 
@@ -418,8 +431,7 @@ static attn_status gather(const attn_shape *s, const attn_params *p, float *out,
             float *at = out + chunk_start(s->T, pl.C, c) * s->D;
             if (pl.w.rank == 0)
                 MPI_Recv(at, 1, slab, r, TAG_OUT + half, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            else
-                MPI_Send(at, 1, slab, 0, TAG_OUT + half, MPI_COMM_WORLD);
+            else MPI_Send(at, 1, slab, 0, TAG_OUT + half, MPI_COMM_WORLD);
             MPI_Type_free(&slab);
         }
     }
@@ -429,8 +441,7 @@ static attn_status gather(const attn_shape *s, const attn_params *p, float *out,
     return ATTN_OK;
 }
 
-static void stats(const attn_shape *s, const attn_params *p, const void *workspace,
-                  attn_stats *out)
+static void stats(const attn_shape *s, const attn_params *p, const void *workspace, attn_stats *out)
 {
     (void)s, (void)p;
     const record *rec = (const record *)workspace;
@@ -454,6 +465,7 @@ const attn_ops attn_kind_ring = {
     .bytes = attn_dense_bytes,
     .forward = forward,
     .allows = attn_dense_allows,
+    .resolve = resolve,
     .collective = true,
     .gather = gather,
     .stats = stats,
