@@ -196,16 +196,18 @@ static void add_stats(void *ctx)
     c->runs++;
 }
 
-/* The stats columns of pt from every rank's sums over its timed runs (collective when the kind
- * is: each rank calls it). */
-static void stats_columns(const forward_call *c, bench_point *pt)
+/* The stats columns of pt from the sums over the timed runs: of every rank when the point runs
+ * on the ranks together (each rank calls it then), else of this process. */
+static void stats_columns(const forward_call *c, bool together, bench_point *pt)
 {
     if (c->runs == 0) return;
-    const double n = (double)c->runs, ranks = bench_coll_size();
+    const double n = (double)c->runs, ranks = together ? bench_coll_size() : 1;
     double hi[2] = {c->sum.compute_s / n, c->sum.wait_s / n};
     double sum[4] = {hi[0], c->sum.wait_s, c->sum.inflight_s, c->sum.bytes / n};
-    bench_coll_reduce(hi, 2, BENCH_COLL_MAX);
-    bench_coll_reduce(sum, 4, BENCH_COLL_SUM);
+    if (together) {
+        bench_coll_reduce(hi, 2, BENCH_COLL_MAX);
+        bench_coll_reduce(sum, 4, BENCH_COLL_SUM);
+    }
     pt->compute_time_s = hi[0], pt->comm_time_s = hi[1], pt->comm_bytes = sum[3];
     pt->compute_imbalance = sum[0] > 0 ? hi[0] / (sum[0] / ranks) - 1 : NAN;
     pt->overlap = sum[2] > 0 ? 1 - sum[1] / sum[2] : NAN;
@@ -288,7 +290,7 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
     if (st != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)", spec->ops->name,
                          (int)st);
-    stats_columns(&call, pt);
+    stats_columns(&call, together, pt);
     if (together && spec->ops->gather(&spec->shape, &spec->params, b->out, msg, msg_len))
         return ATTN_EFAIL;
     pt->peak_rss_bytes = bench_peak_rss_bytes();
