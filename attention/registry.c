@@ -83,6 +83,10 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': set all of state_bytes, prepare and decode, or none", name);
     }
+    if (k->collective && !k->gather) {
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': a collective kind needs gather (its rows to rank 0)", name);
+    }
     if (k->params.owner == NULL || strcmp(k->params.owner, k->name) != 0) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': its parameter table belongs to '%s' (ATTN_PARAM_TABLE(\"%s\", "

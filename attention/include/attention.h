@@ -60,6 +60,16 @@ typedef struct attn_weight {
     int64_t dims[4];
 } attn_weight;
 
+/* What a kind measured of its last forward on this process beyond its time (attn_ops.stats): a
+ * distributed kind's split between computing and waiting for messages. */
+typedef struct attn_stats {
+    double compute_s;  /* in its own computation (kernels, packing its blocks) */
+    double wait_s;     /* waiting for messages to complete (MPI_Wait): communication not hidden */
+    double inflight_s; /* from posting the messages to seeing them complete, summed over them:
+                          overlap = 1 - wait_s / inflight_s is the share of it hidden */
+    double bytes;      /* sent by this process */
+} attn_stats;
+
 typedef struct attn_ops {
     const char *name;    /* unique, [a-z0-9_]+: the CLI's KIND */
     const char *summary; /* one line for `bench list` */
@@ -119,10 +129,17 @@ typedef struct attn_ops {
     int (*weights)(const attn_shape *s, const attn_params *p, attn_weight *out);
     attn_status (*draw_weights)(const attn_shape *s, const attn_params *p, float *const *w);
 
-    /* Distributed over MPI ranks (ring): every rank of `mpirun` runs each forward together, so a
-     * distributed sweep runs its points on all ranks at once instead of spreading them (default
-     * false: one rank measures a point alone). */
+    /* Distributed kinds (ring). collective: forward and gather are called by every MPI rank of
+     * MPI_COMM_WORLD together, with the same shape, parameters and inputs (each rank reads its own
+     * slices of q, k, v and writes its own rows of out); without MPI, or outside mpirun, the
+     * process is the only rank and nothing changes. gather (collective, after the forwards,
+     * untimed): every rank's rows of out into out on rank 0. stats (local, cheap, after a
+     * forward, untimed): what that forward measured of itself, kept in its workspace. */
     bool collective;
+    attn_status (*gather)(const attn_shape *s, const attn_params *p, float *out, char *msg,
+                          size_t msg_len);
+    void (*stats)(const attn_shape *s, const attn_params *p, const void *workspace,
+                  attn_stats *out);
 
     /* ---- descriptions (no behaviour) ---- */
 

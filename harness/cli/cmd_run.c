@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "attn_suggest.h"
+#include "bench_mpi.h"
 #include "commands.h"
 #include "machine.h"
 #include "point.h"
@@ -214,6 +215,11 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     bench_signals_catch();
     attn_status st = bench_point_run(spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
                                      o->output ? &out : NULL, msg, sizeof msg);
+    if (bench_mpi_rank() != 0) { /* under mpirun rank 0 prints and writes */
+        free(samples);
+        free(out);
+        return st == ATTN_OK ? 0 : 1;
+    }
     if (bench_stop_signal()) {
         free(samples);
         free(out);
@@ -238,6 +244,7 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
         const bool retrieval = bench_table_has_retrieval(&pt, 1);
         bench_table_header(stdout, retrieval);
         bench_table_row(stdout, &pt, sgemm, retrieval);
+        bench_table_comm(stdout, &pt, bench_mpi_size());
         bench_warn_noisy(&pt, true);
         /* a NaN or Inf out of finite inputs is a failure; asked for (--allow-nonfinite), not */
         if (bench_warn_nonfinite(&pt) && !mc->allow_nonfinite && !exit_code) exit_code = 1;
@@ -295,18 +302,22 @@ int bench_cmd_run(int argc, char **argv)
     bench_point_spec spec;
     bench_measure_cfg mc;
     bench_shape_req req;
+    /* under mpirun: a collective kind (ring) runs on every rank, rank 0 reading --input and
+     * writing --output and --out; any other kind runs on rank 0 alone */
+    const bool root = bench_mpi_rank() == 0;
     if (choose(&o, pos, npos, &spec, msg, sizeof msg) ||
         parse_shape(&o, spec.dataset->shape != NULL, &mc, &req, msg, sizeof msg) ||
-        check_targets(&o, msg, sizeof msg) ||
+        (root && check_targets(&o, msg, sizeof msg)) ||
         bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
         bench_point_check(&spec, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
+    if (!root && !spec.ops->collective) return 0;
     attn_status fin = ATTN_OK;
-    if (!mc.allow_nonfinite &&
+    if (root && !mc.allow_nonfinite &&
         (fin = bench_dataset_check_finite(spec.dataset, &spec.dataset_params, msg, sizeof msg)))
         return bench_fail(fin, msg);
     bench_store *store = NULL;
-    if (o.results && bench_store_open(o.results, &store, msg, sizeof msg))
+    if (root && o.results && bench_store_open(o.results, &store, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     return measure(argc, argv, &o, &spec, &mc, store);
 }

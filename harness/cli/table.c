@@ -84,3 +84,17 @@ int bench_warn_noisy(const bench_point *pt, bool with_fix)
             with_fix ? BENCH_NOISE_FIX : "");
     return 1;
 }
+
+void bench_table_comm(FILE *f, const bench_point *pt, int ranks)
+{
+    if (isnan(pt->compute_time_s)) return;
+    char sent[32];
+    bench_format_bytes(pt->comm_bytes, sent, sizeof sent);
+    fprintf(f,
+            "%s on %d rank%s: compute %.3f ms (slowest rank; imbalance %.1f%%), waiting for "
+            "messages %.3f ms, sent %s",
+            pt->kind, ranks, ranks == 1 ? "" : "s", pt->compute_time_s * 1e3,
+            pt->compute_imbalance * 100, pt->comm_time_s * 1e3, sent);
+    if (isnan(pt->overlap)) fprintf(f, ", no messages\n");
+    else fprintf(f, ", overlap %.1f%% of their time in flight hidden\n", pt->overlap * 100);
+}

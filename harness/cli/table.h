@@ -19,6 +19,9 @@ int bench_warn_noisy(const bench_point *pt, bool with_fix);
 /* A point with status "nonfinite": one line on stderr naming the first bad output value; 1 if
  * so, 0 otherwise. A point measured on non-finite inputs (--allow-nonfinite): a line saying so. */
 int bench_warn_nonfinite(const bench_point *pt);
+/* A distributed kind's line after its row (nothing for other kinds): compute, waiting for
+ * messages, bytes sent and overlap (the stats columns) on `ranks` ranks. */
+void bench_table_comm(FILE *f, const bench_point *pt, int ranks);
 /* The fix for noisy timings, one line. */
 #define BENCH_NOISE_FIX "close other programs, raise --min-time or --reps, or lower --threads"
 

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "accuracy.h"
+#include "collective.h"
 #include "finite.h"
 #include "memory.h"
 #include "point.h"
@@ -35,6 +36,8 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
     pt->gflops_per_s = pt->gbytes_per_s = NAN;
     pt->rel_err = pt->max_abs_err = pt->self_rel_err = pt->cosine = pt->retrieval = NAN;
+    pt->comm_time_s = pt->compute_time_s = pt->comm_bytes = pt->overlap = NAN;
+    pt->compute_imbalance = NAN;
     pt->peak_rss_bytes = pt->base_rss_bytes = -1;
     if (gethostname(pt->host, sizeof pt->host) != 0) snprintf(pt->host, sizeof pt->host, "?");
     pt->host[sizeof pt->host - 1] = '\0';
@@ -182,7 +185,37 @@ typedef struct forward_call {
     float *out;
     void *workspace;
     const void *state; /* decode from a state: NULL when the forward runs */
+    attn_stats sum;    /* the kind's own measurements (ops->stats), summed over timed runs */
+    int64_t runs;
 } forward_call;
+
+/* After a timed forward: add what the kind measured of it (bench_loop_hooks.after). */
+static void add_stats(void *ctx)
+{
+    forward_call *c = ctx;
+    attn_stats one;
+    c->spec->ops->stats(&c->spec->shape, &c->spec->params, c->workspace, &one);
+    c->sum.compute_s += one.compute_s, c->sum.wait_s += one.wait_s;
+    c->sum.inflight_s += one.inflight_s, c->sum.bytes += one.bytes;
+    c->runs++;
+}
+
+/* The stats columns of pt from the sums over the timed runs: of every rank when the point runs
+ * on the ranks together (each rank calls it then), else of this process. */
+static void stats_columns(const forward_call *c, bool together, bench_point *pt)
+{
+    if (c->runs == 0) return;
+    const double n = (double)c->runs, ranks = together ? bench_coll_size() : 1;
+    double hi[2] = {c->sum.compute_s / n, c->sum.wait_s / n};
+    double sum[4] = {hi[0], c->sum.wait_s, c->sum.inflight_s, c->sum.bytes / n};
+    if (together) {
+        bench_coll_reduce(hi, 2, BENCH_COLL_MAX);
+        bench_coll_reduce(sum, 4, BENCH_COLL_SUM);
+    }
+    pt->compute_time_s = hi[0], pt->comm_time_s = hi[1], pt->comm_bytes = sum[3];
+    pt->compute_imbalance = sum[0] > 0 ? hi[0] / (sum[0] / ranks) - 1 : NAN;
+    pt->overlap = sum[2] > 0 ? 1 - sum[1] / sum[2] : NAN;
+}
 
 static attn_status call_forward(void *ctx)
 {
@@ -252,14 +285,21 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
         spec->ops->prepare(&spec->shape, &spec->params, k, v, b->state, b->ws) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: preparing the decode state failed",
                          spec->ops->name);
-    forward_call call = {spec, q, k, v, b->out, b->ws, b->state};
-    const attn_status st = bench_time_loop(&spec->timing, call_forward, &call, samples_s, nsamples);
+    forward_call call = {spec, q, k, v, b->out, b->ws, b->state, {0}, 0};
+    const bool together = spec->ops->collective && bench_coll_size() > 1;
+    const bench_loop_hooks hooks = {.decide = together ? bench_coll_decide : NULL,
+                                    .after = spec->ops->stats ? add_stats : NULL};
+    const attn_status st =
+        bench_time_loop_hooked(&spec->timing, call_forward, &call, &hooks, samples_s, nsamples);
     if (st != ATTN_OK && bench_stop_signal())
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: interrupted (SIG%s)", spec->ops->name,
                          bench_signal_name(bench_stop_signal()));
     if (st != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)", spec->ops->name,
                          (int)st);
+    stats_columns(&call, together, pt);
+    if (together && spec->ops->gather(&spec->shape, &spec->params, b->out, msg, msg_len))
+        return ATTN_EFAIL;
     pt->peak_rss_bytes = bench_peak_rss_bytes();
     bench_stats t = bench_stats_of(*samples_s, *nsamples);
     pt->reps = (int32_t)t.n;
@@ -384,23 +424,35 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();
     const bool generate = q == NULL;
+    /* a collective kind's ranks: rank 0 makes the inputs and measures the accuracy */
+    const bool together = spec->ops->collective && bench_coll_size() > 1;
+    const bool root = bench_coll_rank() == 0;
     buffers b;
     attn_status st = ATTN_OK;
     if (!alloc_buffers(spec, pt, generate, &b, msg, msg_len)) {
         st = mark_failed(pt, ATTN_EFAIL, msg);
     } else if (generate) {
         q = b.own_q, k = b.own_k, v = b.own_v;
-        if (spec->dataset->fill(&spec->shape, &spec->dataset_params, spec->seed, b.own_q, b.own_k,
-                                b.own_v, msg, msg_len) != ATTN_OK)
+        if (!root && together) { /* rank 0's, below */
+        } else if (spec->dataset->fill(&spec->shape, &spec->dataset_params, spec->seed, b.own_q,
+                                       b.own_k, b.own_v, msg, msg_len) != ATTN_OK)
             st = mark_failed(pt, ATTN_EINVAL, msg);
         else if (check_inputs(spec, q, k, v, pt, msg, msg_len) != ATTN_OK)
             st = mark_failed(pt, ATTN_EINVAL, msg);
     }
+    if (together && (st = bench_coll_agree(st)) != ATTN_OK && !*pt->message)
+        mark_failed(pt, st, "failed on another rank");
+    if (together && generate && !st) {
+        bench_coll_bcast(b.own_q, attn_q_elems(&spec->shape));
+        bench_coll_bcast(b.own_k, attn_kv_elems(&spec->shape));
+        bench_coll_bcast(b.own_v, attn_kv_elems(&spec->shape));
+    }
     if (!st && time_point(spec, q, k, v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EFAIL, msg);
-    if (!st && measure_point_accuracy(spec, q, k, v, b.out, generate, pt, msg, msg_len))
+    if (!st && (root || !together) &&
+        measure_point_accuracy(spec, q, k, v, b.out, generate, pt, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
-    if (!st) check_output(spec, b.out, pt);
+    if (!st && (root || !together)) check_output(spec, b.out, pt);
     if (!st && out_keep) *out_keep = b.out, b.out = NULL;
     free_buffers(&b);
     attn_weights_free(owned);

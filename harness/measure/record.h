@@ -64,8 +64,16 @@ typedef struct bench_point {
     int32_t rank;        /* MPI rank that measured it (0 without mpirun; -1: all ranks together,
                             a collective kind) */
     char host[64];       /* host that measured it (a collective point: rank 0's) */
-    char status[16];     /* "ok" or "error" */
-    char message[160];   /* why, when status is "error" */
+    /* A distributed kind's own measurements (attn_stats; ring over MPI ranks), means over the
+     * timed repetitions; NaN for other kinds (docs/distributed.md). */
+    double comm_time_s;       /* waiting for messages (MPI_Wait) per forward, slowest rank */
+    double compute_time_s;    /* computing per forward, slowest rank */
+    double comm_bytes;        /* sent per forward, all ranks together */
+    double overlap;           /* share of the messages' time in flight hidden behind compute:
+                                 1 - waiting / in flight over all ranks (NaN: no messages) */
+    double compute_imbalance; /* slowest rank's compute / mean rank's - 1 (0: balanced) */
+    char status[16];          /* "ok" or "error" */
+    char message[160];        /* why, when status is "error" */
 } bench_point;
 
 /* One host of a run (the /hosts table): its facts and yardsticks, measured once per host by the

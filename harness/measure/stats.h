@@ -2,6 +2,7 @@
 #ifndef BENCH_STATS_H
 #define BENCH_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include "attn_core.h"
@@ -32,5 +33,16 @@ typedef struct bench_timing_cfg {
  * kept: the caller abandons the point. */
 attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
                             double **samples_s, int64_t *n);
+
+/* Optional hooks of the loop (NULL members: none). decide: every decision to run fn once more
+ * goes through it (a collective kind's ranks follow rank 0's clock: bench_coll_decide). after:
+ * called after each timed run, outside its timed interval (a kind's own measurements). */
+typedef struct bench_loop_hooks {
+    bool (*decide)(bool go);
+    void (*after)(void *ctx);
+} bench_loop_hooks;
+attn_status bench_time_loop_hooked(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx),
+                                   void *ctx, const bench_loop_hooks *hooks, double **samples_s,
+                                   int64_t *n);
 
 #endif

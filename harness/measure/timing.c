@@ -13,13 +13,24 @@ double bench_now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+static bool decide(const bench_loop_hooks *h, bool go) { return h->decide ? h->decide(go) : go; }
+
 attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx), void *ctx,
                             double **samples_s, int64_t *n)
+{
+    const bench_loop_hooks none = {0};
+    return bench_time_loop_hooked(cfg, fn, ctx, &none, samples_s, n);
+}
+
+attn_status bench_time_loop_hooked(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx),
+                                   void *ctx, const bench_loop_hooks *hooks, double **samples_s,
+                                   int64_t *n)
 {
     *samples_s = NULL;
     *n = 0;
     const double warm_start = bench_now_s();
-    for (int w = 0; w < cfg->warmup || (w > 0 && bench_now_s() - warm_start < cfg->warmup_time_s);
+    for (int w = 0; decide(hooks, w < cfg->warmup ||
+                                      (w > 0 && bench_now_s() - warm_start < cfg->warmup_time_s));
          w++) {
         if (bench_stop_signal()) return ATTN_EFAIL;
         attn_status st = fn(ctx);
@@ -28,7 +39,8 @@ attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void 
     int64_t cap = 64, count = 0;
     double *s = malloc((size_t)cap * sizeof *s), total = 0;
     if (!s) return ATTN_EFAIL;
-    while (count < cfg->max_reps && (count < cfg->min_reps || total < cfg->min_time_s)) {
+    while (decide(hooks,
+                  count < cfg->max_reps && (count < cfg->min_reps || total < cfg->min_time_s))) {
         if (bench_stop_signal()) {
             free(s);
             return ATTN_EFAIL;
@@ -48,6 +60,7 @@ attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void 
             free(s);
             return st;
         }
+        if (hooks->after) hooks->after(ctx);
         s[count++] = dt;
         total += dt;
     }
