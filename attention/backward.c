@@ -35,9 +35,9 @@ size_t attn_kind_saved_bytes(const attn_ops *ops, const attn_shape *s, const att
     return ops->saved_bytes ? ops->saved_bytes(s, p) : 0;
 }
 
-attn_status attn_kind_forward_train(const attn_ops *ops, const attn_shape *s,
-                                    const attn_params *p, const float *q, const float *k,
-                                    const float *v, float *out, void *saved, void *workspace)
+attn_status attn_kind_forward_train(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                    const float *q, const float *k, const float *v, float *out,
+                                    void *saved, void *workspace)
 {
     if (ops->forward_train) return ops->forward_train(s, p, q, k, v, out, saved, workspace);
     return ops->forward(s, p, q, k, v, out, workspace);
@@ -50,8 +50,8 @@ double attn_kind_backward_flops(const attn_ops *ops, const attn_shape *s, const 
 
 attn_status attn_kind_reference_backward(const attn_ops *ops, const attn_shape *s,
                                          const attn_params *p, const float *q, const float *k,
-                                         const float *v, const float *dout, double *dq,
-                                         double *dk, double *dv)
+                                         const float *v, const float *dout, double *dq, double *dk,
+                                         double *dv)
 {
     attn_params given = *p;
     float *owned[ATTN_MAX_WEIGHTS];

@@ -80,7 +80,8 @@ static void scores_grad(const float *p, float *ds, const float *cap, float delta
 #ifdef __AVX2__
     const __m256 dl = _mm256_set1_ps(delta);
     for (; j + 8 <= n; j += 8) {
-        __m256 g = _mm256_mul_ps(_mm256_loadu_ps(p + j), _mm256_sub_ps(_mm256_loadu_ps(ds + j), dl));
+        __m256 g =
+            _mm256_mul_ps(_mm256_loadu_ps(p + j), _mm256_sub_ps(_mm256_loadu_ps(ds + j), dl));
         if (cap) g = _mm256_mul_ps(g, _mm256_loadu_ps(cap + j));
         _mm256_storeu_ps(ds + j, g);
     }
@@ -89,15 +90,14 @@ static void scores_grad(const float *p, float *ds, const float *cap, float delta
 }
 
 void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                      const float *dout, int64_t lddo, const float *k, const float *v,
-                      int64_t ldkv, float *dk, float *dv, int64_t ldg, int64_t cols,
-                      const attn_tile_mask *mask)
+                      const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
+                      float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
 {
     attn_tile *t = &b->t;
     const int64_t D = t->D, ld = round8(cols);
     float *P = t->scores, *dS = b->dp;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, t->scale,
-                q, (int)ldq, k, (int)ldkv, 0.0f, P, (int)ld);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, t->scale, q,
+                (int)ldq, k, (int)ldkv, 0.0f, P, (int)ld);
     for (int64_t r = 0; r < nrows; r++) {
         int64_t a = 0, e = cols, xa = 0, xe = 0;
         if (mask) {
@@ -108,8 +108,7 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
                 xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
             }
         }
-        probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, a, e, xa,
-                      xe);
+        probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, a, e, xa, xe);
     }
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, 1.0f, dout,
                 (int)lddo, v, (int)ldkv, 0.0f, dS, (int)ld);
@@ -137,8 +136,8 @@ static void axpy(float *y, float a, const float *x, int64_t D)
 }
 
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
-                           const float *k, const float *v, float *dk, float *dv,
-                           const int64_t *idx, int64_t n)
+                           const float *k, const float *v, float *dk, float *dv, const int64_t *idx,
+                           int64_t n)
 {
     attn_tile *t = &b->t;
     const int64_t D = t->D;

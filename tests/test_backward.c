@@ -143,7 +143,24 @@ Test(backward, every_kind_matches_its_float64_gradient)
                 if (kind_shape(ops, &shapes[c], 2, &s)) check_gradients(ops, &s, cases[x], 1, 1e-5);
             }
     }
-    cr_expect(kinds >= 3, "only %d kinds have a backward pass", kinds);
+    cr_expect(kinds >= 11, "only %d kinds have a backward pass", kinds);
+}
+
+/* The block-sparse `large` cases (several tasks and visits, gathered and strided keys, longer
+ * key sets than a visit) at a few hundred rows. */
+Test(backward, block_sparse_large_cases)
+{
+    const tu_shape_case cases[] = {{1, 2, 1, 600, 600, 8, false}, {1, 2, 2, 333, 777, 4, true}};
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        if (!attn_kind_has_backward(ops) || ops->engine != ATTN_ENGINE_BLOCK_SPARSE) continue;
+        char text[128];
+        for (int c = 0; tu_case(ops->tests.large, c, text, sizeof text); c++)
+            for (size_t x = 0; x < sizeof cases / sizeof cases[0]; x++) {
+                attn_shape s;
+                if (kind_shape(ops, &cases[x], 2, &s)) check_gradients(ops, &s, text, 1, 1e-5);
+            }
+    }
 }
 
 /* Scores of magnitude ~100 (inputs 10 times unit variance): the saved log-sum-exp keeps the
@@ -210,7 +227,8 @@ static void finite_difference(const attn_ops *ops, const tu_shape_case *c, const
     float *x[3] = {tu_random(qn, 1, 1), tu_random(kvn, 1, 2), tu_random(kvn, 1, 3)};
     float *dout = tu_random(qn, 1, 4);
     double *g[3] = {malloc((size_t)qn * 8), malloc((size_t)kvn * 8), malloc((size_t)kvn * 8)};
-    cr_assert_eq(attn_kind_reference_backward(ops, &s, &p, x[0], x[1], x[2], dout, g[0], g[1], g[2]),
+    cr_assert_eq(attn_kind_reference_backward(ops, &s, &p, x[0], x[1], x[2], dout, g[0], g[1],
+                                              g[2]),
                  ATTN_OK);
     const int64_t sizes[3] = {qn, kvn, kvn};
     for (int t = 0; t < 3; t++) {
