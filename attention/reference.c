@@ -119,8 +119,8 @@ attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const 
 
 /* Scores of row (b, h, i) in score[], their derivative ds/du in slope[], -inf where masked. */
 static void row_scores(const attn_ops *ops, const attn_score_mod *mod, const attn_shape *s,
-                       const attn_params *p, const float *qi, const float *kg, int64_t h, int64_t i,
-                       double *score, double *slope)
+                       const attn_params *p, const double *qi, const float *kg, int64_t h,
+                       int64_t i, double *score, double *slope)
 {
     const int64_t S = s->S, D = s->D;
     for (int64_t j = 0; j < S; j++) {
@@ -130,7 +130,7 @@ static void row_scores(const attn_ops *ops, const attn_score_mod *mod, const att
             continue;
         }
         double u = 0;
-        for (int64_t d = 0; d < D; d++) u += (double)qi[d] * (double)kg[j * D + d];
+        for (int64_t d = 0; d < D; d++) u += qi[d] * (double)kg[j * D + d];
         u *= s->scale;
         if (mod->softcap > 0) {
             const double t = tanh(u / mod->softcap);
@@ -159,6 +159,21 @@ attn_status attn_masked_reference_backward(const attn_ops *ops, const attn_shape
                                            const float *v, const float *dout, double *dq,
                                            double *dk, double *dv)
 {
+    const int64_t n = attn_q_elems(s);
+    double *q64 = malloc((size_t)n * sizeof *q64);
+    if (!q64) return ATTN_EFAIL;
+    for (int64_t e = 0; e < n; e++) q64[e] = q[e];
+    const attn_status st =
+        attn_softmax_reference_backward64(ops, s, p, q64, k, v, dout, dq, dk, dv);
+    free(q64);
+    return st;
+}
+
+attn_status attn_softmax_reference_backward64(const attn_ops *ops, const attn_shape *s,
+                                              const attn_params *p, const double *q, const float *k,
+                                              const float *v, const float *dout, double *dq,
+                                              double *dk, double *dv)
+{
     const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
     const attn_score_mod mod = mods_of(ops, s, p);
     double *P = malloc((size_t)S * sizeof *P), *slope = malloc((size_t)S * sizeof *slope);
@@ -173,7 +188,8 @@ attn_status attn_masked_reference_backward(const attn_ops *ops, const attn_shape
     for (int64_t row = 0; row < s->B * s->H * T; row++) {
         const int64_t i = row % T, bh = row / T, b = bh / s->H, h = bh % s->H;
         const int64_t kv = (b * s->Hkv + h / group) * S * D;
-        const float *qi = q + row * D, *go = dout + row * D;
+        const double *qi = q + row * D;
+        const float *go = dout + row * D;
         row_scores(ops, &mod, s, p, qi, k + kv, h, i, P, slope);
         if (!row_softmax(P, S)) continue; /* no key: out is 0 whatever q, k, v */
         double delta = 0;
@@ -189,7 +205,7 @@ attn_status attn_masked_reference_backward(const attn_ops *ops, const attn_shape
             double *dkj = dk + kv + j * D, *dvj = dv + kv + j * D;
             for (int64_t d = 0; d < D; d++) {
                 dq[row * D + d] += ds * (double)k[kv + j * D + d];
-                dkj[d] += ds * (double)qi[d];
+                dkj[d] += ds * qi[d];
                 dvj[d] += P[j] * (double)go[d];
             }
         }

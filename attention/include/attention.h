@@ -209,6 +209,13 @@ attn_status attn_masked_reference_backward(const attn_ops *ops, const attn_shape
                                            const float *v, const float *dout, double *dq,
                                            double *dk, double *dv);
 
+/* The same with the queries given in float64 (a kind that transforms its queries first:
+ * bilinear's q·W). */
+attn_status attn_softmax_reference_backward64(const attn_ops *ops, const attn_shape *s,
+                                              const attn_params *p, const double *q, const float *k,
+                                              const float *v, const float *dout, double *dq,
+                                              double *dk, double *dv);
+
 /* ---- a kind's weights (weights.c) ---- */
 
 /* The weights ops uses for s and p, described into out[ATTN_MAX_WEIGHTS]: their count (0 when the
