@@ -701,8 +701,7 @@ typedef struct bs_bwd {
     const attn_shape *s;
     const attn_params *p;
     const layout *L;
-    const float *q, *k, *v, *out, *lse, *dout;
-    float *dq, *dk, *dv;
+    attn_bwd_io io;
     float *scratch, *mods, *kbuf, *vbuf, *dkbuf, *dvbuf, *qbuf, *dobuf;
     int64_t *ints;
 } bs_bwd;
@@ -742,7 +741,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
     const attn_shape *s = w->s;
     const int64_t D = s->D, n = t->rows.n, step = t->rows.step, g = h / (s->H / s->Hkv);
     const int64_t row0 = (b * s->H + h) * s->T + t->rows.i0, ld = step * D;
-    const float *qt = w->q + row0 * D, *dt = w->dout + row0 * D;
+    const float *qt = w->io.q + row0 * D, *dt = w->io.dout + row0 * D;
     int64_t ldq = ld;
     if (step > 1 && w->qbuf) { /* the task's rows together, once */
         for (int64_t r = 0; r < n; r++) {
@@ -758,7 +757,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
     for (int64_t r = 0; r < n; r++) {
         const int64_t row = row0 + r * step;
         attn_tile_mod_row(&bt.t, &w->L->mod, r, h, t->rows.i0 + r * step);
-        attn_btile_row(&bt, r, w->lse[row], w->dout + row * D, w->out + row * D);
+        attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
     }
     const int64_t kv = (b * s->Hkv + g) * s->S * D;
     attn_bs_run run = {.tile = &bt.t,
@@ -767,10 +766,10 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .ldq = ldq,
                        .dout = dt,
                        .lddo = ldq,
-                       .kg = w->k + kv,
-                       .vg = w->v + kv,
-                       .dkg = w->dk + kv,
-                       .dvg = w->dv + kv,
+                       .kg = w->io.k + kv,
+                       .vg = w->io.v + kv,
+                       .dkg = w->io.dk + kv,
+                       .dvg = w->io.dv + kv,
                        .kbuf = w->kbuf,
                        .vbuf = w->vbuf,
                        .dkbuf = w->dkbuf,
@@ -781,7 +780,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .sub = w->L->pl.sub};
     w->pat->visit(s, w->p, &w->L->pl, t, &run);
     for (int64_t r = 0; r < n; r++) {
-        float *dq = w->dq + (row0 + r * step) * D;
+        float *dq = w->io.dq + (row0 + r * step) * D;
         const float *acc = bt.t.acc + r * D;
         for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
     }
@@ -800,19 +799,8 @@ attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table 
 
 #pragma omp parallel num_threads((int)attn_bs_min(s->threads, groups))
     {
-        bs_bwd w = {.pat = pat,
-                    .s = s,
-                    .p = p,
-                    .L = &L,
-                    .q = q,
-                    .k = k,
-                    .v = v,
-                    .out = out,
-                    .lse = saved,
-                    .dout = dout,
-                    .dq = dq,
-                    .dk = dk,
-                    .dv = dv};
+        bs_bwd w = {.pat = pat, .s = s, .p = p, .L = &L};
+        w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
         carve(&w, (char *)workspace + (size_t)omp_get_thread_num() * thread_bytes);
 
         /* a task owns one (b, kv head): its dk, dv and the dq rows of its query heads */

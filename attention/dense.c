@@ -358,8 +358,7 @@ size_t attn_dense_backward_workspace_bytes(const attn_shape *s, const attn_param
 typedef struct bwd {
     const attn_shape *s;
     const bplan *bp;
-    const float *q, *k, *v, *out, *lse, *dout;
-    float *dq, *dk, *dv;
+    attn_bwd_io io;
     float *scratch, *mods, *qstack, *dstack;
     int64_t *col_end;
 } bwd;
@@ -372,8 +371,8 @@ static void backward_block(const bwd *w, int64_t b, int64_t g, int64_t i0, int64
     const attn_shape *s = w->s;
     const plan *pl = &w->bp->f;
     const int64_t D = s->D, G = pl->G, rows = npos * G, kv = (b * s->Hkv + g) * s->S + j0;
-    const float *qt = w->q + row_of(s, G, b, g, i0, 0) * D;
-    const float *dt = w->dout + row_of(s, G, b, g, i0, 0) * D;
+    const float *qt = w->io.q + row_of(s, G, b, g, i0, 0) * D;
+    const float *dt = w->io.dout + row_of(s, G, b, g, i0, 0) * D;
     attn_btile bt;
     attn_btile_begin(&bt, w->scratch, rows, pl->block_k, D, (float)s->scale, pl->mod.softcap > 0);
     attn_tile_mods(&bt.t, &pl->mod, w->mods);
@@ -381,14 +380,14 @@ static void backward_block(const bwd *w, int64_t b, int64_t g, int64_t i0, int64
     for (int64_t r = 0; r < rows; r++) {
         const int64_t row = row_of(s, G, b, g, i0, r);
         attn_tile_mod_row(&bt.t, &pl->mod, r, g * G + r % G, i0 + r / G);
-        attn_btile_row(&bt, r, w->lse[row], w->dout + row * D, w->out + row * D);
+        attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
         if (!pl->gather) continue;
-        memcpy(w->qstack + r * D, w->q + row * D, (size_t)D * sizeof(float));
-        memcpy(w->dstack + r * D, w->dout + row * D, (size_t)D * sizeof(float));
+        memcpy(w->qstack + r * D, w->io.q + row * D, (size_t)D * sizeof(float));
+        memcpy(w->dstack + r * D, w->io.dout + row * D, (size_t)D * sizeof(float));
     }
     if (pl->gather) qt = w->qstack, dt = w->dstack;
-    const float *kb = w->k + kv * D, *vb = w->v + kv * D;
-    float *dkb = w->dk + kv * D, *dvb = w->dv + kv * D;
+    const float *kb = w->io.k + kv * D, *vb = w->io.v + kv * D;
+    float *dkb = w->io.dk + kv * D, *dvb = w->io.dv + kv * D;
     if (j0 + cols <= attn_causal_keys(s, i0)) { /* every row sees every key of the block */
         attn_btile_visit(&bt, 0, rows, qt, D, dt, D, kb, vb, D, dkb, dvb, D, cols, NULL);
     } else { /* across the causal diagonal: row groups, each up to its last key */
@@ -404,7 +403,7 @@ static void backward_block(const bwd *w, int64_t b, int64_t g, int64_t i0, int64
     }
 #pragma omp critical(attn_dense_dq)
     for (int64_t r = 0; r < rows; r++) {
-        float *dq = w->dq + row_of(s, G, b, g, i0, r) * D;
+        float *dq = w->io.dq + row_of(s, G, b, g, i0, r) * D;
         const float *acc = bt.t.acc + r * D;
         for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
     }
@@ -422,18 +421,8 @@ attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const
 #pragma omp parallel num_threads(s->threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * bp.thread_bytes;
-        bwd w = {.s = s,
-                 .bp = &bp,
-                 .q = q,
-                 .k = k,
-                 .v = v,
-                 .out = out,
-                 .lse = saved,
-                 .dout = dout,
-                 .dq = dq,
-                 .dk = dk,
-                 .dv = dv,
-                 .scratch = (float *)mine};
+        bwd w = {.s = s, .bp = &bp, .scratch = (float *)mine};
+        w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
         w.mods = w.scratch + bp.tile_floats;
         w.qstack = w.mods + pl->mod_floats;
         w.dstack = w.qstack + bp.stack_floats;

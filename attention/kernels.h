@@ -122,6 +122,12 @@ void attn_tile_lse(const attn_tile *t, int64_t r0, int64_t rstep, float *lse, in
  *   flops 10·rows·cols·D (five sgemms: 2.5 × the forward's two); never more than rows × cols.
  * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded (BLAS too).
  */
+/* The tensors of a backward (attention.h's backward slot): lse is what forward_train saved. */
+typedef struct attn_bwd_io {
+    const float *q, *k, *v, *out, *lse, *dout;
+    float *dq, *dk, *dv;
+} attn_bwd_io;
+
 typedef struct attn_btile {
     attn_tile t; /* rows, D, scale, modifiers; t.m: each row's log-sum-exp, t.l: its Δ,
                     t.acc: the dq accumulator [rows, D], t.scores: P [rows, ld] */
