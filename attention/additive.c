@@ -332,6 +332,7 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
 
 const attn_ops attn_kind_additive = {
     .name = "additive",
+    .no_backward = "not implemented (the tanh score network)",
     .summary = "Bahdanau additive (concat) scores va.tanh(W1 q + W2 k), U hidden units, tiled",
     .definition =
         "out_i = sum_j softmax_j(e_ij) v_j over every key j (causal: j <= i + S - T) with the\n"

@@ -81,23 +81,99 @@ static double bytes(const attn_shape *s, const attn_params *p)
     return attn_dense_bytes(s, &dp) + sizeof(float) * (double)s->D * (double)s->D;
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+/* out = x·W (transposed: x·Wᵀ) for the B·H·T rows of x, by blocks of ROWS rows in parallel. */
+static void project(const attn_shape *s, const float *W, bool transposed, const float *x,
+                    float *out)
 {
-    char msg[ATTN_MSG_LEN];
-    const attn_status st = attn_weights_given(&attn_kind_bilinear, s, p, msg, sizeof msg);
-    if (st != ATTN_OK) return st;
     const int64_t n = s->B * s->H * s->T, D = s->D, blocks = (n + ROWS - 1) / ROWS;
-    float *qw = workspace;
     attn_blas_threads(1);
 #pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
     for (int64_t b = 0; b < blocks; b++) {
         const int64_t r0 = b * ROWS, rows = n - r0 < ROWS ? n - r0 : ROWS;
-        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)D, 1.0f,
-                    q + r0 * D, (int)D, p->w[0], (int)D, 0.0f, qw + r0 * D, (int)D);
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, transposed ? CblasTrans : CblasNoTrans, (int)rows,
+                    (int)D, (int)D, 1.0f, x + r0 * D, (int)D, W, (int)D, 0.0f, out + r0 * D,
+                    (int)D);
     }
+}
+
+/* The forward, saving the dense engine's row log-sum-exp when saved is set. */
+static attn_status forward_train(const attn_shape *s, const attn_params *p, const float *q,
+                                 const float *k, const float *v, float *out, void *saved,
+                                 void *workspace)
+{
+    char msg[ATTN_MSG_LEN];
+    const attn_status st = attn_weights_given(&attn_kind_bilinear, s, p, msg, sizeof msg);
+    if (st != ATTN_OK) return st;
+    float *qw = workspace;
+    project(s, p->w[0], false, q, qw);
     const attn_params dp = dense_params(s);
-    return attn_dense_forward(s, &dp, qw, k, v, out, qw + pad(attn_q_elems(s)));
+    void *rest = qw + pad(attn_q_elems(s));
+    return saved ? attn_dense_forward_train(s, &dp, qw, k, v, out, saved, rest)
+                 : attn_dense_forward(s, &dp, qw, k, v, out, rest);
+}
+
+static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
+                           const float *k, const float *v, float *out, void *workspace)
+{
+    return forward_train(s, p, q, k, v, out, NULL, workspace);
+}
+
+/* ---- training: the dense engine's backward on Q' = Q·W, then dq = dQ'·Wᵀ (W constant) ---- */
+
+static size_t saved_bytes(const attn_shape *s, const attn_params *p)
+{
+    const attn_params dp = dense_params(s);
+    (void)p;
+    return attn_dense_saved_bytes(s, &dp);
+}
+
+static size_t backward_workspace_bytes(const attn_shape *s, const attn_params *p)
+{
+    const attn_params dp = dense_params(s);
+    (void)p;
+    return 2 * (size_t)pad(attn_q_elems(s)) * sizeof(float) +
+           attn_dense_backward_workspace_bytes(s, &dp);
+}
+
+static attn_status backward(const attn_shape *s, const attn_params *p, const float *q,
+                            const float *k, const float *v, const float *out, const void *saved,
+                            const float *dout, float *dq, float *dk, float *dv, void *workspace)
+{
+    char msg[ATTN_MSG_LEN];
+    const attn_status st = attn_weights_given(&attn_kind_bilinear, s, p, msg, sizeof msg);
+    if (st != ATTN_OK) return st;
+    float *qw = workspace, *dqw = qw + pad(attn_q_elems(s));
+    project(s, p->w[0], false, q, qw);
+    const attn_params dp = dense_params(s);
+    const attn_status bst = attn_dense_backward(s, &dp, qw, k, v, out, saved, dout, dqw, dk, dv,
+                                                dqw + pad(attn_q_elems(s)));
+    if (bst == ATTN_OK) project(s, p->w[0], true, dqw, dq);
+    return bst;
+}
+
+/* Float64: the softmax gradient at q' = q·W, then dq = dq'·Wᵀ. */
+static attn_status reference_backward(const attn_shape *s, const attn_params *p, const float *q,
+                                      const float *k, const float *v, const float *dout, double *dq,
+                                      double *dk, double *dv)
+{
+    const int64_t n = s->B * s->H * s->T, D = s->D;
+    const float *W = p->w[0];
+    double *qw = calloc((size_t)(2 * n * D), sizeof *qw), *dqw = qw + n * D;
+    if (!qw) return ATTN_EFAIL;
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t c = 0; c < D; c++) {
+            qw[r * D + c] = 0;
+            for (int64_t d = 0; d < D; d++) qw[r * D + c] += (double)q[r * D + d] * W[d * D + c];
+        }
+    const attn_status st =
+        attn_softmax_reference_backward64(NULL, s, p, qw, k, v, dout, dqw, dk, dv);
+    for (int64_t r = 0; r < n; r++)
+        for (int64_t d = 0; d < D; d++) {
+            dq[r * D + d] = 0;
+            for (int64_t c = 0; c < D; c++) dq[r * D + d] += dqw[r * D + c] * W[d * D + c];
+        }
+    free(qw);
+    return st;
 }
 
 /* Row by row in double: q' = Wᵀ q_i, scores scale·q'·k_j over the keys the causal rule allows. */
@@ -149,4 +225,9 @@ const attn_ops attn_kind_bilinear = {
     .reference = reference,
     .weights = weights,
     .draw_weights = draw_weights,
+    .saved_bytes = saved_bytes,
+    .forward_train = forward_train,
+    .backward_workspace_bytes = backward_workspace_bytes,
+    .backward = backward,
+    .reference_backward = reference_backward,
 };

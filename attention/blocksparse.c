@@ -40,6 +40,12 @@ struct attn_bs_run {
     const attn_bs_keys *at; /* with keys gathered into a buffer: where segment key x really is
                                (key_at(at, x), for ALiBi); NULL: the segment's own keys */
     int64_t D, cols_max, gather_max, sub;
+    /* the backward (bt set): the backward tile (tile is &bt->t), dout of task row 0 (rows lddo
+     * apart), the gradients of this (b, kv head) [S, D] and their gather buffers */
+    attn_btile *bt;
+    const float *dout;
+    int64_t lddo;
+    float *dkg, *dvg, *dkbuf, *dvbuf;
     /* counting */
     double scores;     /* listed scores */
     uint64_t *bits;    /* keys read by the current kv group, one bit per key (or NULL) */
@@ -288,6 +294,41 @@ static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const floa
     return buf;
 }
 
+/* dst rows of keys [x0, x0 + cols) of a segment += buf rows (the inverse of a gather). */
+static void scatter_add(const attn_bs_run *run, const attn_bs_keys *ks, const float *buf,
+                        float *dst, int64_t x0, int64_t cols)
+{
+    const int64_t D = run->D;
+    for (int64_t x = x0; x < x0 + cols;) {
+        const int64_t len = ks->idx ? 1 : attn_bs_min(ks->run - x % ks->run, x0 + cols - x);
+        float *to = dst + key_at(ks, x) * D;
+        const float *from = buf + (x - x0) * D;
+        for (int64_t e = 0; e < len * D; e++) to[e] += from[e];
+        x += len;
+    }
+}
+
+/* The backward of one visit: dk, dv in place where the keys are read in place, else in the
+ * gradient buffers, added back to the keys' rows after. */
+static void backward_visit(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, int64_t gn,
+                           int64_t x0, int64_t cols, const float *kp, const float *vp, int64_t ld,
+                           const attn_tile_mask *mask)
+{
+    const bool gathered = kp == run->kbuf;
+    float *dkp = run->dkbuf, *dvp = run->dvbuf;
+    if (gathered) {
+        memset(dkp, 0, (size_t)(cols * run->D) * sizeof(float));
+        memset(dvp, 0, (size_t)(cols * run->D) * sizeof(float));
+    } else {
+        dkp = run->dkg + (kp - run->kg), dvp = run->dvg + (vp - run->vg);
+    }
+    attn_btile_visit(run->bt, g0, gn, run->q + g0 * run->ldq, run->ldq, run->dout + g0 * run->lddo,
+                     run->lddo, kp, vp, ld, dkp, dvp, ld, cols, mask);
+    if (!gathered) return;
+    scatter_add(run, &seg->keys, dkp, run->dkg, x0, cols);
+    scatter_add(run, &seg->keys, dvp, run->dvg, x0, cols);
+}
+
 /* Task rows [g0, g0 + gn) against keys [c0, c1) of the segment, masked by the row bounds
  * (bounds) and the exclusions, in blocks of cols_max keys. */
 static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, int64_t gn,
@@ -308,8 +349,10 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
         if (run->tile->alibi) /* the positions of keys x0 .. x0 + cols */
             for (int64_t c = 0; c < cols; c++)
                 run->tile->kpos[c] = (float)key_at(run->at ? run->at : &seg->keys, x0 + c);
-        attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
-                               cols, masked ? &mask : NULL);
+        if (run->bt) backward_visit(run, seg, g0, gn, x0, cols, kp, vp, ld, masked ? &mask : NULL);
+        else
+            attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
+                                   cols, masked ? &mask : NULL);
     }
 }
 
@@ -346,9 +389,16 @@ static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
     for (int64_t r = 0; r < seg->nrows; r++) {
         if (r + 1 < seg->nrows) prefetch_rows(run, idx + start[r + 1], start[r + 2] - start[r + 1]);
         const int64_t row = seg->r0 + r;
-        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max)
-            attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
-                                 idx + x0, attn_bs_min(run->cols_max, start[r + 1] - x0));
+        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max) {
+            const int64_t n = attn_bs_min(run->cols_max, start[r + 1] - x0);
+            if (run->bt)
+                attn_btile_visit_list(run->bt, row, run->q + row * run->ldq,
+                                      run->dout + row * run->lddo, run->kg, run->vg, run->dkg,
+                                      run->dvg, idx + x0, n);
+            else
+                attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
+                                     idx + x0, n);
+        }
     }
 }
 
@@ -369,9 +419,18 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         attn_bs_run here = *run;
         attn_bs_seg copied = *seg;
         here.kg = run->kbuf, here.vg = run->vbuf, here.kbuf = here.vbuf = NULL;
+        here.dkg = run->dkbuf, here.dvg = run->dvbuf, here.dkbuf = here.dvbuf = NULL;
         here.at = &seg->keys;
         copied.keys = attn_bs_range(0, seg->keys.n);
+        if (run->bt) { /* the segment's gradients, added back to the keys' rows after */
+            memset(run->dkbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
+            memset(run->dvbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
+        }
         compute_seg(&here, &copied);
+        if (run->bt) {
+            scatter_add(run, &seg->keys, run->dkbuf, run->dkg, 0, seg->keys.n);
+            scatter_add(run, &seg->keys, run->dvbuf, run->dvg, 0, seg->keys.n);
+        }
         return;
     }
     if (!seg->lo && !seg->hi) { /* every row sees every key (but its exclusion) */
@@ -524,10 +583,12 @@ double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn
 
 /* ---- the forward ---- */
 
-attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *table,
-                            const attn_shape *s, const attn_params *p, const float *q,
-                            const float *k, const float *v, float *out, void *workspace)
+attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *table,
+                                  const attn_shape *s, const attn_params *p, const float *q,
+                                  const float *k, const float *v, float *out, void *saved,
+                                  void *workspace)
 {
+    float *lse = saved;
     const layout L = layout_of(pat, table, s, p);
     const int64_t H = s->H, T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
     float *ml = (float *)((char *)workspace + (size_t)s->threads * L.thread_bytes);
@@ -590,9 +651,174 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *
                                    .gather_max = L.pl.gather_max,
                                    .sub = L.pl.sub};
                 pat->visit(s, p, &L.pl, &t, &run);
+                if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
                 if (last) attn_tile_end_strided(&tile, o, ld);
                 else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);
             }
+        }
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *table,
+                            const attn_shape *s, const attn_params *p, const float *q,
+                            const float *k, const float *v, float *out, void *workspace)
+{
+    return attn_bs_forward_train(pat, table, s, p, q, k, v, out, NULL, workspace);
+}
+
+size_t attn_bs_saved_bytes(const attn_shape *s, const attn_params *p)
+{
+    (void)p;
+    return (size_t)(s->B * s->H * s->T) * sizeof(float);
+}
+
+/* ---- the backward ---- */
+
+/* Per-thread bytes of the backward: the backward tile, modifiers, key and gradient gather
+ * buffers, gathered query and dout rows, the pattern's ints. */
+static size_t backward_thread_bytes(const layout *L, int64_t D)
+{
+    const attn_bs_plan *pl = &L->pl;
+    const int64_t tile = attn_btile_floats(pl->rows_max, pl->cols_max, D, L->mod.softcap > 0);
+    const size_t gather = pl->gathers ? 2 * (size_t)(pl->gather_max * D) * sizeof(float) : 0;
+    const size_t rows = pl->gather_rows ? (size_t)(pl->rows_max * D) * sizeof(float) : 0;
+    return align_up((size_t)tile * sizeof(float)) +
+           align_up((size_t)L->mod_floats * sizeof(float)) + 2 * align_up(gather) +
+           2 * align_up(rows) + align_up((size_t)pl->ints * sizeof(int64_t));
+}
+
+size_t attn_bs_backward_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
+                                        const attn_shape *s, const attn_params *p)
+{
+    const layout L = layout_of(pat, t, s, p);
+    return (size_t)s->threads * backward_thread_bytes(&L, s->D);
+}
+
+/* One thread's buffers (carved from its workspace) and the tensors of a backward. */
+typedef struct bs_bwd {
+    const attn_bs_pattern *pat;
+    const attn_shape *s;
+    const attn_params *p;
+    const layout *L;
+    attn_bwd_io io;
+    float *scratch, *mods, *kbuf, *vbuf, *dkbuf, *dvbuf, *qbuf, *dobuf;
+    int64_t *ints;
+} bs_bwd;
+
+static void carve(bs_bwd *w, char *mine)
+{
+    const attn_bs_plan *pl = &w->L->pl;
+    const int64_t D = w->s->D;
+    w->scratch = (float *)mine;
+    mine +=
+        align_up((size_t)attn_btile_floats(pl->rows_max, pl->cols_max, D, w->L->mod.softcap > 0) *
+                 sizeof(float));
+    w->mods = (float *)mine;
+    mine += align_up((size_t)w->L->mod_floats * sizeof(float));
+    const size_t gather = 2 * (size_t)(pl->gather_max * D) * sizeof(float);
+    w->kbuf = w->vbuf = w->dkbuf = w->dvbuf = NULL;
+    if (pl->gathers) {
+        w->kbuf = (float *)mine, w->vbuf = w->kbuf + pl->gather_max * D;
+        mine += align_up(gather);
+        w->dkbuf = (float *)mine, w->dvbuf = w->dkbuf + pl->gather_max * D;
+        mine += align_up(gather);
+    }
+    w->qbuf = w->dobuf = NULL;
+    if (pl->gather_rows) {
+        w->qbuf = (float *)mine;
+        mine += align_up((size_t)(pl->rows_max * D) * sizeof(float));
+        w->dobuf = (float *)mine;
+        mine += align_up((size_t)(pl->rows_max * D) * sizeof(float));
+    }
+    w->ints = (int64_t *)mine;
+}
+
+/* Task t of query head h (batch b): its visits' dk, dv into the KV head's gradients, its rows'
+ * dq added to dq. */
+static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_task *t)
+{
+    const attn_shape *s = w->s;
+    const int64_t D = s->D, n = t->rows.n, step = t->rows.step, g = h / (s->H / s->Hkv);
+    const int64_t row0 = (b * s->H + h) * s->T + t->rows.i0, ld = step * D;
+    const float *qt = w->io.q + row0 * D, *dt = w->io.dout + row0 * D;
+    int64_t ldq = ld;
+    if (step > 1 && w->qbuf) { /* the task's rows together, once */
+        for (int64_t r = 0; r < n; r++) {
+            memcpy(w->qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
+            memcpy(w->dobuf + r * D, dt + r * ld, (size_t)D * sizeof(float));
+        }
+        qt = w->qbuf, dt = w->dobuf, ldq = D;
+    }
+    attn_btile bt;
+    attn_btile_begin(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+                     w->L->mod.softcap > 0);
+    attn_tile_mods(&bt.t, &w->L->mod, w->mods);
+    for (int64_t r = 0; r < n; r++) {
+        const int64_t row = row0 + r * step;
+        attn_tile_mod_row(&bt.t, &w->L->mod, r, h, t->rows.i0 + r * step);
+        attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
+    }
+    const int64_t kv = (b * s->Hkv + g) * s->S * D;
+    attn_bs_run run = {.tile = &bt.t,
+                       .bt = &bt,
+                       .q = qt,
+                       .ldq = ldq,
+                       .dout = dt,
+                       .lddo = ldq,
+                       .kg = w->io.k + kv,
+                       .vg = w->io.v + kv,
+                       .dkg = w->io.dk + kv,
+                       .dvg = w->io.dv + kv,
+                       .kbuf = w->kbuf,
+                       .vbuf = w->vbuf,
+                       .dkbuf = w->dkbuf,
+                       .dvbuf = w->dvbuf,
+                       .D = D,
+                       .cols_max = w->L->pl.cols_max,
+                       .gather_max = w->L->pl.gather_max,
+                       .sub = w->L->pl.sub};
+    w->pat->visit(s, w->p, &w->L->pl, t, &run);
+    for (int64_t r = 0; r < n; r++) {
+        float *dq = w->io.dq + (row0 + r * step) * D;
+        const float *acc = bt.t.acc + r * D;
+        for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
+    }
+}
+
+attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table *table,
+                             const attn_shape *s, const attn_params *p, const float *q,
+                             const float *k, const float *v, const float *out, const void *saved,
+                             const float *dout, float *dq, float *dk, float *dv, void *workspace)
+{
+    const layout L = layout_of(pat, table, s, p);
+    const size_t thread_bytes = backward_thread_bytes(&L, s->D);
+    const int64_t H = s->H, T = s->T, S = s->S, D = s->D, group = H / s->Hkv;
+    const int64_t groups = s->B * s->Hkv;
+    attn_blas_threads(1);
+
+#pragma omp parallel num_threads((int)attn_bs_min(s->threads, groups))
+    {
+        bs_bwd w = {.pat = pat, .s = s, .p = p, .L = &L};
+        w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
+        carve(&w, (char *)workspace + (size_t)omp_get_thread_num() * thread_bytes);
+
+        /* a task owns one (b, kv head): its dk, dv and the dq rows of its query heads */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t bg = 0; bg < groups; bg++) {
+            const int64_t b = bg / s->Hkv, g = bg % s->Hkv;
+            memset(dk + bg * S * D, 0, (size_t)(S * D) * sizeof(float));
+            memset(dv + bg * S * D, 0, (size_t)(S * D) * sizeof(float));
+            memset(dq + (b * H + g * group) * T * D, 0, (size_t)(group * T * D) * sizeof(float));
+            for (int64_t h = g * group; h < (g + 1) * group; h++)
+                for (int phase = 0; phase < L.pl.nphases; phase++)
+                    for (int64_t index = 0; index < L.pl.tasks[phase]; index++) {
+                        const attn_bs_task t = {.phase = phase,
+                                                .h = h,
+                                                .rows = task_rows(pat, s, &L.pl, phase, index),
+                                                .ints = w.ints};
+                        if (t.rows.n > 0) backward_task(&w, b, h, &t);
+                    }
         }
     }
     return ATTN_OK;

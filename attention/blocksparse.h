@@ -111,6 +111,24 @@ double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn
 attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *t,
                             const attn_shape *s, const attn_params *p, const float *q,
                             const float *k, const float *v, float *out, void *workspace);
+/* Training: the forward that also saves each row's log-sum-exp (B·H·T floats, attn_bs_saved_bytes;
+ * +inf for a row that sees no key), and the backward over the same visits (attn_btile: scores
+ * recomputed, P = exp(S - lse), dS = P∘(dP - Δ); dk, dv accumulated in place or in gradient
+ * gather buffers added back to the keys' rows). Parallel over (b, kv head): a thread owns the
+ * dk, dv of its KV head and the dq rows of its query heads (no races; the parallelism is B·Hkv).
+ * Workspace: threads × (backward tile + modifiers + 2× the gather buffers + 2× the gathered rows
+ * + ints), independent of n as the forward's. Flops counted 2.5 × the forward's. */
+attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *t,
+                                  const attn_shape *s, const attn_params *p, const float *q,
+                                  const float *k, const float *v, float *out, void *saved,
+                                  void *workspace);
+size_t attn_bs_saved_bytes(const attn_shape *s, const attn_params *p);
+size_t attn_bs_backward_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
+                                        const attn_shape *s, const attn_params *p);
+attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table *t,
+                             const attn_shape *s, const attn_params *p, const float *q,
+                             const float *k, const float *v, const float *out, const void *saved,
+                             const float *dout, float *dq, float *dk, float *dv, void *workspace);
 
 /* A sparse kind's file reads
  *   static const attn_param_def params[] = {..., ATTN_SCORE_MOD_PARAMS};
@@ -144,11 +162,32 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *
     {                                                                                              \
         return attn_bs_forward(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out,          \
                                workspace);                                                         \
+    }                                                                                              \
+    static attn_status bs_forward_train(const attn_shape *s, const attn_params *p, const float *q, \
+                                        const float *k, const float *v, float *out, void *saved,   \
+                                        void *workspace)                                           \
+    {                                                                                              \
+        return attn_bs_forward_train(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out,    \
+                                     saved, workspace);                                            \
+    }                                                                                              \
+    static size_t bs_backward_workspace_bytes(const attn_shape *s, const attn_params *p)           \
+    {                                                                                              \
+        return attn_bs_backward_workspace_bytes(&(pattern), attn_kind_params(&(kind)), s, p);      \
+    }                                                                                              \
+    static attn_status bs_backward(const attn_shape *s, const attn_params *p, const float *q,      \
+                                   const float *k, const float *v, const float *out,               \
+                                   const void *saved, const float *dout, float *dq, float *dk,     \
+                                   float *dv, void *workspace)                                     \
+    {                                                                                              \
+        return attn_bs_backward(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out, saved,  \
+                                dout, dq, dk, dv, workspace);                                      \
     }
 
 #define ATTN_BS_SLOTS                                                                              \
     .workspace_bytes = bs_workspace_bytes, .flops = bs_flops, .bytes = bs_bytes,                   \
-    .forward = bs_forward, .engine = ATTN_ENGINE_BLOCK_SPARSE
+    .forward = bs_forward, .saved_bytes = attn_bs_saved_bytes, .forward_train = bs_forward_train,  \
+    .backward_workspace_bytes = bs_backward_workspace_bytes, .backward = bs_backward,              \
+    .engine = ATTN_ENGINE_BLOCK_SPARSE
 
 /* ---- helpers the patterns share ---- */
 

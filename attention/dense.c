@@ -26,6 +26,22 @@
  *              alibi adds 2·rows + block_k floats per thread (positions and slopes).
  *   threads: OpenMP over (b, kv head, query block, key chunk), dynamic schedule (causal rows are
  *            uneven), then over (b, kv head, query block) for the merge; OpenBLAS single-threaded.
+ *   saved (forward_train): each row's log-sum-exp, B·H·T floats (+inf: the row sees no key).
+ * Backward (FlashAttention-2, attn_btile in tile_backward.c): a task is one key block of one
+ *   (b, kv head); it owns that block's dk, dv rows (zeroed, then accumulated over every query
+ *   block that sees it: the G heads of a group are stacked in the tile as in the forward, so
+ *   their sum needs no reduction), and recomputes, per query block, S = scale·QKᵀ (+ causal
+ *   limits by row groups across the diagonal, + the modifiers), P = exp(S - lse),
+ *   dS = P∘(dO·Vᵀ - Δ), Δ = rowsum(dO∘O); dV += Pᵀ dO, dK += scale·dSᵀ Q; the block's
+ *   dQ = scale·dS K goes to a tile accumulator and is added to dq one thread at a time (an
+ *   OpenMP critical section, rows × D adds per rows × block_k × D × 10 flops; the order of the
+ *   adds may vary between runs, like FlashAttention-2's atomics). Never the T×S matrix;
+ *   materialize=1 is the baseline whose one tile per (b, kv head) is the whole T·G × S P and dP.
+ *   flops 2.5 × forward (10·D per allowed score: five sgemms against two).
+ *   workspace: threads × (attn_btile: tile + rows × block_k dP (+ the same for softcap's
+ *              derivative) + modifiers + 2 rows × D stacks when G > 1 and T > 1 + rows int64),
+ *              independent of n (materialize=1: 2·T·G·S floats per thread).
+ *   threads: OpenMP over (b, kv head, key block), dynamic; dq zeroed in parallel first.
  */
 #include <math.h>
 #include <omp.h>
@@ -191,9 +207,10 @@ static void visit_chunk(const attn_shape *s, const plan *pl, attn_tile *tile, co
     }
 }
 
-/* Merge the split partials of one group into its output rows (exact rescaling by the maxima). */
+/* Merge the split partials of one group into its output rows (exact rescaling by the maxima),
+ * and their log-sum-exp into lse (when set). */
 static void merge_group(const attn_shape *s, const plan *pl, const float *slots, int64_t group,
-                        float *out)
+                        float *out, float *lse)
 {
     const int64_t D = s->D, qb = group % pl->nqb, bg = group / pl->nqb;
     const int64_t b = bg / s->Hkv, g = bg % s->Hkv, i0 = qb * pl->positions;
@@ -204,6 +221,7 @@ static void merge_group(const attn_shape *s, const plan *pl, const float *slots,
         float M = -INFINITY;
         for (int64_t c = 0; c < pl->split; c++) M = fmaxf(M, first[c * pl->slot_floats + r]);
         memset(o, 0, (size_t)D * sizeof(float));
+        if (lse) lse[row_of(s, pl->G, b, g, i0, r)] = INFINITY;
         if (M == -INFINITY) continue; /* the row sees no key */
         float L = 0;
         for (int64_t c = 0; c < pl->split; c++) {
@@ -216,11 +234,14 @@ static void merge_group(const attn_shape *s, const plan *pl, const float *slots,
         }
         const float inv = 1.0f / L;
         for (int64_t d = 0; d < D; d++) o[d] *= inv;
+        if (lse) lse[row_of(s, pl->G, b, g, i0, r)] = M + logf(L);
     }
 }
 
-attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
-                               const float *k, const float *v, float *out, void *workspace)
+/* The forward; with lse set, each row's log-sum-exp there too ([B,H,T] floats, +inf for a row
+ * that sees no key). */
+static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
+                           const float *k, const float *v, float *out, float *lse, void *workspace)
 {
     const plan pl = make_plan(s, p);
     const int64_t T = s->T, S = s->S, D = s->D, G = pl.G;
@@ -262,7 +283,12 @@ attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const 
                 memcpy(slot, tile.m, (size_t)rows * sizeof(float));
                 memcpy(slot + pl.rows, tile.l, (size_t)rows * sizeof(float));
                 memcpy(slot + 2 * pl.rows, tile.acc, (size_t)(rows * D) * sizeof(float));
-            } else if (pl.gather) { /* normalise into the stack, then scatter */
+                continue;
+            }
+            if (lse) /* rows of one position are G heads (T apart in lse), positions adjacent */
+                for (int64_t h = 0; h < G; h++)
+                    attn_tile_lse(&tile, h, G, lse + row_of(s, G, b, g, i0, h), 1);
+            if (pl.gather) { /* normalise into the stack, then scatter */
                 attn_tile_end(&tile, stack);
                 for (int64_t r = 0; r < rows; r++)
                     memcpy(out + row_of(s, G, b, g, i0, r) * D, stack + r * D,
@@ -275,7 +301,149 @@ attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const 
         if (pl.split > 1) {
 #pragma omp for schedule(static)
             for (int64_t group = 0; group < pl.groups; group++)
-                merge_group(s, &pl, slots, group, out);
+                merge_group(s, &pl, slots, group, out, lse);
+        }
+    }
+    return ATTN_OK;
+}
+
+attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
+                               const float *k, const float *v, float *out, void *workspace)
+{
+    return forward(s, p, q, k, v, out, NULL, workspace);
+}
+
+attn_status attn_dense_forward_train(const attn_shape *s, const attn_params *p, const float *q,
+                                     const float *k, const float *v, float *out, void *saved,
+                                     void *workspace)
+{
+    return forward(s, p, q, k, v, out, saved, workspace);
+}
+
+size_t attn_dense_saved_bytes(const attn_shape *s, const attn_params *p)
+{
+    (void)p;
+    return (size_t)(s->B * s->H * s->T) * sizeof(float);
+}
+
+/* ---- backward (FlashAttention-2) ---- */
+
+/* Per-thread scratch of the backward: the backward tile, the modifiers, q and dout stacks (G > 1
+ * and T > 1), the key limits. */
+typedef struct bplan {
+    plan f;
+    int64_t tile_floats, stack_floats;
+    size_t thread_bytes;
+} bplan;
+
+static bplan make_bplan(const attn_shape *s, const attn_params *p)
+{
+    bplan bp = {.f = make_plan(s, p)};
+    const plan *pl = &bp.f;
+    bp.tile_floats = round_up(attn_btile_floats(pl->rows, pl->block_k, s->D, pl->mod.softcap > 0));
+    bp.stack_floats = pl->gather ? round_up(pl->rows * s->D) : 0;
+    const int64_t limits = ceil_div(pl->rows, 8) * 8;
+    bp.thread_bytes =
+        (size_t)(bp.tile_floats + pl->mod_floats + 2 * bp.stack_floats) * sizeof(float) +
+        (size_t)limits * sizeof(int64_t);
+    return bp;
+}
+
+size_t attn_dense_backward_workspace_bytes(const attn_shape *s, const attn_params *p)
+{
+    return (size_t)s->threads * make_bplan(s, p).thread_bytes;
+}
+
+/* One thread's scratch and the tensors of a backward. */
+typedef struct bwd {
+    const attn_shape *s;
+    const bplan *bp;
+    attn_bwd_io io;
+    float *scratch, *mods, *qstack, *dstack;
+    int64_t *col_end;
+} bwd;
+
+/* Query positions [i0, i0 + npos) of group (b, g) against keys [j0, j0 + cols): dk, dv of those
+ * keys accumulated in place, the rows' dq contributions added to dq (one thread at a time). */
+static void backward_block(const bwd *w, int64_t b, int64_t g, int64_t i0, int64_t npos, int64_t j0,
+                           int64_t cols)
+{
+    const attn_shape *s = w->s;
+    const plan *pl = &w->bp->f;
+    const int64_t D = s->D, G = pl->G, rows = npos * G, kv = (b * s->Hkv + g) * s->S + j0;
+    const float *qt = w->io.q + row_of(s, G, b, g, i0, 0) * D;
+    const float *dt = w->io.dout + row_of(s, G, b, g, i0, 0) * D;
+    attn_btile bt;
+    attn_btile_begin(&bt, w->scratch, rows, pl->block_k, D, (float)s->scale, pl->mod.softcap > 0);
+    attn_tile_mods(&bt.t, &pl->mod, w->mods);
+    attn_tile_mod_keys(&bt.t, j0, 1, cols);
+    for (int64_t r = 0; r < rows; r++) {
+        const int64_t row = row_of(s, G, b, g, i0, r);
+        attn_tile_mod_row(&bt.t, &pl->mod, r, g * G + r % G, i0 + r / G);
+        attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
+        if (!pl->gather) continue;
+        memcpy(w->qstack + r * D, w->io.q + row * D, (size_t)D * sizeof(float));
+        memcpy(w->dstack + r * D, w->io.dout + row * D, (size_t)D * sizeof(float));
+    }
+    if (pl->gather) qt = w->qstack, dt = w->dstack;
+    const float *kb = w->io.k + kv * D, *vb = w->io.v + kv * D;
+    float *dkb = w->io.dk + kv * D, *dvb = w->io.dv + kv * D;
+    if (j0 + cols <= attn_causal_keys(s, i0)) { /* every row sees every key of the block */
+        attn_btile_visit(&bt, 0, rows, qt, D, dt, D, kb, vb, D, dkb, dvb, D, cols, NULL);
+    } else { /* across the causal diagonal: row groups, each up to its last key */
+        for (int64_t r = 0; r < rows; r++) w->col_end[r] = attn_causal_keys(s, i0 + r / G) - j0;
+        for (int64_t r0 = 0; r0 < rows; r0 += DIAG_ROWS) {
+            const int64_t nr = min64(DIAG_ROWS, rows - r0);
+            const int64_t gcols = min64(cols, w->col_end[r0 + nr - 1]);
+            const attn_tile_mask mask = {.hi = w->col_end + r0};
+            if (gcols > 0)
+                attn_btile_visit(&bt, r0, nr, qt + r0 * D, D, dt + r0 * D, D, kb, vb, D, dkb, dvb,
+                                 D, gcols, &mask);
+        }
+    }
+#pragma omp critical(attn_dense_dq)
+    for (int64_t r = 0; r < rows; r++) {
+        float *dq = w->io.dq + row_of(s, G, b, g, i0, r) * D;
+        const float *acc = bt.t.acc + r * D;
+        for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
+    }
+}
+
+attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const float *q,
+                                const float *k, const float *v, const float *out, const void *saved,
+                                const float *dout, float *dq, float *dk, float *dv, void *workspace)
+{
+    const bplan bp = make_bplan(s, p);
+    const plan *pl = &bp.f;
+    const int64_t S = s->S, T = s->T, D = s->D, tasks = s->B * s->Hkv * pl->nkb;
+    attn_blas_threads(1);
+
+#pragma omp parallel num_threads(s->threads)
+    {
+        char *mine = (char *)workspace + (size_t)omp_get_thread_num() * bp.thread_bytes;
+        bwd w = {.s = s, .bp = &bp, .scratch = (float *)mine};
+        w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
+        w.mods = w.scratch + bp.tile_floats;
+        w.qstack = w.mods + pl->mod_floats;
+        w.dstack = w.qstack + bp.stack_floats;
+        w.col_end = (int64_t *)(w.dstack + bp.stack_floats);
+
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < s->B * s->H * T; row++)
+            memset(dq + row * D, 0, (size_t)D * sizeof(float));
+
+            /* a task owns one key block of one (b, kv head): its dk, dv rows are its alone */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t task = 0; task < tasks; task++) {
+            const int64_t bg = task / pl->nkb, j0 = task % pl->nkb * pl->block_k;
+            const int64_t cols = min64(pl->block_k, S - j0);
+            memset(dk + (bg * S + j0) * D, 0, (size_t)(cols * D) * sizeof(float));
+            memset(dv + (bg * S + j0) * D, 0, (size_t)(cols * D) * sizeof(float));
+            /* the first query that sees key j0: i + S - T >= j0 when causal */
+            const int64_t first = s->causal ? max64(0, j0 - (S - T)) : 0;
+            for (int64_t i0 = first / pl->positions * pl->positions; i0 < T; i0 += pl->positions)
+                backward_block(&w, bg / s->Hkv, bg % s->Hkv, i0, min64(pl->positions, T - i0), j0,
+                               cols);
         }
     }
     return ATTN_OK;

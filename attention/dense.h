@@ -28,6 +28,16 @@ double attn_dense_flops(const attn_shape *s, const attn_params *p);
 double attn_dense_bytes(const attn_shape *s, const attn_params *p);
 attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
                                const float *k, const float *v, float *out, void *workspace);
+/* Training: the row log-sum-exp saved (B·H·T floats) and the FlashAttention-2 backward. */
+size_t attn_dense_saved_bytes(const attn_shape *s, const attn_params *p);
+attn_status attn_dense_forward_train(const attn_shape *s, const attn_params *p, const float *q,
+                                     const float *k, const float *v, float *out, void *saved,
+                                     void *workspace);
+size_t attn_dense_backward_workspace_bytes(const attn_shape *s, const attn_params *p);
+attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const float *q,
+                                const float *k, const float *v, const float *out, const void *saved,
+                                const float *dout, float *dq, float *dk, float *dv,
+                                void *workspace);
 /* Scores the causal rule allows (all T·S when not causal), over every batch and query head. */
 double attn_dense_allowed_scores(const attn_shape *s);
 /* The causal rule alone (the mask of every dense kind). */
@@ -46,6 +56,9 @@ void attn_dense_resolve(const attn_shape *s, attn_params *p);
 #define ATTN_DENSE_SLOTS                                                                           \
     .workspace_bytes = attn_dense_workspace_bytes, .flops = attn_dense_flops,                      \
     .bytes = attn_dense_bytes, .forward = attn_dense_forward, .allows = attn_dense_allows,         \
-    .resolve = attn_dense_resolve, .engine = ATTN_ENGINE_DENSE, .tests = {.as_full = ""}
+    .resolve = attn_dense_resolve, .saved_bytes = attn_dense_saved_bytes,                          \
+    .forward_train = attn_dense_forward_train,                                                     \
+    .backward_workspace_bytes = attn_dense_backward_workspace_bytes,                               \
+    .backward = attn_dense_backward, .engine = ATTN_ENGINE_DENSE, .tests = {.as_full = ""}
 
 #endif

@@ -248,3 +248,38 @@ void attn_fm_raw64(const attn_fm *f, const float *x, double *raw, double *h)
         raw[l] = root * dot;
     }
 }
+
+/* ---- gradients (float32) ---- */
+
+enum { BACK_ROWS = 64 }; /* rows per batch of attn_fm_backward (their coefficients on the stack) */
+
+void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, const float *phi,
+                      float *dphi, const float *dh, float *dx)
+{
+    const int64_t D = f->D, M = f->M, m = f->m;
+    if (!attn_fm_shifted(f)) {
+        const bool elu = f->map == ATTN_FM_ELU;
+        for (int64_t e = 0; e < n * D; e++)
+            dx[e] = x[e] > 0.0f ? dphi[e] : (elu ? dphi[e] * phi[e] : 0.0f);
+        return;
+    }
+    const bool trig = f->map == ATTN_FM_TRIG;
+    const float root = (float)sqrt(f->scale), scale = (float)f->scale;
+    for (int64_t i0 = 0; i0 < n; i0 += BACK_ROWS) {
+        const int64_t nb = n - i0 < BACK_ROWS ? n - i0 : BACK_ROWS;
+        float coef[BACK_ROWS]; /* of scale·x: favor keys -Σ dφ∘φ, trig keys Σ + dh, queries 0 */
+        for (int64_t i = 0; i < nb; i++) {
+            const float *p = phi + (i0 + i) * M;
+            float *g = dphi + (i0 + i) * M, sum = 0.0f;
+            for (int64_t l = 0; l < M; l++) sum += g[l] * p[l];
+            for (int64_t l = 0; l < m; l++) /* du_l in place (g[m + l] is read, not written) */
+                g[l] = trig ? g[l] * p[m + l] - g[m + l] * p[l] : g[l] * p[l];
+            coef[i] = !key ? 0.0f : (trig ? sum + (dh ? dh[i0 + i] : 0.0f) : -sum);
+        }
+        cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, (int)D, (int)m, root,
+                    dphi + i0 * M, (int)M, f->W, (int)D, 0.0f, dx + i0 * D, (int)D);
+        for (int64_t i = 0; i < nb && key; i++)
+            for (int64_t d = 0; d < D; d++)
+                dx[(i0 + i) * D + d] += scale * coef[i] * x[(i0 + i) * D + d];
+    }
+}

@@ -60,4 +60,29 @@ attn_status attn_fm_reference(const attn_fm *f, double den_floor, const attn_sha
                               const float *q, const float *k, const float *v, const int64_t *rows,
                               int64_t nrows, double *out);
 
+/* Its float64 gradients for dout (dq [B,H,T,D], dk, dv [B,Hkv,S,D]; W constant):
+ * linear_reference.c. */
+attn_status attn_fm_reference_backward(const attn_fm *f, double den_floor, const attn_shape *s,
+                                       const float *q, const float *k, const float *v,
+                                       const float *dout, double *dq, double *dk, double *dv);
+
+/* The gradient through the features of rows x [n, D] (float32, W constant): phi [n, M] as
+ * attn_fm_keys (key) or attn_fm_queries wrote them (their shifts are constants: a query row's
+ * cancels in the normalised output, the keys' are shared by numerator and denominator), dphi
+ * [n, M] the gradient of phi (overwritten: scratch), dh [n] (trig keys, or NULL) an extra
+ * gradient of each key's log-weight |y'|²/2 (the denominator floor's). dx [n, D] is written.
+ * favor keys dx = sqrt(scale)·(dφ∘φ)W - scale·x·Σ dφ∘φ; favor queries the first term only;
+ * trig du_l = dφ_l φ_(m+l) - dφ_(m+l) φ_l, dx = sqrt(scale)·du W (+ scale·x·(Σ dφ∘φ + dh) for
+ * keys); elu dφ·(x > 0 ? 1 : φ); relu dφ·[x > 0]. */
+void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, const float *phi,
+                      float *dphi, const float *dh, float *dx);
+
+/* linear's backward (linear_backward.c) for feature map f, the causal scan's `chunk` and the
+ * trig floor den_floor: its exact workspace, and dq, dk, dv (overwritten) from dout. */
+size_t attn_linear_backward_bytes(const attn_fm *f, int64_t chunk, const attn_shape *s);
+attn_status attn_linear_backward(const attn_fm *f, int64_t chunk, double den_floor,
+                                 const attn_shape *s, const float *q, const float *k,
+                                 const float *v, const float *dout, float *dq, float *dk, float *dv,
+                                 void *workspace);
+
 #endif

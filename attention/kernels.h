@@ -69,6 +69,8 @@ void attn_tile_mods(attn_tile *t, const attn_score_mod *m, float *scratch);
 void attn_tile_mod_row(attn_tile *t, const attn_score_mod *m, int64_t r, int64_t h, int64_t i);
 /* kpos of the next visit: keys j0, j0 + step, ... (n of them). */
 void attn_tile_mod_keys(attn_tile *t, int64_t j0, int64_t step, int64_t n);
+/* The ALiBi bias of tile row r on columns [a, e) of its scores row (nothing unless alibi). */
+void attn_tile_alibi_row(const attn_tile *t, int64_t r, float *row, int64_t a, int64_t e);
 /* out[r] = acc[r] / l[r] (zeros for rows that saw no key). */
 void attn_tile_end(const attn_tile *t, float *out);
 
@@ -105,5 +107,52 @@ void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml
                     int64_t ml_stride);
 /* attn_tile_end into rows of stride ldo floats. */
 void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo);
+
+/* The log-sum-exp m + log l of tile rows r0, r0 + rstep, ... into lse[0], lse[stride], ...
+ * (+INFINITY for a row that saw no key: its probabilities exp(s - lse) are 0 in the backward). */
+void attn_tile_lse(const attn_tile *t, int64_t r0, int64_t rstep, float *lse, int64_t stride);
+
+/*
+ * Backward tile (FlashAttention-2 backward, tile_backward.c): rows queries against blocks of keys,
+ * given each row's log-sum-exp and Δ = dout·out. Per visit of cols keys:
+ *   S = scale·q kᵀ (sgemm), the modifiers (softcap keeps ds/du = 1 - tanh²), mask,
+ *   P = exp(S - lse), dP = dout vᵀ (sgemm), dS = P∘(dP - Δ)·ds/du,
+ *   dv += Pᵀ dout, dk += scale·dSᵀ q (sgemm, into the caller's rows: ldg floats apart),
+ *   dq += scale·dS k (sgemm, into the tile's accumulator t.acc [rows, D]).
+ *   flops 10·rows·cols·D (five sgemms: 2.5 × the forward's two); never more than rows × cols.
+ * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded (BLAS too).
+ */
+/* The tensors of a backward (attention.h's backward slot): lse is what forward_train saved. */
+typedef struct attn_bwd_io {
+    const float *q, *k, *v, *out, *lse, *dout;
+    float *dq, *dk, *dv;
+} attn_bwd_io;
+
+typedef struct attn_btile {
+    attn_tile t; /* rows, D, scale, modifiers; t.m: each row's log-sum-exp, t.l: its Δ,
+                    t.acc: the dq accumulator [rows, D], t.scores: P [rows, ld] */
+    float *dp;   /* [rows, ld]: dP, then dS */
+    float *dcap; /* [rows, ld]: softcap's ds/du (NULL without softcap) */
+} attn_btile;
+
+int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool cap);
+/* Lay out and reset (dq accumulator 0); the caller then sets t.m[r], t.l[r] of every row
+ * (attn_btile_row) and the modifiers (attn_tile_mods, _mod_row, _mod_keys on &b->t; softcap
+ * needs cap set in attn_btile_floats and here). */
+void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                      float scale, bool cap);
+/* Row r's log-sum-exp and Δ = dout·out (D floats each). */
+void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out);
+/* Tile rows [r0, r0 + nrows) (q and dout rows ldq, lddo floats apart, of row r0) against keys
+ * [0, cols) (k, v rows ldkv apart), mask as attn_tile_visit_masked (NULL: all seen); dk, dv rows
+ * of the same keys, ldg floats apart, are accumulated. */
+void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                      const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
+                      float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask);
+/* One row r against keys idx[0..n) of k, v (rows of D floats, read and accumulated in place in
+ * dk, dv), n <= cols_max; vector loops. */
+void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
+                           const float *k, const float *v, float *dk, float *dv, const int64_t *idx,
+                           int64_t n);
 
 #endif

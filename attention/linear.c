@@ -590,6 +590,32 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
     return attn_fm_reference(&f, DEN_FLOOR, s, q, k, v, rows, nrows, out);
 }
 
+/* ---- training: linear_backward.c (nothing saved: the backward recomputes the states) ---- */
+
+static size_t backward_workspace_bytes(const attn_shape *s, const attn_params *p)
+{
+    const attn_fm f = feature_map(s, p);
+    return attn_linear_backward_bytes(&f, (int64_t)p->v[P_CHUNK], s);
+}
+
+static attn_status backward(const attn_shape *s, const attn_params *p, const float *q,
+                            const float *k, const float *v, const float *out, const void *saved,
+                            const float *dout, float *dq, float *dk, float *dv, void *workspace)
+{
+    (void)out, (void)saved;
+    const attn_fm f = feature_map(s, p);
+    return attn_linear_backward(&f, (int64_t)p->v[P_CHUNK], DEN_FLOOR, s, q, k, v, dout, dq, dk, dv,
+                                workspace);
+}
+
+static attn_status reference_backward(const attn_shape *s, const attn_params *p, const float *q,
+                                      const float *k, const float *v, const float *dout, double *dq,
+                                      double *dk, double *dv)
+{
+    const attn_fm f = feature_map(s, p);
+    return attn_fm_reference_backward(&f, DEN_FLOOR, s, q, k, v, dout, dq, dk, dv);
+}
+
 const attn_ops attn_kind_linear = {
     .name = "linear",
     .summary = "linearised attention phi(Q)(phi(K)^T V): elu, relu, favor (FAVOR+), trig (RFA)",
@@ -614,4 +640,7 @@ const attn_ops attn_kind_linear = {
     .decode = decode,
     .weights = weights,
     .draw_weights = draw_weights,
+    .backward_workspace_bytes = backward_workspace_bytes,
+    .backward = backward,
+    .reference_backward = reference_backward,
 };

@@ -150,3 +150,131 @@ done:
     free(c.lam), free(c.sig);
     return st;
 }
+
+/* ---- gradients (float64) ----
+ * The same function without shifts (they cancel): φ(x) = exp(W x' - |x'|²/2) (favor, x' =
+ * sqrt(scale)·x), keys exp(|y'|²/2)·(sin, cos)(W y') and queries (sin, cos)(W x') (trig: the
+ * query's weight cancels, in the floor too), elu(x) + 1, max(x, 0); the 1/sqrt(m) factors
+ * cancel. Per row: κ_j = φ(q)·φ(k_j), o = Σ κ_j v_j / den, den = Σ κ_j (trig: floored at
+ * F·m·Σ_j exp(|y_j'|²/2) when below), g = dout / den, gden = -dout·o / den:
+ *   dv_j += κ_j g,  dκ_j = g·v_j + gden (0 when floored),  dφ(q) = Σ dκ_j φ(k_j),
+ *   dφ(k_j) += dκ_j φ(q);  a floored row adds gden·F·m to each seen key's exp(|y'|²/2);
+ * then through φ: favor dx = sqrt(scale) Σ_l dφ_l φ_l w_l - scale·x Σ_l dφ_l φ_l; trig
+ * du_l = dφ_l φ_(m+l) - dφ_(m+l) φ_l, dx = sqrt(scale) Σ_l du_l w_l (+ scale·x·dh for keys,
+ * dh = Σ_l dφ_l φ_l + the floor's share); elu dφ·(x > 0 ? 1 : e^x); relu dφ·[x > 0].
+ * time O(B·H·T·S·M + (B·H·T + B·Hkv·S)·M·D); memory 2·S·M + 2·S doubles per call. */
+
+/* φ(x) [M] of a key or query, and exp(|x'|²/2) (trig keys' weight, else 1). */
+static double features64(const attn_fm *f, const float *x, bool key, double *phi, double *raw)
+{
+    const int64_t m = f->m;
+    double h;
+    attn_fm_raw64(f, x, attn_fm_shifted(f) ? raw : phi, &h);
+    if (f->map == ATTN_FM_FAVOR)
+        for (int64_t l = 0; l < m; l++) phi[l] = exp(raw[l] - h);
+    if (f->map != ATTN_FM_TRIG) return 1;
+    const double w = key ? exp(h) : 1;
+    for (int64_t l = 0; l < m; l++) phi[l] = w * sin(raw[l]), phi[m + l] = w * cos(raw[l]);
+    return w;
+}
+
+/* dx [D] from dφ [M] (dh_extra: trig keys' extra gradient of their log-weight). */
+static void features64_backward(const attn_fm *f, const float *x, bool key, const double *phi,
+                                const double *dphi, double dh_extra, double *dx)
+{
+    const int64_t D = f->D, m = f->m;
+    if (!attn_fm_shifted(f)) {
+        for (int64_t d = 0; d < D; d++)
+            dx[d] = x[d] > 0 ? dphi[d] : (f->map == ATTN_FM_ELU ? dphi[d] * phi[d] : 0);
+        return;
+    }
+    const double root = sqrt(f->scale);
+    double dh = 0;
+    memset(dx, 0, (size_t)D * sizeof *dx);
+    for (int64_t l = 0; l < m; l++) {
+        double du = dphi[l] * phi[l];
+        dh += du;
+        if (f->map == ATTN_FM_TRIG) {
+            dh += dphi[m + l] * phi[m + l];
+            du = dphi[l] * phi[m + l] - dphi[m + l] * phi[l];
+        }
+        for (int64_t d = 0; d < D; d++) dx[d] += root * du * (double)f->W[l * D + d];
+    }
+    if (f->map == ATTN_FM_FAVOR) dh = -dh; /* favor: φ = exp(u - h) */
+    else if (key) dh += dh_extra;          /* trig keys: φ = exp(h)·(sin, cos) */
+    else dh = 0;                           /* trig queries carry no weight */
+    for (int64_t d = 0; d < D; d++) dx[d] += f->scale * (double)x[d] * dh;
+}
+
+/* One query row against the first `sees` keys of its KV head (features E, weights wk): its dq,
+ * and its shares of dE, dv, dwk (the floor's). */
+static void row_backward64(const attn_fm *f, double den_floor, const attn_shape *s, const float *qi,
+                           const float *go, const float *vg, int64_t sees, const double *E,
+                           const double *wk, double *dE, double *dwk, double *dv, double *dqi,
+                           double *scratch)
+{
+    const int64_t D = s->D, M = f->M;
+    double *psi = scratch, *raw = psi + M, *dpsi = raw + M + D, *kappa = dpsi + M;
+    double *o = kappa + sees, den = 0, nsum = 0;
+    memset(dqi, 0, (size_t)D * sizeof *dqi);
+    if (sees <= 0) return;
+    features64(f, qi, false, psi, raw);
+    memset(o, 0, (size_t)D * sizeof *o);
+    for (int64_t j = 0; j < sees; j++) {
+        kappa[j] = 0;
+        for (int64_t l = 0; l < M; l++) kappa[j] += psi[l] * E[j * M + l];
+        for (int64_t d = 0; d < D; d++) o[d] += kappa[j] * vg[j * D + d];
+        den += kappa[j], nsum += wk[j];
+    }
+    const double floor_ = den_floor * (double)f->m * nsum;
+    const bool floored = f->map == ATTN_FM_TRIG && den <= floor_;
+    if (floored) den = floor_;
+    if (den <= 0) return; /* a zero row */
+    double gden = 0;
+    for (int64_t d = 0; d < D; d++) o[d] /= den, gden -= (double)go[d] * o[d] / den;
+    memset(dpsi, 0, (size_t)M * sizeof *dpsi);
+    for (int64_t j = 0; j < sees; j++) {
+        double dk = floored ? 0 : gden;
+        for (int64_t d = 0; d < D; d++) {
+            dk += (double)go[d] / den * (double)vg[j * D + d];
+            dv[j * D + d] += kappa[j] * (double)go[d] / den;
+        }
+        for (int64_t l = 0; l < M; l++) dpsi[l] += dk * E[j * M + l], dE[j * M + l] += dk * psi[l];
+        if (floored) dwk[j] += gden * den_floor * (double)f->m;
+    }
+    features64_backward(f, qi, false, psi, dpsi, 0, dqi);
+}
+
+attn_status attn_fm_reference_backward(const attn_fm *f, double den_floor, const attn_shape *s,
+                                       const float *q, const float *k, const float *v,
+                                       const float *dout, double *dq, double *dk, double *dv)
+{
+    const int64_t S = s->S, T = s->T, D = s->D, M = f->M, group = s->H / s->Hkv;
+    double *E = malloc((size_t)(S * M) * sizeof *E), *dE = malloc((size_t)(S * M) * sizeof *dE);
+    double *wk = malloc((size_t)S * sizeof *wk), *dwk = malloc((size_t)S * sizeof *dwk);
+    double *scratch = malloc((size_t)(4 * M + 2 * D + S + 1) * sizeof *scratch);
+    attn_status st = ATTN_EFAIL;
+    if (!E || !dE || !wk || !dwk || !scratch) goto done;
+    for (int64_t bg = 0; bg < s->B * s->Hkv; bg++) {
+        const float *kg = k + bg * S * D, *vg = v + bg * S * D;
+        double *dkg = dk + bg * S * D, *dvg = dv + bg * S * D;
+        memset(dE, 0, (size_t)(S * M) * sizeof *dE);
+        memset(dwk, 0, (size_t)S * sizeof *dwk);
+        memset(dvg, 0, (size_t)(S * D) * sizeof *dvg);
+        for (int64_t j = 0; j < S; j++) wk[j] = features64(f, kg + j * D, true, E + j * M, scratch);
+        const int64_t b = bg / s->Hkv, h0 = bg % s->Hkv * group;
+        for (int64_t h = h0; h < h0 + group; h++)
+            for (int64_t i = 0; i < T; i++) {
+                const int64_t row = (b * s->H + h) * T + i;
+                row_backward64(f, den_floor, s, q + row * D, dout + row * D, vg,
+                               attn_causal_keys(s, i), E, wk, dE, dwk, dvg, dq + row * D, scratch);
+            }
+        for (int64_t j = 0; j < S; j++)
+            features64_backward(f, kg + j * D, true, E + j * M, dE + j * M, dwk[j] * wk[j],
+                                dkg + j * D);
+    }
+    st = ATTN_OK;
+done:
+    free(E), free(dE), free(wk), free(dwk), free(scratch);
+    return st;
+}

@@ -253,6 +253,7 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
 
 const attn_ops attn_kind_linformer = {
     .name = "linformer",
+    .no_backward = "not implemented (the projected keys and values E·K, F·V)",
     .summary = "Linformer: K, V projected along the sequence to k rows (E, F), softmax over them",
     .definition =
         "Wang et al. 2020, non-causal: K' = E K, V' = F V with E, F [k,S] (weights proj_k,\n"

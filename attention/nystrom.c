@@ -367,6 +367,7 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
 
 const attn_ops attn_kind_nystrom = {
     .name = "nystrom",
+    .no_backward = "not implemented (the landmarks and the pseudo-inverse of their kernel)",
     .summary = "Nystromformer: m landmarks (segment means), softmax kernels, iterative pinv",
     .definition =
         "Xiong et al. 2021, non-causal. m = min(landmarks, T, S); landmark l of the queries is\n"

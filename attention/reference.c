@@ -108,3 +108,108 @@ attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const 
     attn_weights_free(owned);
     return st;
 }
+
+/* ---- gradients (the derivative of softmax_reference) ----
+ * Per row r (query i of head h, KV head g), with the scores s_j of the allowed keys (modified:
+ * u_j = scale·q·k_j, c_j = C·tanh(u_j / C) when softcapped, s_j = c_j - ALiBi bias):
+ *   P_j = softmax(s)_j,  o = Σ_j P_j v_j,  dP_j = dout·v_j,  Δ = Σ_j P_j dP_j (= dout·o),
+ *   dS_j = P_j (dP_j - Δ) · ds_j/du_j  (1 - (c_j / C)² with softcap, else 1),
+ *   dq_r += scale Σ_j dS_j k_j,  dk_j += scale dS_j q_r,  dv_j += P_j dout_r.
+ */
+
+/* Scores of row (b, h, i) in score[], their derivative ds/du in slope[], -inf where masked. */
+static void row_scores(const attn_ops *ops, const attn_score_mod *mod, const attn_shape *s,
+                       const attn_params *p, const double *qi, const float *kg, int64_t h,
+                       int64_t i, double *score, double *slope)
+{
+    const int64_t S = s->S, D = s->D;
+    for (int64_t j = 0; j < S; j++) {
+        slope[j] = 1;
+        if (!key_allowed(ops, s, p, h, i, j)) {
+            score[j] = -INFINITY;
+            continue;
+        }
+        double u = 0;
+        for (int64_t d = 0; d < D; d++) u += qi[d] * (double)kg[j * D + d];
+        u *= s->scale;
+        if (mod->softcap > 0) {
+            const double t = tanh(u / mod->softcap);
+            slope[j] = 1 - t * t;
+        }
+        score[j] = attn_score_mod_apply(mod, u, h, i, j);
+    }
+}
+
+/* Probabilities in place of the scores (zeros when no key is allowed); false when none is. */
+static bool row_softmax(double *score, int64_t n)
+{
+    double mx = -INFINITY, sum = 0;
+    for (int64_t j = 0; j < n; j++) mx = score[j] > mx ? score[j] : mx;
+    if (mx == -INFINITY) return false;
+    for (int64_t j = 0; j < n; j++) {
+        score[j] = score[j] == -INFINITY ? 0 : exp(score[j] - mx);
+        sum += score[j];
+    }
+    for (int64_t j = 0; j < n; j++) score[j] /= sum;
+    return true;
+}
+
+attn_status attn_masked_reference_backward(const attn_ops *ops, const attn_shape *s,
+                                           const attn_params *p, const float *q, const float *k,
+                                           const float *v, const float *dout, double *dq,
+                                           double *dk, double *dv)
+{
+    const int64_t n = attn_q_elems(s);
+    double *q64 = malloc((size_t)n * sizeof *q64);
+    if (!q64) return ATTN_EFAIL;
+    for (int64_t e = 0; e < n; e++) q64[e] = q[e];
+    const attn_status st =
+        attn_softmax_reference_backward64(ops, s, p, q64, k, v, dout, dq, dk, dv);
+    free(q64);
+    return st;
+}
+
+attn_status attn_softmax_reference_backward64(const attn_ops *ops, const attn_shape *s,
+                                              const attn_params *p, const double *q, const float *k,
+                                              const float *v, const float *dout, double *dq,
+                                              double *dk, double *dv)
+{
+    const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv;
+    const attn_score_mod mod = mods_of(ops, s, p);
+    double *P = malloc((size_t)S * sizeof *P), *slope = malloc((size_t)S * sizeof *slope);
+    double *dP = malloc((size_t)S * sizeof *dP);
+    if (!P || !slope || !dP) {
+        free(P), free(slope), free(dP);
+        return ATTN_EFAIL;
+    }
+    memset(dq, 0, (size_t)attn_q_elems(s) * sizeof *dq);
+    memset(dk, 0, (size_t)attn_kv_elems(s) * sizeof *dk);
+    memset(dv, 0, (size_t)attn_kv_elems(s) * sizeof *dv);
+    for (int64_t row = 0; row < s->B * s->H * T; row++) {
+        const int64_t i = row % T, bh = row / T, b = bh / s->H, h = bh % s->H;
+        const int64_t kv = (b * s->Hkv + h / group) * S * D;
+        const double *qi = q + row * D;
+        const float *go = dout + row * D;
+        row_scores(ops, &mod, s, p, qi, k + kv, h, i, P, slope);
+        if (!row_softmax(P, S)) continue; /* no key: out is 0 whatever q, k, v */
+        double delta = 0;
+        for (int64_t j = 0; j < S; j++) {
+            dP[j] = 0;
+            if (P[j] == 0) continue;
+            for (int64_t d = 0; d < D; d++) dP[j] += (double)go[d] * (double)v[kv + j * D + d];
+            delta += P[j] * dP[j];
+        }
+        for (int64_t j = 0; j < S; j++) {
+            if (P[j] == 0) continue;
+            const double ds = P[j] * (dP[j] - delta) * slope[j] * s->scale;
+            double *dkj = dk + kv + j * D, *dvj = dv + kv + j * D;
+            for (int64_t d = 0; d < D; d++) {
+                dq[row * D + d] += ds * (double)k[kv + j * D + d];
+                dkj[d] += ds * qi[d];
+                dvj[d] += P[j] * (double)go[d];
+            }
+        }
+    }
+    free(P), free(slope), free(dP);
+    return ATTN_OK;
+}

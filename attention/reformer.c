@@ -628,6 +628,8 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
 
 const attn_ops attn_kind_reformer = {
     .name = "reformer",
+    .no_backward = "not implemented: its LSH buckets (an argmax of random rotations) are "
+                   "piecewise constant in q and k",
     .summary = "LSH attention (Reformer): hashed buckets, sorted chunks, rounds by log-sum-exp",
     .definition =
         "LSH attention (Kitaev et al. 2020, sec. 2). Key j sits at position j, query i at\n"

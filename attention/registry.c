@@ -87,6 +87,14 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': a collective kind needs gather (its rows to rank 0)", name);
     }
+    if ((k->backward == NULL) != (k->backward_workspace_bytes == NULL) ||
+        (k->saved_bytes == NULL) != (k->forward_train == NULL) ||
+        (k->forward_train && !k->backward)) {
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': set backward with backward_workspace_bytes, and saved_bytes "
+                         "with forward_train (only for a kind with a backward), or none",
+                         name);
+    }
     if (k->params.owner == NULL || strcmp(k->params.owner, k->name) != 0) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': its parameter table belongs to '%s' (ATTN_PARAM_TABLE(\"%s\", "

@@ -85,6 +85,13 @@ void attn_tile_mod_keys(attn_tile *t, int64_t j0, int64_t step, int64_t n)
 }
 
 /* x[c] -= slope·|pos - kpos[c]| for c < n (positions below 2^24: exact differences). */
+static void alibi_row(float *x, const float *kpos, int64_t n, float pos, float slope);
+
+void attn_tile_alibi_row(const attn_tile *t, int64_t r, float *row, int64_t a, int64_t e)
+{
+    if (t->alibi && e > a) alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
+}
+
 static void alibi_row(float *x, const float *kpos, int64_t n, float pos, float slope)
 {
     int64_t c = 0;
@@ -270,4 +277,10 @@ void attn_tile_end(const attn_tile *t, float *out) { attn_tile_end_strided(t, ou
 void attn_blas_threads(int n)
 {
     if (openblas_get_num_threads() != n) openblas_set_num_threads(n);
+}
+
+void attn_tile_lse(const attn_tile *t, int64_t r0, int64_t rstep, float *lse, int64_t stride)
+{
+    for (int64_t r = r0, x = 0; r < t->rows; r += rstep, x++)
+        lse[x * stride] = t->l[r] > 0.0f ? t->m[r] + logf(t->l[r]) : INFINITY;
 }

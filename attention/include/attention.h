@@ -11,6 +11,24 @@
  * draws) place query i at position i + S - T (aligned at the end, as the causal rule does), so
  * decoding the last query equals the last row of the prefill.
  *
+ * Training (optional): a kind with a backward pass saves, in its forward, what the backward needs
+ * besides out (softmax kinds: the row log-sum-exp, B·H·T floats), and computes dq [B,H,T,D] and
+ * dk, dv [B,Hkv,S,D] from dout [B,H,T,D] (the gradient of a loss with respect to out):
+ *   saved_bytes(s, p)                 bytes of `saved` (NULL: 0)
+ *   forward_train(s, p, q, k, v, out, saved, workspace)
+ *                                     forward that also fills saved (NULL: forward; same
+ *                                     workspace_bytes as forward)
+ *   backward_workspace_bytes(s, p)    exact scratch of backward
+ *   backward(s, p, q, k, v, out, saved, dout, dq, dk, dv, workspace)
+ *                                     out and saved as forward_train left them; dq, dk, dv are
+ *                                     overwritten. The kind's weights (random features ...) are
+ *                                     constants: not differentiated.
+ * Backward flops are counted as 2.5 × forward flops (FlashAttention's rule: 5 products of the
+ * score size against the forward's 2), whatever the kind computes (attn_kind_backward_flops).
+ * A kind without a backward leaves the slots NULL (and may say why in no_backward);
+ * attn_backward_check refuses it, and decode shapes of kinds with a decode state, with
+ * ATTN_ENODEF and a one-line reason.
+ *
  * A kind is one file, attention/<kind>.c, that keeps everything static except one
  *   const attn_ops attn_kind_<kind>;
  * and is listed once in attention/meson.build (the registry is generated from that list).
@@ -140,6 +158,23 @@ typedef struct attn_ops {
                           size_t msg_len);
     void (*stats)(const attn_shape *s, const attn_params *p, const void *workspace,
                   attn_stats *out);
+    /* Training (see the top of this file): backward and backward_workspace_bytes are set
+     * together; saved_bytes and forward_train together, or neither (nothing saved). */
+    size_t (*saved_bytes)(const attn_shape *s, const attn_params *p);
+    attn_status (*forward_train)(const attn_shape *s, const attn_params *p, const float *q,
+                                 const float *k, const float *v, float *out, void *saved,
+                                 void *workspace);
+    size_t (*backward_workspace_bytes)(const attn_shape *s, const attn_params *p);
+    attn_status (*backward)(const attn_shape *s, const attn_params *p, const float *q,
+                            const float *k, const float *v, const float *out, const void *saved,
+                            const float *dout, float *dq, float *dk, float *dv, void *workspace);
+    /* The kind's own float64 gradient of its definition (dq [B,H,T,D], dk, dv [B,Hkv,S,D],
+     * overwritten) for the tests; NULL: the masked softmax gradient (kinds with allows). */
+    attn_status (*reference_backward)(const attn_shape *s, const attn_params *p, const float *q,
+                                      const float *k, const float *v, const float *dout, double *dq,
+                                      double *dk, double *dv);
+    /* Why the kind has no backward (one line, no period), when it has none; NULL: generic. */
+    const char *no_backward;
 
     /* ---- descriptions (no behaviour) ---- */
 
@@ -162,6 +197,45 @@ attn_status attn_registry_validate(char *msg, size_t msg_len);
 /* KV heads ops runs with for H query heads and the user's request (0: none): ops->kv_heads or
  * the request, or H. */
 int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
+
+/* ---- training (backward.c) ---- */
+
+/* Does ops have a backward pass? */
+bool attn_kind_has_backward(const attn_ops *ops);
+/* One line saying why ops has no backward ("" when it has one). */
+const char *attn_kind_no_backward_reason(const attn_ops *ops);
+/* attn_check, then ATTN_ENODEF (message) when ops has no backward, or s is a decode shape of a
+ * kind with a decode state (its decode step is no training step). */
+attn_status attn_backward_check(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                char *msg, size_t msg_len);
+/* Bytes the forward saves for the backward (0 when nothing besides out). */
+size_t attn_kind_saved_bytes(const attn_ops *ops, const attn_shape *s, const attn_params *p);
+/* forward_train, or forward when the kind saves nothing. */
+attn_status attn_kind_forward_train(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                                    const float *q, const float *k, const float *v, float *out,
+                                    void *saved, void *workspace);
+/* Backward flops: 2.5 × ops->flops (FlashAttention's counting rule). */
+double attn_kind_backward_flops(const attn_ops *ops, const attn_shape *s, const attn_params *p);
+/* Float64 gradients of the kind's own definition for dout (all rows): its reference_backward,
+ * or the masked softmax gradient; the weights p does not give are drawn for the call.
+ * ATTN_EFAIL when out of memory. */
+attn_status attn_kind_reference_backward(const attn_ops *ops, const attn_shape *s,
+                                         const attn_params *p, const float *q, const float *k,
+                                         const float *v, const float *dout, double *dq, double *dk,
+                                         double *dv);
+/* The gradient of softmax attention restricted to ops->allows with the kind's score modifiers
+ * (the derivative of attn_masked_reference): in float64, O(B·H·T·S·D), memory 3·S doubles. */
+attn_status attn_masked_reference_backward(const attn_ops *ops, const attn_shape *s,
+                                           const attn_params *p, const float *q, const float *k,
+                                           const float *v, const float *dout, double *dq,
+                                           double *dk, double *dv);
+
+/* The same with the queries given in float64 (a kind that transforms its queries first:
+ * bilinear's q·W). */
+attn_status attn_softmax_reference_backward64(const attn_ops *ops, const attn_shape *s,
+                                              const attn_params *p, const double *q, const float *k,
+                                              const float *v, const float *dout, double *dq,
+                                              double *dk, double *dv);
 
 /* ---- a kind's weights (weights.c) ---- */
 

@@ -1,0 +1,163 @@
+/*
+ * tile_backward.c — the FlashAttention-2 backward tile (kernels.h: attn_btile): one block of
+ * query rows against a block of keys, given the rows' log-sum-exp (saved by the forward) and
+ * Δ = rowsum(dout∘out); never more than rows × cols scores.
+ *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D]
+ *   1  S  = scale · q kᵀ                                     sgemm rows×cols×D
+ *   2  per row: softcap (keeping 1 - tanh²), ALiBi, mask, P = exp(S - lse)   (exp on vectors)
+ *   3  dP = dout vᵀ                                          sgemm rows×cols×D
+ *   4  dS = P∘(dP - Δ)·ds/du                                 (vectorised)
+ *   5  dv += Pᵀ dout,  dk += scale·dSᵀ q,  dq += scale·dS k   three sgemms cols×D×rows
+ *   time O(rows·cols·D), 10·rows·cols·D flops; scratch attn_btile_floats; single-threaded.
+ */
+#include <cblas.h>
+#include <math.h>
+#include <string.h>
+
+#include "kernels.h"
+
+#ifdef __AVX2__
+#include <immintrin.h>
+#endif
+
+enum { ALIGN_FLOATS = 16 };
+
+static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
+static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
+static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
+{
+    return x < lo ? lo : (x > hi ? hi : x);
+}
+
+int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool cap)
+{
+    const int64_t block = round_up(rows_max * round8(cols_max));
+    return attn_tile_floats(rows_max, cols_max, D) + block + (cap ? block : 0);
+}
+
+void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                      float scale, bool cap)
+{
+    attn_tile_begin(&b->t, scratch, rows, D, scale);
+    b->dp = scratch + attn_tile_floats(rows, cols_max, D);
+    b->dcap = cap ? b->dp + round_up(rows * round8(cols_max)) : NULL;
+}
+
+void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
+{
+    float delta = 0.0f;
+    for (int64_t d = 0; d < b->t.D; d++) delta += dout[d] * out[d];
+    b->t.m[r] = lse;
+    b->t.l[r] = delta;
+}
+
+/* Row r of the scores (ld floats, cols seen within [a, e) minus [xa, xe)) into probabilities:
+ * modifiers (softcap's derivative into dcap), the mask at -inf, exp(s - lse). */
+static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int64_t cols,
+                          int64_t a, int64_t e, int64_t xa, int64_t xe)
+{
+    const attn_tile *t = &b->t;
+    if (t->cap > 0.0f && e > a) {
+        attn_vsoftcap(row + a, e - a, t->cap);
+        const float inv = 1.0f / t->cap;
+        for (int64_t j = a; j < e; j++) dcap[j] = 1.0f - (row[j] * inv) * (row[j] * inv);
+        for (int64_t j = 0; j < a; j++) dcap[j] = 0.0f; /* unseen: finite (times P = 0) */
+        for (int64_t j = e; j < cols; j++) dcap[j] = 0.0f;
+    } else if (dcap) {
+        memset(dcap, 0, (size_t)cols * sizeof(float));
+    }
+    attn_tile_alibi_row(t, r, row, a, e);
+    for (int64_t j = 0; j < a; j++) row[j] = -INFINITY;
+    for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
+    for (int64_t j = e; j < round8(cols); j++) row[j] = -INFINITY;
+    attn_vexp_sum(row, round8(cols), t->m[r]);
+}
+
+/* ds[j] = p[j]·(ds[j] - delta)·(cap ? cap[j] : 1) for j < n. */
+static void scores_grad(const float *p, float *ds, const float *cap, float delta, int64_t n)
+{
+    int64_t j = 0;
+#ifdef __AVX2__
+    const __m256 dl = _mm256_set1_ps(delta);
+    for (; j + 8 <= n; j += 8) {
+        __m256 g =
+            _mm256_mul_ps(_mm256_loadu_ps(p + j), _mm256_sub_ps(_mm256_loadu_ps(ds + j), dl));
+        if (cap) g = _mm256_mul_ps(g, _mm256_loadu_ps(cap + j));
+        _mm256_storeu_ps(ds + j, g);
+    }
+#endif
+    for (; j < n; j++) ds[j] = p[j] * (ds[j] - delta) * (cap ? cap[j] : 1.0f);
+}
+
+void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                      const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
+                      float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
+{
+    attn_tile *t = &b->t;
+    const int64_t D = t->D, ld = round8(cols);
+    float *P = t->scores, *dS = b->dp;
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, t->scale, q,
+                (int)ldq, k, (int)ldkv, 0.0f, P, (int)ld);
+    for (int64_t r = 0; r < nrows; r++) {
+        int64_t a = 0, e = cols, xa = 0, xe = 0;
+        if (mask) {
+            if (mask->lo) a = clamp64(mask->lo[r] - mask->col0, 0, cols);
+            if (mask->hi) e = clamp64(mask->hi[r] - mask->col0, a, cols);
+            if (mask->xlo) {
+                xa = clamp64(mask->xlo[r] - mask->col0, a, e);
+                xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
+            }
+        }
+        probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, a, e, xa, xe);
+    }
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, 1.0f, dout,
+                (int)lddo, v, (int)ldkv, 0.0f, dS, (int)ld);
+    for (int64_t r = 0; r < nrows; r++)
+        scores_grad(P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL, t->l[r0 + r], cols);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cols, (int)D, (int)nrows, 1.0f, P,
+                (int)ld, dout, (int)lddo, 1.0f, dv, (int)ldg);
+    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cols, (int)D, (int)nrows, t->scale,
+                dS, (int)ld, q, (int)ldq, 1.0f, dk, (int)ldg);
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nrows, (int)D, (int)cols, t->scale,
+                dS, (int)ld, k, (int)ldkv, 1.0f, t->acc + r0 * D, (int)D);
+}
+
+static float dot(const float *a, const float *b, int64_t D)
+{
+    float s = 0.0f;
+    for (int64_t d = 0; d < D; d++) s += a[d] * b[d];
+    return s;
+}
+
+/* y[0..D) += a·x[0..D) */
+static void axpy(float *y, float a, const float *x, int64_t D)
+{
+    for (int64_t d = 0; d < D; d++) y[d] += a * x[d];
+}
+
+void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
+                           const float *k, const float *v, float *dk, float *dv, const int64_t *idx,
+                           int64_t n)
+{
+    attn_tile *t = &b->t;
+    const int64_t D = t->D;
+    float *P = t->scores, *dcap = b->dcap;
+    for (int64_t x = 0; x < n; x++) P[x] = t->scale * dot(q, k + idx[x] * D, D);
+    if (t->cap > 0.0f) {
+        attn_vsoftcap(P, n, t->cap);
+        for (int64_t x = 0; x < n; x++) dcap[x] = 1.0f - (P[x] / t->cap) * (P[x] / t->cap);
+    }
+    if (t->alibi)
+        for (int64_t x = 0; x < n; x++) P[x] -= t->slope[r] * fabsf(t->qpos[r] - (float)idx[x]);
+    for (int64_t x = n; x < round8(n); x++) P[x] = -INFINITY;
+    attn_vexp_sum(P, round8(n), t->m[r]);
+    float *dq = t->acc + r * D;
+    for (int64_t x = 0; x < n; x++) {
+        const float *kx = k + idx[x] * D, *vx = v + idx[x] * D;
+        float ds = P[x] * (dot(dout, vx, D) - t->l[r]) * t->scale;
+        if (t->cap > 0.0f) ds *= dcap[x];
+        axpy(dq, ds, kx, D);
+        axpy(dk + idx[x] * D, ds, q, D);
+        axpy(dv + idx[x] * D, P[x], dout, D);
+    }
+}
