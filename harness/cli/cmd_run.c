@@ -98,10 +98,10 @@ static attn_status choose(const run_opts *o, const char **pos, int npos, bench_p
 }
 
 /* The mode, measurement and shape options into mc and req (defaults: n 1024, 8 heads of dim 64,
- * batch 1, prefill; decode: q_len 1, causal). fixed: the dataset gives the shape, so the options
- * that would set it are refused. */
-static attn_status parse_shape(const run_opts *o, bool fixed, bench_measure_cfg *mc,
-                               bench_shape_req *req, char *msg, size_t msg_len)
+ * batch 1, prefill; decode: q_len 1, causal). A dataset that gives the shape (a file) is checked
+ * against the options afterwards (check_given_shape). */
+static attn_status parse_shape(const run_opts *o, bench_measure_cfg *mc, bench_shape_req *req,
+                               char *msg, size_t msg_len)
 {
     int64_t n = 1024, T = -1, S = -1, H = 8, Hkv = 0, D = 64, B = 1, causal = 0;
     bool decode = false;
@@ -118,12 +118,6 @@ static attn_status parse_shape(const run_opts *o, bool fixed, bench_measure_cfg 
         (o->batch && bench_parse_i64(o->batch, "--batch", 1, 1 << 20, &B, msg, msg_len)) ||
         (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)))
         return ATTN_EINVAL;
-    if (fixed && (o->n || o->kv_len || o->heads || o->kv_heads || o->head_dim || o->batch))
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "%s gives the shape and the data: drop --n, "
-                         "--kv-len, --heads, --kv-heads, --head-dim, --batch (--q-len keeps its "
-                         "newest queries)",
-                         o->input ? "--input" : "--dataset file=PATH");
     *req = (bench_shape_req){.n = n,
                              .q_len = T,
                              .kv_len = S,
@@ -133,6 +127,30 @@ static attn_status parse_shape(const run_opts *o, bool fixed, bench_measure_cfg 
                              .head_dim = D,
                              .causal = causal != 0,
                              .decode = decode};
+    return ATTN_OK;
+}
+
+/* A dataset that gives the shape (a file): the shape options may repeat it, not change it. */
+static attn_status check_given_shape(const run_opts *o, const bench_shape_req *req,
+                                     const attn_shape *s, char *msg, size_t msg_len)
+{
+    const struct {
+        const char *given, *name;
+        int64_t asked, has;
+    } opts[] = {{o->n, "--n", req->n, s->S},
+                {o->n && !o->q_len && !req->decode ? o->n : NULL, "--n", req->n, s->T},
+                {o->kv_len, "--kv-len", req->kv_len, s->S},
+                {o->heads, "--heads", req->heads, s->H},
+                {o->kv_heads, "--kv-heads", req->kv_heads, s->Hkv},
+                {o->head_dim, "--head-dim", req->head_dim, s->D},
+                {o->batch, "--batch", req->batch, s->B}};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (opts[i].given && opts[i].asked != opts[i].has)
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "%s gives the shape and the data, and it has %s %lld, not %lld: drop "
+                             "%s or give the file's value (--q-len keeps its newest queries)",
+                             o->input ? "--input" : "--dataset file=PATH", opts[i].name + 2,
+                             (long long)opts[i].has, (long long)opts[i].asked, opts[i].name);
     return ATTN_OK;
 }
 
@@ -306,9 +324,10 @@ int bench_cmd_run(int argc, char **argv)
      * writing --output and --out; any other kind runs on rank 0 alone */
     const bool root = bench_mpi_rank() == 0;
     if (choose(&o, pos, npos, &spec, msg, sizeof msg) ||
-        parse_shape(&o, spec.dataset->shape != NULL, &mc, &req, msg, sizeof msg) ||
+        parse_shape(&o, &mc, &req, msg, sizeof msg) ||
         (root && check_targets(&o, msg, sizeof msg)) ||
         bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
+        (spec.dataset->shape && check_given_shape(&o, &req, &spec.shape, msg, sizeof msg)) ||
         bench_point_check(&spec, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (!root && !spec.ops->collective) return 0;
