@@ -32,6 +32,14 @@ size_t bench_point_workspace_bytes(const bench_point_spec *spec)
     return spec->pass == BENCH_PASS_BACKWARD || bw > fw ? bw : fw;
 }
 
+double bench_point_flops(const bench_point_spec *spec)
+{
+    const double fwd = spec->ops->flops(&spec->shape, &spec->params);
+    const double bwd =
+        runs_backward(spec) ? attn_kind_backward_flops(spec->ops, &spec->shape, &spec->params) : 0;
+    return spec->pass == BENCH_PASS_BACKWARD ? bwd : spec->pass ? fwd + bwd : fwd;
+}
+
 /* The buffer's size: the backward pass also runs the forward once (untimed) in it. */
 static size_t workspace_alloc_bytes(const bench_point_spec *spec)
 {
@@ -58,9 +66,7 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     /* backward: 2.5 x forward flops, and q, k, v, out, dout read, dq, dk, dv written: twice
      * the forward's tensors; train: both */
     const double passes = spec->pass == BENCH_PASS_TRAIN ? 3 : spec->pass ? 2 : 1;
-    const double fwd = spec->ops->flops(s, &spec->params);
-    const double bwd = runs_backward(spec) ? attn_kind_backward_flops(spec->ops, s, &spec->params) : 0;
-    pt->flops = spec->pass == BENCH_PASS_BACKWARD ? bwd : spec->pass ? fwd + bwd : fwd;
+    pt->flops = bench_point_flops(spec);
     pt->bytes = passes * spec->ops->bytes(s, &spec->params);
     pt->kv_bytes = pt->bytes - passes * 2.0 * sizeof(float) * (double)attn_q_elems(s);
     pt->state_bytes = (int64_t)bench_point_state_bytes(spec);

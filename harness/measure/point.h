@@ -48,6 +48,9 @@ size_t bench_point_state_bytes(const bench_point_spec *spec);
 /* Bytes the point allocates: q, k, v, out (inputs given or not), the kind's weights, workspace
  * and decode state; backward and train add dout, dq, dk, dv and the saved bytes. */
 double bench_point_bytes(const bench_point_spec *spec);
+/* Useful flops of the timed pass: forward; backward 2.5 x forward (attn_kind_backward_flops);
+ * train both. */
+double bench_point_flops(const bench_point_spec *spec);
 /* Scratch of the timed pass (forward: the kind's; backward: backward_workspace_bytes; train: the
  * larger of the two, one buffer used by the forward, then by the backward). */
 size_t bench_point_workspace_bytes(const bench_point_spec *spec);
