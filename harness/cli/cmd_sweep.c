@@ -69,8 +69,8 @@ static void grid_free(grid *g)
     bench_free_strings(g->kind_names, g->nkinds);
     bench_free_strings(g->dataset_names, g->ndatasets);
     free(g->datasets);
-    int_axis *axes[] = {&g->n,     &g->heads,  &g->kv_heads, &g->head_dim,
-                        &g->batch, &g->causal, &g->mode,     &g->q_len, &g->pass};
+    int_axis *axes[] = {&g->n,      &g->heads, &g->kv_heads, &g->head_dim, &g->batch,
+                        &g->causal, &g->mode,  &g->q_len,    &g->pass};
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
     for (int s = 0; s < g->nsets; s++) bench_free_strings(g->sets[s].values, g->sets[s].n);
 }
@@ -616,8 +616,7 @@ static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
            memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
            same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
            x->causal == y->causal && x->decode == y->decode && x->threads == y->threads &&
-           a->pass == b->pass &&
-           (x->decode ? x->T == y->T : true);
+           a->pass == b->pass && (x->decode ? x->T == y->T : true);
 }
 
 /* Would point p take longer than budget_s? Predicted (predict_s) at the rate of the previous

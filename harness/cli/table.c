@@ -19,8 +19,8 @@ void bench_table_header(FILE *f, bool retrieval)
     fprintf(f,
             "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %-8s %11s %6s %9s %7s %8s %10s %10s %9s "
             "%9s%s  %s\n",
-            "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "pass", "median_ms", "cv%", "GFLOP/s",
-            "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
+            "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "pass", "median_ms", "cv%",
+            "GFLOP/s", "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
             retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
 }
 

@@ -15,7 +15,9 @@
 
 const char *bench_pass_name(bench_pass pass)
 {
-    return pass == BENCH_PASS_BACKWARD ? "backward" : pass == BENCH_PASS_TRAIN ? "train" : "forward";
+    return pass == BENCH_PASS_BACKWARD ? "backward"
+           : pass == BENCH_PASS_TRAIN  ? "train"
+                                       : "forward";
 }
 
 /* A pass with a backward the kind has (describe may run before the check refuses the point). */
@@ -106,7 +108,8 @@ double bench_point_bytes(const bench_point_spec *spec)
     const double grads = runs_backward(spec) ? 2 : 1; /* dout, dq beside q, out; dk, dv */
     const double saved =
         runs_backward(spec) ? (double)attn_kind_saved_bytes(spec->ops, s, &spec->params) : 0;
-    return sizeof(float) * grads * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
+    return sizeof(float) * grads *
+               (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
            weights + (double)workspace_alloc_bytes(spec) + (double)bench_point_state_bytes(spec) +
            saved;
 }
@@ -234,10 +237,10 @@ typedef struct forward_call {
     void *workspace;
     const void *state; /* decode from a state: NULL when the forward runs */
     bench_pass pass;
-    void *saved;           /* backward, train: what forward_train saves */
-    const float *dout;     /* backward, train: the given gradient of out */
-    float *dq, *dk, *dv;   /* backward, train: the gradients */
-    attn_stats sum;    /* the kind's own measurements (ops->stats), summed over timed runs */
+    void *saved;         /* backward, train: what forward_train saves */
+    const float *dout;   /* backward, train: the given gradient of out */
+    float *dq, *dk, *dv; /* backward, train: the gradients */
+    attn_stats sum;      /* the kind's own measurements (ops->stats), summed over timed runs */
     int64_t runs;
 } forward_call;
 
@@ -359,9 +362,19 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
         spec->ops->prepare(&spec->shape, &spec->params, k, v, b->state, b->ws) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: preparing the decode state failed",
                          spec->ops->name);
-    forward_call call = {.spec = spec, .q = q, .k = k, .v = v, .out = b->out, .workspace = b->ws,
-                         .state = b->state, .pass = spec->pass, .saved = b->saved, .dout = b->dout,
-                         .dq = b->grad[0], .dk = b->grad[1], .dv = b->grad[2]};
+    forward_call call = {.spec = spec,
+                         .q = q,
+                         .k = k,
+                         .v = v,
+                         .out = b->out,
+                         .workspace = b->ws,
+                         .state = b->state,
+                         .pass = spec->pass,
+                         .saved = b->saved,
+                         .dout = b->dout,
+                         .dq = b->grad[0],
+                         .dk = b->grad[1],
+                         .dv = b->grad[2]};
     if (spec->pass == BENCH_PASS_BACKWARD &&
         attn_kind_forward_train(spec->ops, &spec->shape, &spec->params, q, k, v, b->out, b->saved,
                                 b->ws) != ATTN_OK)

@@ -54,10 +54,11 @@ double bench_point_flops(const bench_point_spec *spec);
 /* Scratch of the timed pass (forward: the kind's; backward: backward_workspace_bytes; train: the
  * larger of the two, one buffer used by the forward, then by the backward). */
 size_t bench_point_workspace_bytes(const bench_point_spec *spec);
-/* attn_check, and attn_backward_check for backward and train (ATTN_ENODEF kept: outside the kind's definition), then refuse (ATTN_EINVAL) a
- * point whose buffers exceed 90 % of physical memory rather than let the kernel kill the process
- * mid-sweep, and weights in the data (a file's datasets of their names) of other dims than the
- * kind lists: "PATH: weight 'NAME' of KIND is [found], expected [dims] (summary)". */
+/* attn_check, and attn_backward_check for backward and train (ATTN_ENODEF kept: outside the kind's
+ * definition), then refuse (ATTN_EINVAL) a point whose buffers exceed 90 % of physical memory
+ * rather than let the kernel kill the process mid-sweep, and weights in the data (a file's datasets
+ * of their names) of other dims than the kind lists: "PATH: weight 'NAME' of KIND is [found],
+ * expected [dims] (summary)". */
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
 
 /* A dataset that reads its data (file): read all of it once and refuse (ATTN_EINVAL) a NaN or

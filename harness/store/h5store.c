@@ -245,6 +245,7 @@ static const field fit_fields[] = {
     FIELD(bench_fit_row, head_dim, F_I64, "1", "head dimension D"),
     FIELD(bench_fit_row, q_len, F_I64, "1", "decode: queries per step; 0 in prefill (q_len = n)"),
     FIELD(bench_fit_row, causal, F_I32, "flag", "causal mask"),
+    FIELD(bench_fit_row, pass, F_STR, "text", "the timed pass: forward, backward or train"),
     FIELD(bench_fit_row, metric, F_STR, "text",
           "time (median s per forward), rss_added (peak - base RSS, B), peak_rss (B) or "
           "workspace (B)"),
