@@ -93,38 +93,37 @@ static attn_status parse_causal(int_axis *ax, const char *text, char *msg, size_
     return ATTN_OK;
 }
 
-/* --mode prefill,decode as an axis of 0 (prefill) and 1 (decode). */
-static attn_status parse_modes(int_axis *ax, const char *text, char *msg, size_t msg_len)
+/* One named item of a list axis into its value. */
+typedef attn_status (*named_value)(const char *text, int64_t *v, char *msg, size_t msg_len);
+
+static attn_status mode_value(const char *text, int64_t *v, char *msg, size_t msg_len)
 {
-    char **names = NULL;
-    int n = 0;
-    ax->name = "--mode";
-    if (bench_split_list(text, "--mode", &names, &n, msg, msg_len)) return ATTN_EINVAL;
-    attn_status st = (ax->v = calloc((size_t)n, sizeof *ax->v)) ? ATTN_OK : ATTN_EFAIL;
-    for (int m = 0; !st && m < n; m++) {
-        bool decode = false;
-        st = bench_parse_mode(names[m], &decode, msg, msg_len);
-        ax->v[m] = decode; /* a repeat was refused by bench_split_list */
-    }
-    ax->n = st ? 0 : n;
-    bench_free_strings(names, n);
+    bool decode = false;
+    const attn_status st = bench_parse_mode(text, &decode, msg, msg_len);
+    *v = decode;
     return st;
 }
 
-/* --pass forward,backward,train as an axis of bench_pass values. */
-static attn_status parse_passes(int_axis *ax, const char *text, char *msg, size_t msg_len)
+static attn_status pass_value(const char *text, int64_t *v, char *msg, size_t msg_len)
+{
+    bench_pass pass = BENCH_PASS_FORWARD;
+    const attn_status st = bench_parse_pass(text, &pass, msg, msg_len);
+    *v = pass;
+    return st;
+}
+
+/* A list of names as an axis of their values: --mode prefill,decode (0 prefill, 1 decode),
+ * --pass forward,backward,train (bench_pass). */
+static attn_status parse_named(int_axis *ax, const char *what, const char *text, named_value one,
+                               char *msg, size_t msg_len)
 {
     char **names = NULL;
     int n = 0;
-    ax->name = "--pass";
-    if (bench_split_list(text, "--pass", &names, &n, msg, msg_len)) return ATTN_EINVAL;
+    ax->name = what;
+    if (bench_split_list(text, what, &names, &n, msg, msg_len)) return ATTN_EINVAL;
     attn_status st = (ax->v = calloc((size_t)n, sizeof *ax->v)) ? ATTN_OK : ATTN_EFAIL;
-    for (int m = 0; !st && m < n; m++) {
-        bench_pass pass = BENCH_PASS_FORWARD;
-        st = bench_parse_pass(names[m], &pass, msg, msg_len);
-        ax->v[m] = pass; /* a repeat was refused by bench_split_list */
-    }
-    ax->n = st ? 0 : n;
+    for (int m = 0; !st && m < n; m++) st = one(names[m], &ax->v[m], msg, msg_len);
+    ax->n = st ? 0 : n; /* a repeat was refused by bench_split_list */
     bench_free_strings(names, n);
     return st;
 }
@@ -481,7 +480,7 @@ typedef struct sweep_opts {
 } sweep_opts;
 
 static const char sweep_description[] =
-    "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x\n"
+    "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x pass x\n"
     "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
     "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
     "causal (--causal auto: non-causal for a kind defined without the mask), 8 heads of dim\n"
@@ -518,7 +517,9 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
                               &g->dataset_names, &g->ndatasets, msg, msg_len);
     if (!st) st = parse_datasets(g, msg, msg_len);
     if (!st) st = parse_axis(&g->n, "--n", o->n ? o->n : DEFAULT_N, 1, INT64_MAX / 2, msg, msg_len);
-    if (!st) st = parse_modes(&g->mode, o->mode ? o->mode : "prefill", msg, msg_len);
+    if (!st)
+        st = parse_named(&g->mode, "--mode", o->mode ? o->mode : "prefill", mode_value, msg,
+                         msg_len);
     if (!st && o->q_len && !(g->mode.v[0] || (g->mode.n > 1 && g->mode.v[1])))
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                        "--q-len applies to decode points only (prefill: q_len = n); add --mode "
@@ -536,7 +537,9 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
     if (!st)
         st = parse_axis(&g->batch, "--batch", o->batch ? o->batch : "1", 1, 1 << 20, msg, msg_len);
     if (!st) st = parse_causal(&g->causal, o->causal ? o->causal : DEFAULT_CAUSAL, msg, msg_len);
-    if (!st) st = parse_passes(&g->pass, o->pass ? o->pass : "forward", msg, msg_len);
+    if (!st)
+        st = parse_named(&g->pass, "--pass", o->pass ? o->pass : "forward", pass_value, msg,
+                         msg_len);
     for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
     if (!st) st = expand_datasets(g, msg, msg_len);
     return st;
