@@ -626,3 +626,73 @@ Test(cli, sweep_skips_points_outside_a_kinds_definition)
                  "no registered kind refuses a causal or decode point (ATTN_ENODEF): the skipping "
                  "path is not exercised");
 }
+
+/* --pass: run backward of a kind with a backward records pass, saved_bytes, the backward's flops
+ * (2.5 x forward) and workspace; a kind without one exits 2 with its reason on one line; a sweep
+ * over --pass forward,train stores both passes and lists the kind it skipped. */
+Test(cli, pass_backward_and_train)
+{
+    const attn_ops *full = attn_kind_find("full"), *none = NULL;
+    cr_assert(full && attn_kind_has_backward(full));
+    attn_shape s = attn_shape_init(1, 2, 2, 32, 32, 8, false);
+    attn_params p = attn_params_defaults(attn_kind_params(full));
+    attn_params_resolve(full, &s, &p);
+    char file[512], sweep[512];
+    snprintf(file, sizeof file, "%s/pass.h5", dir);
+    snprintf(sweep, sizeof sweep, "%s/pass-sweep.h5", dir);
+    cr_assert_eq(bench("run full --pass backward --n 32 --heads 2 --head-dim 8 --reps 1 --warmup 0 "
+                       "--min-time 0 --threads 1 --out %s",
+                       file),
+                 0, "%s", err_text);
+    cr_expect(strstr(out_text, " backward ") != NULL, "the table shows the pass: %s", out_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    read_results(file, &runs, &nr, &pts, &np);
+    cr_assert_eq(np, 1);
+    cr_expect_str_eq(pts[0].pass, "backward");
+    cr_expect_eq(pts[0].saved_bytes, (int64_t)attn_kind_saved_bytes(full, &s, &p));
+    cr_expect_gt(pts[0].saved_bytes, 0);
+    cr_expect_float_eq(pts[0].flops, 2.5 * full->flops(&s, &p), 1e-6 * pts[0].flops);
+    cr_expect_eq(pts[0].workspace_bytes, (int64_t)full->backward_workspace_bytes(&s, &p));
+    cr_expect_eq(strcmp(pts[0].status, "ok"), 0, "%s", pts[0].message);
+    free(runs), free(pts);
+
+    for (int k = 0; k < attn_kind_count() && !none; k++) { /* a kind without a backward */
+        const attn_ops *ops = attn_kind_at(k);
+        if (!attn_kind_has_backward(ops) && !ops->collective &&
+            bench("run %s --n 32 --heads 2 --head-dim 8 --reps 1 --warmup 0 --min-time 0 "
+                  "--threads 1",
+                  ops->name) == 0)
+            none = ops;
+    }
+    cr_assert(none, "every kind has a backward: the refusal is not exercised");
+    const char *why = attn_kind_no_backward_reason(none);
+    cr_expect_eq(bench("run %s --pass train --n 32 --heads 2 --head-dim 8", none->name), 2, "%s",
+                 err_text);
+    cr_expect(strstr(err_text, why) && strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+              "%s: one line with '%s': %s", none->name, why, err_text);
+
+    cr_assert_eq(bench("sweep --kinds full,%s --pass forward,train --n 32 --causal 0 --heads 2 "
+                       "--head-dim 8 --reps 1 --warmup 0 --min-time 0 --threads 1 --quiet "
+                       "--dataset gaussian --out %s",
+                       none->name, sweep),
+                 0, "%s", err_text);
+    char line[ATTN_MSG_LEN + 64];
+    snprintf(line, sizeof line, "bench:   %s (causal=0 pass=train; 1 point", none->name);
+    cr_expect(strstr(err_text, line) && strstr(err_text, why), "expected '%s' and '%s' in: %s",
+              line, why, err_text);
+    read_results(sweep, &runs, &nr, &pts, &np);
+    cr_assert_eq(np, 3, "full forward, full train, %s forward", none->name);
+    int trains = 0;
+    for (int64_t q = 0; q < np; q++) {
+        const bool train = strcmp(pts[q].pass, "train") == 0;
+        cr_expect(train || strcmp(pts[q].pass, "forward") == 0, "%s", pts[q].pass);
+        if (!train) continue;
+        trains++;
+        cr_expect_str_eq(pts[q].kind, "full");
+        cr_expect_float_eq(pts[q].flops, 3.5 * full->flops(&s, &p), 1e-6 * pts[q].flops);
+    }
+    cr_expect_eq(trains, 1);
+    free(runs), free(pts);
+}

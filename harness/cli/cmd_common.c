@@ -69,6 +69,24 @@ attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t m
     return ATTN_OK;
 }
 
+attn_status bench_parse_pass(const char *text, bench_pass *pass, char *msg, size_t msg_len)
+{
+    const bench_pass all[] = {BENCH_PASS_FORWARD, BENCH_PASS_BACKWARD, BENCH_PASS_TRAIN};
+    char hint[96];
+    attn_suggest s = attn_suggest_start(text);
+    for (int i = 0; i < 3; i++) {
+        if (strcmp(text, bench_pass_name(all[i])) == 0) {
+            *pass = all[i];
+            return ATTN_OK;
+        }
+        attn_suggest_offer(&s, bench_pass_name(all[i]));
+    }
+    attn_suggest_hint(&s, NULL, hint, sizeof hint);
+    return attn_fail(ATTN_EINVAL, msg, msg_len,
+                     "--pass: '%s' is not forward, backward or train%s%s%s", text,
+                     s.best ? " (" : "", hint, s.best ? ")" : "");
+}
+
 attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len)
 {
     char hint[96];

@@ -107,6 +107,7 @@ static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t
         snprintf(r->dataset, sizeof r->dataset, "%s", pt->dataset);
         snprintf(r->dataset_params, sizeof r->dataset_params, "%s", pt->dataset_params);
         snprintf(r->mode, sizeof r->mode, "%s", pt->mode);
+        snprintf(r->pass, sizeof r->pass, "%s", pt->pass);
         snprintf(r->metric, sizeof r->metric, "%s",
                  m == M_RSS && !added ? "peak_rss" : metric_names[m]);
         if (m != M_WORKSPACE && bench_fit_power_law(x, ty, np, &th, msg, sizeof msg) == ATTN_OK)

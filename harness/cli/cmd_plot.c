@@ -253,6 +253,52 @@ static attn_status fig_time_vs_n(plot_ctx *cx, const subset *ss, const bench_ser
                   msg_len);
 }
 
+/* Series k of set is of pass `name`? */
+static bool of_pass(const plot_ctx *cx, const bench_series *set, int64_t k, const char *name)
+{
+    return strcmp(cx->rd->pts[set[k].idx[0]].pass, name) == 0;
+}
+
+/* Time of a forward and of a training step (forward + backward, --pass train) per kind against
+ * n: the series of both passes of every kind that has both (nothing drawn or said when the run
+ * has no train points). */
+static attn_status fig_train_vs_forward(plot_ctx *cx, const subset *ss, const bench_series *set,
+                                        int64_t nset, char *msg, size_t msg_len)
+{
+    bench_series *pick = malloc((size_t)(nset ? nset : 1) * sizeof *pick);
+    if (!pick) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    int64_t npick = 0, trains = 0;
+    for (int64_t k = 0; k < nset; k++) {
+        const bool train = of_pass(cx, set, k, "train");
+        if (!train && !of_pass(cx, set, k, "forward")) continue;
+        trains += train;
+        bool twin = false; /* the other pass of the same kind */
+        for (int64_t o = 0; o < nset && !twin; o++)
+            twin = o != k && of_pass(cx, set, o, train ? "forward" : "train") &&
+                   strcmp(cx->rd->pts[set[o].idx[0]].kind, cx->rd->pts[set[k].idx[0]].kind) == 0;
+        if (twin) pick[npick++] = set[k];
+    }
+    attn_status st = ATTN_OK;
+    if (trains > 0) {
+        figure f;
+        begin(&f, cx, ss, "train_vs_forward", "Training step (forward + backward) vs forward",
+              ss->idx, ss->n, BENCH_K_N | BENCH_K_PASS);
+        panel *p = bench_fig_add_panel(&f, "", n_axis(ss), "median time (ms)");
+        p->logx = p->logy = p->ntics = true;
+        p->lines = false;
+        bench_fig_add_set(p, cx->rd, pick, npick, over_n, ss->x, y_time_ms, bar_time_ms);
+        time_bars(cx->rd, ss->idx, ss->n, "the median time", p->bars, sizeof p->bars);
+        fit_laws(p);
+        snprintf(f.fits, sizeof f.fits, "lines: least-squares power laws");
+        st = finish(cx, ss, &f,
+                    "no kind has both a forward and a train series over 2 or more n (sweep "
+                    "--pass forward,train)",
+                    msg, msg_len);
+    }
+    free(pick);
+    return st;
+}
+
 static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
                                    int64_t nset, char *msg, size_t msg_len)
 {
@@ -755,6 +801,7 @@ static attn_status plot_figures(plot_ctx *cx, subset *ss, unsigned which, char *
             if (!st) st = fig_speedup_vs_n(cx, ss, set, nset, msg, msg_len);
             if (!st) st = fig_memory_vs_n(cx, ss, set, nset, msg, msg_len);
             if (!st) st = fig_throughput_vs_n(cx, ss, set, nset, msg, msg_len);
+            if (!st) st = fig_train_vs_forward(cx, ss, set, nset, msg, msg_len);
         }
         if (!st && which & FIG_ACCURACY) st = fig_accuracy_vs_n(cx, ss, set, nset, msg, msg_len);
     } else {
@@ -904,8 +951,9 @@ static attn_status make_dirs(const char *dir, char *msg, size_t msg_len)
 /* Is name a figure of `bench plot` (a known figure name, any of its image formats)? */
 static bool is_figure_file(const char *name)
 {
-    static const char *const bases[] = {"time_vs_",       "speedup_vs_",  "memory_vs_",
-                                        "throughput_vs_", "accuracy_vs_", "error_vs_cost"};
+    static const char *const bases[] = {"time_vs_",        "speedup_vs_",  "memory_vs_",
+                                        "throughput_vs_",  "accuracy_vs_", "error_vs_cost",
+                                        "train_vs_forward"};
     const char *dot = strrchr(name, '.');
     if (!dot || !(strcmp(dot, ".png") == 0 || strcmp(dot, ".svg") == 0 || strcmp(dot, ".pdf") == 0))
         return false;

@@ -17,7 +17,7 @@
 /* The options of bench run as text (NULL: not given). */
 typedef struct run_opts {
     const char *help, *n, *mode, *q_len, *kv_len, *heads, *kv_heads, *head_dim, *batch, *causal;
-    const char *dataset, *input, *output, *results;
+    const char *dataset, *input, *output, *results, *pass;
     bench_measure_opts measure;
 } run_opts;
 
@@ -29,7 +29,10 @@ static const char run_description[] =
     "queries), so you can check a kind on your own tensors:\n"
     "  bench run full --causal 1 --input qkv.h5 --output o.h5\n"
     "Decode: one step of incremental decoding, the time is per step:\n"
-    "  bench run gqa --mode decode --n 32768 --heads 32 --kv-heads 8 --head-dim 128";
+    "  bench run gqa --mode decode --n 32768 --heads 32 --kv-heads 8 --head-dim 128\n"
+    "Training: --pass backward times dq, dk, dv given dout (the file's 'do' or generated);\n"
+    "--pass train times the forward and the backward together:\n"
+    "  bench run full --pass backward --input qkv.h5 --output grads.h5";
 
 /* NAME=VALUE after the kind: a parameter of the kind or of the dataset (not both). */
 static attn_status set_param(bench_point_spec *spec, const char *arg, char *msg, size_t msg_len)
@@ -247,10 +250,16 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     double sgemm = NAN; /* measured only when the point goes into a results file */
     if (st == ATTN_OK && o->output) {
         const attn_shape *s = &spec->shape;
-        const int64_t od[4] = {s->B, s->H, s->T, s->D};
+        const int64_t od[4] = {s->B, s->H, s->T, s->D}, kd[4] = {s->B, s->Hkv, s->S, s->D};
         st = bench_tensor_write(o->output, "o", od, out, msg, sizeof msg);
+        const char *names[3] = {"dq", "dk", "dv"};
+        for (int g = 0; g < 3 && st == ATTN_OK && spec->keep_grads && spec->keep_grads[g]; g++)
+            st = bench_tensor_add(o->output, names[g], 4, g ? kd : od, spec->keep_grads[g], NULL,
+                                  NULL, 0, msg, sizeof msg);
         if (st == ATTN_OK) st = write_weights(o->output, spec, msg, sizeof msg);
     }
+    if (spec->keep_grads)
+        for (int g = 0; g < 3; g++) free(spec->keep_grads[g]);
     if (store) exit_code = store_point(store, argc, argv, mc, &pt, samples, nsamples, &sgemm);
     if (bench_stop_signal() && !exit_code) { /* during the yardsticks, before the run was begun */
         free(samples);
@@ -301,7 +310,14 @@ int bench_cmd_run(int argc, char **argv)
          "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
          "as --dataset file=FILE.h5",
          &o.input},
-        {"--output", "FILE.h5", "write the output as dataset 'o' [B,H,T,D] into FILE", &o.output},
+        {"--output", "FILE.h5",
+         "write the output as dataset 'o' [B,H,T,D] into FILE (--pass backward, train: and dq "
+         "[B,H,T,D], dk, dv [B,Hkv,S,D])",
+         &o.output},
+        {"--pass", "PASS",
+         "forward, backward (dq, dk, dv given dout: the --input file's 'do' [B,H,T,D], else "
+         "generated) or train (forward and backward; default forward)",
+         &o.pass},
         {"--out", "RESULTS.h5", "also append this point as a run to a results file", &o.results},
         {"--help", NULL, "this help", &o.help},
         BENCH_MEASURE_OPTS(&o.measure),
@@ -323,7 +339,9 @@ int bench_cmd_run(int argc, char **argv)
     /* under mpirun: a collective kind (ring) runs on every rank, rank 0 reading --input and
      * writing --output and --out; any other kind runs on rank 0 alone */
     const bool root = bench_mpi_rank() == 0;
+    float *grads[3] = {NULL, NULL, NULL};
     if (choose(&o, pos, npos, &spec, msg, sizeof msg) ||
+        (o.pass && bench_parse_pass(o.pass, &spec.pass, msg, sizeof msg)) ||
         parse_shape(&o, &mc, &req, msg, sizeof msg) ||
         (root && check_targets(&o, msg, sizeof msg)) ||
         bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
@@ -331,6 +349,7 @@ int bench_cmd_run(int argc, char **argv)
         bench_point_check(&spec, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (!root && !spec.ops->collective) return 0;
+    if (o.output && spec.pass != BENCH_PASS_FORWARD) spec.keep_grads = grads;
     attn_status fin = ATTN_OK;
     if (root && !mc.allow_nonfinite &&
         (fin = bench_dataset_check_finite(spec.dataset, &spec.dataset_params, msg, sizeof msg)))

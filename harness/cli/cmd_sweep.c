@@ -59,6 +59,7 @@ typedef struct grid {
     int nvariants;
     int_axis n, heads, kv_heads, head_dim, batch, causal, q_len;
     int_axis mode; /* 0 prefill, 1 decode */
+    int_axis pass; /* bench_pass values */
     param_axis sets[MAX_SETS];
     int nsets;
 } grid;
@@ -68,8 +69,8 @@ static void grid_free(grid *g)
     bench_free_strings(g->kind_names, g->nkinds);
     bench_free_strings(g->dataset_names, g->ndatasets);
     free(g->datasets);
-    int_axis *axes[] = {&g->n,     &g->heads,  &g->kv_heads, &g->head_dim,
-                        &g->batch, &g->causal, &g->mode,     &g->q_len};
+    int_axis *axes[] = {&g->n,      &g->heads, &g->kv_heads, &g->head_dim, &g->batch,
+                        &g->causal, &g->mode,  &g->q_len,    &g->pass};
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
     for (int s = 0; s < g->nsets; s++) bench_free_strings(g->sets[s].values, g->sets[s].n);
 }
@@ -92,20 +93,37 @@ static attn_status parse_causal(int_axis *ax, const char *text, char *msg, size_
     return ATTN_OK;
 }
 
-/* --mode prefill,decode as an axis of 0 (prefill) and 1 (decode). */
-static attn_status parse_modes(int_axis *ax, const char *text, char *msg, size_t msg_len)
+/* One named item of a list axis into its value. */
+typedef attn_status (*named_value)(const char *text, int64_t *v, char *msg, size_t msg_len);
+
+static attn_status mode_value(const char *text, int64_t *v, char *msg, size_t msg_len)
+{
+    bool decode = false;
+    const attn_status st = bench_parse_mode(text, &decode, msg, msg_len);
+    *v = decode;
+    return st;
+}
+
+static attn_status pass_value(const char *text, int64_t *v, char *msg, size_t msg_len)
+{
+    bench_pass pass = BENCH_PASS_FORWARD;
+    const attn_status st = bench_parse_pass(text, &pass, msg, msg_len);
+    *v = pass;
+    return st;
+}
+
+/* A list of names as an axis of their values: --mode prefill,decode (0 prefill, 1 decode),
+ * --pass forward,backward,train (bench_pass). */
+static attn_status parse_named(int_axis *ax, const char *what, const char *text, named_value one,
+                               char *msg, size_t msg_len)
 {
     char **names = NULL;
     int n = 0;
-    ax->name = "--mode";
-    if (bench_split_list(text, "--mode", &names, &n, msg, msg_len)) return ATTN_EINVAL;
+    ax->name = what;
+    if (bench_split_list(text, what, &names, &n, msg, msg_len)) return ATTN_EINVAL;
     attn_status st = (ax->v = calloc((size_t)n, sizeof *ax->v)) ? ATTN_OK : ATTN_EFAIL;
-    for (int m = 0; !st && m < n; m++) {
-        bool decode = false;
-        st = bench_parse_mode(names[m], &decode, msg, msg_len);
-        ax->v[m] = decode; /* a repeat was refused by bench_split_list */
-    }
-    ax->n = st ? 0 : n;
+    for (int m = 0; !st && m < n; m++) st = one(names[m], &ax->v[m], msg, msg_len);
+    ax->n = st ? 0 : n; /* a repeat was refused by bench_split_list */
     bench_free_strings(names, n);
     return st;
 }
@@ -233,6 +251,7 @@ enum {
     AX_BATCH,
     AX_Q_LEN,
     AX_CAUSAL,
+    AX_PASS,
     AX_DATASET,
     AX_MODE,
     NAXES
@@ -277,7 +296,8 @@ static attn_status build_point(const grid *g, const bench_measure_cfg *mc, const
     *sp = (bench_point_spec){.ops = ops,
                              .params = *p,
                              .dataset = dv->ops,
-                             .dataset_params = dv->params};
+                             .dataset_params = dv->params,
+                             .pass = (bench_pass)g->pass.v[i[AX_PASS]]};
     const bench_shape_req req = {.n = g->n.v[i[AX_N]],
                                  .q_len = decode ? g->q_len.v[i[AX_Q_LEN]] : 0,
                                  .batch = g->batch.v[i[AX_BATCH]],
@@ -324,10 +344,13 @@ static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const a
             bench_skips_add(&out->uncausal, ops->name, "causal=0", masked, msg, msg_len))
             return ATTN_EFAIL;
     }
-    if (st == ATTN_ENODEF)
-        return bench_skips_add(&out->undefined, ops->name,
-                               decode ? "decode" : (sp->shape.causal ? "causal=1" : "causal=0"),
-                               why, msg, msg_len);
+    if (st == ATTN_ENODEF) {
+        char what[64];
+        snprintf(what, sizeof what, "%s%s%s",
+                 decode ? "decode" : (sp->shape.causal ? "causal=1" : "causal=0"),
+                 sp->pass ? " pass=" : "", sp->pass ? bench_pass_name(sp->pass) : "");
+        return bench_skips_add(&out->undefined, ops->name, what, why, msg, msg_len);
+    }
     if (st == ATTN_EFAIL) return attn_fail(ATTN_EINVAL, msg, msg_len, "%s", why);
     if (st)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s n=%lld heads=%lld kv_heads=%lld: %s",
@@ -349,6 +372,7 @@ static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc, c
                        [AX_BATCH] = g->batch.n,
                        [AX_Q_LEN] = g->q_len.n,
                        [AX_CAUSAL] = g->causal.n,
+                       [AX_PASS] = g->pass.n,
                        [AX_DATASET] = g->nvariants,
                        [AX_MODE] = g->mode.n};
     int i[NAXES] = {0};
@@ -427,7 +451,7 @@ static attn_status default_out(char *path, size_t len, char *msg, size_t msg_len
 static double predict_s(const bench_point_spec *sp, double flops_per_s)
 {
     double runs = sp->timing.warmup + sp->timing.min_reps;
-    double t = runs * sp->ops->flops(&sp->shape, &sp->params) / flops_per_s;
+    double t = runs * bench_point_flops(sp) / flops_per_s;
     double floor = (sp->timing.warmup ? sp->timing.warmup_time_s : 0) + sp->timing.min_time_s;
     return t > floor ? t : floor;
 }
@@ -437,8 +461,9 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
     char params[160], dparams[160];
     attn_params_format(attn_kind_params(sp->ops), &sp->params, params, sizeof params);
     ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
-    snprintf(buf, len, "%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s",
-             sp->ops->name, sp->shape.decode ? " decode" : "", (long long)sp->shape.S,
+    snprintf(buf, len, "%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s",
+             sp->ops->name, sp->shape.decode ? " decode" : "", sp->pass ? " " : "",
+             sp->pass ? bench_pass_name(sp->pass) : "", (long long)sp->shape.S,
              (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
              (long long)sp->shape.D, sp->shape.causal, sp->dataset->name, *dparams ? "(" : "",
              dparams, *dparams ? ")" : "", params);
@@ -447,7 +472,7 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
 /* The options of bench sweep as text (NULL: not given). */
 typedef struct sweep_opts {
     const char *help, *kinds, *n, *mode, *q_len, *heads, *kv_heads, *head_dim, *batch, *causal;
-    const char *max_point_time;
+    const char *max_point_time, *pass;
     const char *dataset, *out, *quiet, *plots;
     const char *set[MAX_SETS];
     int nset;
@@ -455,7 +480,7 @@ typedef struct sweep_opts {
 } sweep_opts;
 
 static const char sweep_description[] =
-    "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x\n"
+    "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x pass x\n"
     "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
     "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
     "causal (--causal auto: non-causal for a kind defined without the mask), 8 heads of dim\n"
@@ -492,7 +517,9 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
                               &g->dataset_names, &g->ndatasets, msg, msg_len);
     if (!st) st = parse_datasets(g, msg, msg_len);
     if (!st) st = parse_axis(&g->n, "--n", o->n ? o->n : DEFAULT_N, 1, INT64_MAX / 2, msg, msg_len);
-    if (!st) st = parse_modes(&g->mode, o->mode ? o->mode : "prefill", msg, msg_len);
+    if (!st)
+        st = parse_named(&g->mode, "--mode", o->mode ? o->mode : "prefill", mode_value, msg,
+                         msg_len);
     if (!st && o->q_len && !(g->mode.v[0] || (g->mode.n > 1 && g->mode.v[1])))
         st = attn_fail(ATTN_EINVAL, msg, msg_len,
                        "--q-len applies to decode points only (prefill: q_len = n); add --mode "
@@ -510,6 +537,9 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
     if (!st)
         st = parse_axis(&g->batch, "--batch", o->batch ? o->batch : "1", 1, 1 << 20, msg, msg_len);
     if (!st) st = parse_causal(&g->causal, o->causal ? o->causal : DEFAULT_CAUSAL, msg, msg_len);
+    if (!st)
+        st = parse_named(&g->pass, "--pass", o->pass ? o->pass : "forward", pass_value, msg,
+                         msg_len);
     for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
     if (!st) st = expand_datasets(g, msg, msg_len);
     return st;
@@ -589,7 +619,7 @@ static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
            memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
            same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
            x->causal == y->causal && x->decode == y->decode && x->threads == y->threads &&
-           (x->decode ? x->T == y->T : true);
+           a->pass == b->pass && (x->decode ? x->T == y->T : true);
 }
 
 /* Would point p take longer than budget_s? Predicted (predict_s) at the rate of the previous
@@ -913,6 +943,11 @@ int bench_cmd_sweep(int argc, char **argv)
          "0, 1, 0,1 or auto: 1, or 0 for a kind defined without a causal mask (default " DEFAULT_CAUSAL
          "); a point outside its kind's definition is skipped and listed",
          &o.causal},
+        {"--pass", "LIST",
+         "forward, backward, train or a list (default forward): backward times dq, dk, dv "
+         "given dout; train forward and backward together; a kind without a backward is "
+         "skipped and listed",
+         &o.pass},
         {"--dataset", "LIST",
          "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
          "bench datasets)",

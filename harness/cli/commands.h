@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "args.h"
+#include "point.h"
 #include "results.h"
 #include "series.h"
 #include "stats.h"
@@ -106,6 +107,8 @@ void bench_print_entry(const char *name, const char *summary, const char *defini
                        const attn_param_def *params, int nparams);
 /* "prefill" or "decode" (anything else is refused). */
 attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len);
+/* "forward", "backward" or "train" (anything else is refused, with a did-you-mean). */
+attn_status bench_parse_pass(const char *text, bench_pass *pass, char *msg, size_t msg_len);
 /* ATTN_EINVAL, msg "<prefix>unknown kind 'NAME' (did you mean 'KIND'?)" (or "(see bench list)"
  * when no kind is close). */
 attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len);

@@ -10,7 +10,45 @@
 #include "finite.h"
 #include "memory.h"
 #include "point.h"
+#include "rng.h"
 #include "signals.h"
+
+const char *bench_pass_name(bench_pass pass)
+{
+    return pass == BENCH_PASS_BACKWARD ? "backward"
+           : pass == BENCH_PASS_TRAIN  ? "train"
+                                       : "forward";
+}
+
+/* A pass with a backward the kind has (describe may run before the check refuses the point). */
+static bool runs_backward(const bench_point_spec *spec)
+{
+    return spec->pass != BENCH_PASS_FORWARD && attn_kind_has_backward(spec->ops);
+}
+
+size_t bench_point_workspace_bytes(const bench_point_spec *spec)
+{
+    const size_t fw = spec->ops->workspace_bytes(&spec->shape, &spec->params);
+    if (!runs_backward(spec)) return fw;
+    const size_t bw = spec->ops->backward_workspace_bytes(&spec->shape, &spec->params);
+    return spec->pass == BENCH_PASS_BACKWARD || bw > fw ? bw : fw;
+}
+
+double bench_point_flops(const bench_point_spec *spec)
+{
+    const double fwd = spec->ops->flops(&spec->shape, &spec->params);
+    const double bwd =
+        runs_backward(spec) ? attn_kind_backward_flops(spec->ops, &spec->shape, &spec->params) : 0;
+    return spec->pass == BENCH_PASS_BACKWARD ? bwd : spec->pass ? fwd + bwd : fwd;
+}
+
+/* The buffer's size: the backward pass also runs the forward once (untimed) in it. */
+static size_t workspace_alloc_bytes(const bench_point_spec *spec)
+{
+    const size_t fw = spec->ops->workspace_bytes(&spec->shape, &spec->params);
+    const size_t all = bench_point_workspace_bytes(spec);
+    return all > fw ? all : fw;
+}
 
 void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
 {
@@ -27,11 +65,17 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     pt->q_len = s->T, pt->kv_len = s->S, pt->head_dim = s->D;
     pt->causal = s->causal, pt->threads = s->threads, pt->seed = spec->seed;
     pt->warmup = spec->timing.warmup;
-    pt->flops = spec->ops->flops(s, &spec->params);
-    pt->bytes = spec->ops->bytes(s, &spec->params);
-    pt->kv_bytes = pt->bytes - 2.0 * sizeof(float) * (double)attn_q_elems(s); /* minus q and out */
+    /* backward: 2.5 x forward flops, and q, k, v, out, dout read, dq, dk, dv written: twice
+     * the forward's tensors; train: both */
+    const double passes = spec->pass == BENCH_PASS_TRAIN ? 3 : spec->pass ? 2 : 1;
+    pt->flops = bench_point_flops(spec);
+    pt->bytes = passes * spec->ops->bytes(s, &spec->params);
+    pt->kv_bytes = pt->bytes - passes * 2.0 * sizeof(float) * (double)attn_q_elems(s);
     pt->state_bytes = (int64_t)bench_point_state_bytes(spec);
-    pt->workspace_bytes = (int64_t)spec->ops->workspace_bytes(s, &spec->params);
+    pt->workspace_bytes = (int64_t)bench_point_workspace_bytes(spec);
+    snprintf(pt->pass, sizeof pt->pass, "%s", bench_pass_name(spec->pass));
+    pt->saved_bytes =
+        runs_backward(spec) ? (int64_t)attn_kind_saved_bytes(spec->ops, s, &spec->params) : 0;
     pt->time_median_s = pt->time_min_s = pt->time_max_s = pt->time_p95_s = NAN;
     pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
     pt->gflops_per_s = pt->gbytes_per_s = NAN;
@@ -61,9 +105,13 @@ double bench_point_bytes(const bench_point_spec *spec)
     double weights = 0;
     for (int i = attn_kind_weights(spec->ops, s, &spec->params, w) - 1; i >= 0; i--)
         weights += sizeof(float) * (double)attn_weight_elems(&w[i]);
-    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
-           weights + (double)spec->ops->workspace_bytes(s, &spec->params) +
-           (double)bench_point_state_bytes(spec);
+    const double grads = runs_backward(spec) ? 2 : 1; /* dout, dq beside q, out; dk, dv */
+    const double saved =
+        runs_backward(spec) ? (double)attn_kind_saved_bytes(spec->ops, s, &spec->params) : 0;
+    return sizeof(float) * grads *
+               (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
+           weights + (double)workspace_alloc_bytes(spec) + (double)bench_point_state_bytes(spec) +
+           saved;
 }
 
 /* "[a,b,...]" of the first rank dims. */
@@ -107,7 +155,10 @@ static attn_status data_weight(const bench_point_spec *spec, const attn_weight *
 
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len)
 {
-    const attn_status st = attn_check(spec->ops, &spec->shape, &spec->params, msg, msg_len);
+    const attn_status st =
+        spec->pass != BENCH_PASS_FORWARD
+            ? attn_backward_check(spec->ops, &spec->shape, &spec->params, msg, msg_len)
+            : attn_check(spec->ops, &spec->shape, &spec->params, msg, msg_len);
     if (st != ATTN_OK) return st == ATTN_ENODEF ? ATTN_ENODEF : ATTN_EINVAL;
     const double need = bench_point_bytes(spec), have = (double)bench_physical_memory_bytes();
     if (have > 0 && need > 0.9 * have) {
@@ -185,7 +236,11 @@ typedef struct forward_call {
     float *out;
     void *workspace;
     const void *state; /* decode from a state: NULL when the forward runs */
-    attn_stats sum;    /* the kind's own measurements (ops->stats), summed over timed runs */
+    bench_pass pass;
+    void *saved;         /* backward, train: what forward_train saves */
+    const float *dout;   /* backward, train: the given gradient of out */
+    float *dq, *dk, *dv; /* backward, train: the gradients */
+    attn_stats sum;      /* the kind's own measurements (ops->stats), summed over timed runs */
     int64_t runs;
 } forward_call;
 
@@ -224,7 +279,15 @@ static attn_status call_forward(void *ctx)
     if (c->state)
         return sp->ops->decode(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->state,
                                c->workspace);
-    return sp->ops->forward(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->workspace);
+    if (c->pass == BENCH_PASS_FORWARD)
+        return sp->ops->forward(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->workspace);
+    if (c->pass == BENCH_PASS_TRAIN) {
+        const attn_status st = attn_kind_forward_train(sp->ops, &sp->shape, &sp->params, c->q, c->k,
+                                                       c->v, c->out, c->saved, c->workspace);
+        if (st != ATTN_OK) return st;
+    }
+    return sp->ops->backward(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->saved, c->dout,
+                             c->dq, c->dk, c->dv, c->workspace);
 }
 
 /* Mark the point as failed with the message already in msg. */
@@ -239,6 +302,8 @@ static attn_status mark_failed(bench_point *pt, attn_status st, const char *msg)
 typedef struct buffers {
     float *own_q, *own_k, *own_v, *out;
     void *ws, *state;
+    float *dout, *grad[3]; /* backward, train: dout; dq, dk, dv */
+    void *saved;
 } buffers;
 
 static void free_buffers(buffers *b)
@@ -249,6 +314,9 @@ static void free_buffers(buffers *b)
     free(b->out);
     free(b->ws);
     free(b->state);
+    free(b->dout);
+    for (int g = 0; g < 3; g++) free(b->grad[g]);
+    free(b->saved);
 }
 
 /* Allocate b (the inputs too when make_inputs); false with a message when one fails. */
@@ -259,14 +327,23 @@ static bool alloc_buffers(const bench_point_spec *spec, const bench_point *pt, b
     const bool use_state = bench_point_uses_state(spec);
     *b = (buffers){0};
     b->out = bench_alloc(qn * sizeof(float));
-    b->ws = bench_alloc((size_t)pt->workspace_bytes);
+    b->ws = bench_alloc(workspace_alloc_bytes(spec));
     b->state = use_state ? bench_alloc((size_t)pt->state_bytes) : NULL;
+    const bool grads = runs_backward(spec);
+    if (grads) {
+        b->dout = bench_alloc(qn * sizeof(float));
+        b->grad[0] = bench_alloc(qn * sizeof(float));
+        b->grad[1] = bench_alloc(kvn * sizeof(float));
+        b->grad[2] = bench_alloc(kvn * sizeof(float));
+        b->saved = bench_alloc((size_t)pt->saved_bytes);
+    }
     if (make_inputs) {
         b->own_q = bench_alloc(qn * sizeof(float));
         b->own_k = bench_alloc(kvn * sizeof(float));
         b->own_v = bench_alloc(kvn * sizeof(float));
     }
     if (b->out && b->ws && (!use_state || b->state) &&
+        (!grads || (b->dout && b->grad[0] && b->grad[1] && b->grad[2] && b->saved)) &&
         (!make_inputs || (b->own_q && b->own_k && b->own_v)))
         return true;
     char need[32];
@@ -285,7 +362,24 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
         spec->ops->prepare(&spec->shape, &spec->params, k, v, b->state, b->ws) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: preparing the decode state failed",
                          spec->ops->name);
-    forward_call call = {spec, q, k, v, b->out, b->ws, b->state, {0}, 0};
+    forward_call call = {.spec = spec,
+                         .q = q,
+                         .k = k,
+                         .v = v,
+                         .out = b->out,
+                         .workspace = b->ws,
+                         .state = b->state,
+                         .pass = spec->pass,
+                         .saved = b->saved,
+                         .dout = b->dout,
+                         .dq = b->grad[0],
+                         .dk = b->grad[1],
+                         .dv = b->grad[2]};
+    if (spec->pass == BENCH_PASS_BACKWARD &&
+        attn_kind_forward_train(spec->ops, &spec->shape, &spec->params, q, k, v, b->out, b->saved,
+                                b->ws) != ATTN_OK)
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: the forward before the backward failed",
+                         spec->ops->name);
     const bool together = spec->ops->collective && bench_coll_size() > 1;
     const bench_loop_hooks hooks = {.decide = together ? bench_coll_decide : NULL,
                                     .after = spec->ops->stats ? add_stats : NULL};
@@ -295,8 +389,8 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: interrupted (SIG%s)", spec->ops->name,
                          bench_signal_name(bench_stop_signal()));
     if (st != ATTN_OK)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s forward failed (status %d)", spec->ops->name,
-                         (int)st);
+        return attn_fail(ATTN_EFAIL, msg, msg_len, "%s %s failed (status %d)", spec->ops->name,
+                         bench_pass_name(spec->pass), (int)st);
     stats_columns(&call, together, pt);
     if (together && spec->ops->gather(&spec->shape, &spec->params, b->out, msg, msg_len))
         return ATTN_EFAIL;
@@ -358,16 +452,66 @@ static attn_status check_inputs(const bench_point_spec *spec, const float *q, co
 
 /* A NaN or ±Inf in the output: status "nonfinite", the first one named in pt->message (after
  * what the input scan left there). */
-static void check_output(const bench_point_spec *spec, const float *out, bench_point *pt)
+static void check_output(const bench_point_spec *spec, const buffers *b, bench_point *pt)
 {
     const attn_shape *s = &spec->shape;
-    const int64_t od[4] = {s->B, s->H, s->T, s->D};
+    const int64_t od[4] = {s->B, s->H, s->T, s->D}, kd[4] = {s->B, s->Hkv, s->S, s->D};
     char why[ATTN_MSG_LEN];
-    if (bench_check_finite(out, od, "output o", NULL, 0, NULL, why, sizeof why) == ATTN_OK) return;
+    attn_status st = bench_check_finite(b->out, od, "output o", NULL, 0, NULL, why, sizeof why);
+    if (!st && b->grad[0])
+        st = bench_check_finite(b->grad[0], od, "gradient dq", NULL, 0, NULL, why, sizeof why);
+    if (!st && b->grad[1])
+        st = bench_check_finite(b->grad[1], kd, "gradient dk", NULL, 0, NULL, why, sizeof why);
+    if (!st && b->grad[2])
+        st = bench_check_finite(b->grad[2], kd, "gradient dv", NULL, 0, NULL, why, sizeof why);
+    if (st == ATTN_OK) return;
     snprintf(pt->status, sizeof pt->status, "nonfinite");
     char prev[sizeof pt->message];
     snprintf(prev, sizeof prev, "%s", pt->message);
     snprintf(pt->message, sizeof pt->message, "%s%s%s", why, *prev ? "; " : "", prev);
+}
+
+/* The data's `do` [B,H,Tf,D] (a file: dims those of its q, the newest T rows used) into dout;
+ * *found false when the data has none. */
+static attn_status data_dout(const bench_point_spec *spec, float *dout, bool *found, char *msg,
+                             size_t msg_len)
+{
+    const ds_ops *ds = spec->dataset;
+    const attn_shape *s = &spec->shape;
+    const char *path = spec->dataset_params.path ? spec->dataset_params.path : ds->name;
+    int rank = 0, qrank = 0;
+    int64_t dims[4] = {0}, qdims[4] = {0};
+    bool qfound = false;
+    *found = false;
+    if (!ds->tensor) return ATTN_OK;
+    if (ds->tensor(&spec->dataset_params, "do", &rank, dims, NULL, found, msg, msg_len) ||
+        ds->tensor(&spec->dataset_params, "q", &qrank, qdims, NULL, &qfound, msg, msg_len))
+        return ATTN_EINVAL;
+    if (!*found) return ATTN_OK;
+    if (rank != 4 || dims[0] != s->B || dims[1] != s->H || dims[3] != s->D || dims[2] < s->T ||
+        (qfound && dims[2] != qdims[2]))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s: 'do' must be [B,H,T,D] like its q", path);
+    const size_t rows = (size_t)dims[2], per = (size_t)s->D;
+    float *all = bench_alloc((size_t)(s->B * s->H) * rows * per * sizeof *all);
+    if (!all) return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory reading 'do'", path);
+    attn_status st = ds->tensor(&spec->dataset_params, "do", &rank, dims, all, found, msg, msg_len);
+    for (int64_t bh = 0; !st && bh < s->B * s->H; bh++) /* the newest T rows, as q's */
+        memcpy(dout + (size_t)bh * (size_t)s->T * per,
+               all + ((size_t)bh * rows + rows - (size_t)s->T) * per,
+               (size_t)s->T * per * sizeof *dout);
+    free(all);
+    return st;
+}
+
+/* dout of a backward or train point: the data's `do`, else normal from the point's seed. */
+static attn_status make_dout(const bench_point_spec *spec, float *dout, char *msg, size_t msg_len)
+{
+    bool found = false;
+    if (data_dout(spec, dout, &found, msg, msg_len)) return ATTN_EINVAL;
+    if (found) return ATTN_OK;
+    ds_rng r = ds_rng_stream(spec->seed, BENCH_DOUT_STREAM);
+    for (int64_t i = 0; i < attn_q_elems(&spec->shape); i++) dout[i] = (float)ds_rng_normal(&r);
+    return ATTN_OK;
 }
 
 attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, char *msg,
@@ -447,13 +591,20 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
         bench_coll_bcast(b.own_k, attn_kv_elems(&spec->shape));
         bench_coll_bcast(b.own_v, attn_kv_elems(&spec->shape));
     }
+    if (!st && b.dout && make_dout(spec, b.dout, msg, msg_len) != ATTN_OK)
+        st = mark_failed(pt, ATTN_EINVAL, msg);
     if (!st && time_point(spec, q, k, v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EFAIL, msg);
     if (!st && (root || !together) &&
         measure_point_accuracy(spec, q, k, v, b.out, generate, pt, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
-    if (!st && (root || !together)) check_output(spec, b.out, pt);
+    if (!st && (root || !together)) check_output(spec, &b, pt);
     if (!st && out_keep) *out_keep = b.out, b.out = NULL;
+    if (spec->keep_grads)
+        for (int g = 0; g < 3; g++) {
+            spec->keep_grads[g] = st ? NULL : b.grad[g];
+            if (!st) b.grad[g] = NULL;
+        }
     free_buffers(&b);
     attn_weights_free(owned);
     return st;

@@ -10,6 +10,13 @@
 #include "record.h"
 #include "stats.h"
 
+/* The timed pass: the forward; the backward (dq, dk, dv given dout and what forward_train
+ * saved, both made once untimed); or a training step (forward_train then backward). */
+typedef enum bench_pass { BENCH_PASS_FORWARD, BENCH_PASS_BACKWARD, BENCH_PASS_TRAIN } bench_pass;
+
+/* "forward", "backward", "train". */
+const char *bench_pass_name(bench_pass pass);
+
 typedef struct bench_point_spec {
     const attn_ops *ops;
     attn_params params;
@@ -20,7 +27,13 @@ typedef struct bench_point_spec {
     bench_timing_cfg timing;
     int64_t accuracy_rows; /* rows compared with the float64 references */
     bool allow_nonfinite;  /* measure inputs holding NaN or ±Inf instead of refusing them */
+    bench_pass pass;       /* default (0): forward */
+    float **keep_grads;    /* pass != forward and not NULL: receives dq, dk, dv (malloc'd, the
+                              caller frees keep_grads[0..2]; NULL when the point failed) */
 } bench_point_spec;
+
+/* The seed stream of a generated dout (a point's inputs use others of the same seed). */
+#define BENCH_DOUT_STREAM 0x64c0ffeeULL
 
 /* The hint a refusal of non-finite inputs ends with. */
 #define BENCH_NONFINITE_HINT " (--allow-nonfinite measures it anyway)"
@@ -33,12 +46,19 @@ bool bench_point_uses_state(const bench_point_spec *spec);
 /* The decode state's bytes (0 when the point does not use one). */
 size_t bench_point_state_bytes(const bench_point_spec *spec);
 /* Bytes the point allocates: q, k, v, out (inputs given or not), the kind's weights, workspace
- * and decode state. */
+ * and decode state; backward and train add dout, dq, dk, dv and the saved bytes. */
 double bench_point_bytes(const bench_point_spec *spec);
-/* attn_check (ATTN_ENODEF kept: outside the kind's definition), then refuse (ATTN_EINVAL) a
- * point whose buffers exceed 90 % of physical memory rather than let the kernel kill the process
- * mid-sweep, and weights in the data (a file's datasets of their names) of other dims than the
- * kind lists: "PATH: weight 'NAME' of KIND is [found], expected [dims] (summary)". */
+/* Useful flops of the timed pass: forward; backward 2.5 x forward (attn_kind_backward_flops);
+ * train both. */
+double bench_point_flops(const bench_point_spec *spec);
+/* Scratch of the timed pass (forward: the kind's; backward: backward_workspace_bytes; train: the
+ * larger of the two, one buffer used by the forward, then by the backward). */
+size_t bench_point_workspace_bytes(const bench_point_spec *spec);
+/* attn_check, and attn_backward_check for backward and train (ATTN_ENODEF kept: outside the kind's
+ * definition), then refuse (ATTN_EINVAL) a point whose buffers exceed 90 % of physical memory
+ * rather than let the kernel kill the process mid-sweep, and weights in the data (a file's datasets
+ * of their names) of other dims than the kind lists: "PATH: weight 'NAME' of KIND is [found],
+ * expected [dims] (summary)". */
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len);
 
 /* A dataset that reads its data (file): read all of it once and refuse (ATTN_EINVAL) a NaN or
@@ -68,6 +88,9 @@ attn_status bench_point_weights(const bench_point_spec *spec, attn_params *p,
  * nothing timed) unless spec->allow_nonfinite (then measured, and pt->message says what was
  * found). The output is scanned after timing: a NaN or ±Inf gives status "nonfinite" (times and
  * errors kept; pt->message names the first bad value) and still returns ATTN_OK.
+ * Backward and train: dout is the data's `do` [B,H,T,D] (a file holding one: its newest T rows)
+ * or generated (normal, seed spec->seed, stream BENCH_DOUT_STREAM); the accuracy columns are
+ * the forward output's (forward_train's), and dq, dk, dv are scanned like the output.
  * Always returns a described point: status "ok", "nonfinite", or "error" with the reason in
  * pt->message (also in msg) and the status code. *samples_s (malloc'd) holds every timed
  * repetition. */

@@ -72,6 +72,9 @@ typedef struct bench_point {
     double overlap;           /* share of the messages' time in flight hidden behind compute:
                                  1 - waiting / in flight over all ranks (NaN: no messages) */
     double compute_imbalance; /* slowest rank's compute / mean rank's - 1 (0: balanced) */
+    char pass[16];            /* the timed pass: "forward", "backward" or "train" (forward and
+                                 backward together); flops, bytes and workspace are its own */
+    int64_t saved_bytes;      /* bytes the forward saves for the backward (0: forward pass) */
     char status[16];          /* "ok" or "error" */
     char message[160];        /* why, when status is "error" */
 } bench_point;

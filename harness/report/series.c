@@ -285,6 +285,7 @@ bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_g
                                       strcmp(p->dataset_params, q->dataset_params) != 0)) ||
              (f & BENCH_K_MODE && strcmp(p->mode, q->mode) != 0) ||
              (f & BENCH_K_CAUSAL && p->causal != q->causal) ||
+             (f & BENCH_K_PASS && strcmp(p->pass, q->pass) != 0) ||
              (f & BENCH_K_BATCH && p->batch != q->batch) ||
              (f & BENCH_K_HEADS && p->heads != q->heads) ||
              (f & BENCH_K_KV_HEADS && p->kv_heads != q->kv_heads) ||
@@ -403,6 +404,7 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
     else if (f == BENCH_K_MODE) snprintf(buf, len, "%s", pt->mode);
     else if (f == BENCH_K_CAUSAL) snprintf(buf, len, "%s", pt->causal ? "causal" : "non-causal");
     else if (f == BENCH_K_CAUSAL_LABEL) snprintf(buf, len, "%s", pt->causal ? "causal" : "");
+    else if (f == BENCH_K_PASS) snprintf(buf, len, "%s", pt->pass);
     else if (f == BENCH_K_BATCH) snprintf(buf, len, "B=%lld", (long long)pt->batch);
     else if (f == BENCH_K_HEADS) snprintf(buf, len, "H=%lld", (long long)pt->heads);
     else if (f == BENCH_K_KV_HEADS) snprintf(buf, len, "Hkv=%lld", (long long)pt->kv_heads);
@@ -414,9 +416,9 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
 }
 
 /* The settings shown after kind and params, in this order. */
-static const unsigned shown[] = {BENCH_K_CAUSAL,   BENCH_K_DATASET,  BENCH_K_MODE,
-                                 BENCH_K_Q_LEN,    BENCH_K_BATCH,    BENCH_K_HEADS,
-                                 BENCH_K_KV_HEADS, BENCH_K_HEAD_DIM, BENCH_K_N};
+static const unsigned shown[] = {BENCH_K_CAUSAL,   BENCH_K_PASS,  BENCH_K_DATASET, BENCH_K_MODE,
+                                 BENCH_K_Q_LEN,    BENCH_K_BATCH, BENCH_K_HEADS,   BENCH_K_KV_HEADS,
+                                 BENCH_K_HEAD_DIM, BENCH_K_N};
 
 /* Does setting `what` differ between two series of one kind? (A setting that differs only
  * between kinds, like the kv_heads of mqa and full, is said once in the subtitle instead.) */

@@ -2,7 +2,7 @@
  * series.h — one run of a results file as series, for `bench plot` and `bench fit`.
  *
  * A series is the points of a run that share every setting except the one on the x axis:
- * kind, params, dataset (and its params), mode, causal, batch, heads, kv_heads, head_dim, the
+ * kind, params, dataset (and its params), mode, causal, pass, batch, heads, kv_heads, head_dim, the
  * decode q_len, and n (= kv_len) unless n is the axis. A parameter the kind resolved from the
  * shape (an 'auto' value such as stride = ceil(sqrt(n))) reads "auto", so such a sweep stays one
  * series. Labels name only what differs between the series drawn together; what they all share
@@ -59,7 +59,8 @@ enum {
     BENCH_K_HEAD_DIM = 1 << 8,
     BENCH_K_Q_LEN = 1 << 9, /* decode only (prefill has q_len = n) */
     BENCH_K_N = 1 << 10,
-    BENCH_K_ALL = (1 << 11) - 1,
+    BENCH_K_PASS = 1 << 11, /* forward, backward, train */
+    BENCH_K_ALL = (1 << 12) - 1,
 };
 
 /* How points are grouped: the settings compared, and (with BENCH_K_PARAMS) one parameter left

@@ -56,6 +56,7 @@ typedef struct bench_fit_row {
     int64_t batch, heads, kv_heads, head_dim;
     int64_t q_len; /* decode: queries per step; 0 in prefill (where q_len = n) */
     int32_t causal;
+    char pass[16];   /* forward, backward or train, as in /points */
     char metric[16]; /* "time": median s per forward; "rss_added": peak - base RSS
                         bytes (what the point added); "peak_rss": peak RSS bytes (files
                         without base RSS); "workspace": declared scratch bytes */
