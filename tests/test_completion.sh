@@ -33,6 +33,10 @@ offers "$exe " run sweep plot fit list datasets info --help --version
 lacks "$exe " test format # the launcher's commands, not the binary's
 offers "$exe --ver" --version
 offers "$exe run win" window
+offers "$exe " report export compare
+offers "$exe export r.h5 --format " csv json markdown
+offers "$exe sweep --pass forward,tr" forward,train
+offers "$exe run full --pass " forward backward train
 offers "$exe run " full window linear
 offers "$exe run full --thr" --threads
 lacks "$exe run full --thr" --n --heads

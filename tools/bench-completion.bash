@@ -158,6 +158,9 @@ _bench_value() {
         fi
         ;;
     --mode) _bench_list "$cur" "$prefix" prefill decode ;;
+    --pass) _bench_list "$cur" "$prefix" forward backward train ;;
+    --format) _bench_list "$cur" "$prefix" csv json markdown ;;
+    --table) _bench_list "$cur" "$prefix" points runs samples hosts fits ;;
     --set)
         local -a owners=()
         IFS=, read -ra owners <<<"$kinds,$datasets"
