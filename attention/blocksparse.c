@@ -443,7 +443,9 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    const bool common = i0 < i1;
+    /* the backward's rows in one group: one masked visit of [u0, u1) (the same keys, 5 sgemms
+     * fewer than the common keys apart) */
+    const bool common = i0 < i1 && (nr > run->sub || !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
