@@ -263,6 +263,12 @@ static bool contiguous(const attn_bs_keys *ks)
     return !ks->idx && (ks->run == ks->step || ks->run >= ks->n);
 }
 
+/* Every step-th key, rows a leading dimension (an int for BLAS) apart? */
+static bool every_step(const attn_bs_keys *ks, int64_t D)
+{
+    return !ks->idx && ks->run == 1 && attn_blas_int_ok(ks->step * D);
+}
+
 /* Ask for the rows idx[0..n) of k and v: the misses of a scattered row overlap. */
 static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
 {
@@ -284,7 +290,7 @@ static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const floa
         return src + (ks->j0 + x0) * D;
     }
     /* every step-th key: by the leading dimension (an int for BLAS) */
-    if (!gather && !ks->idx && ks->run == 1 && attn_blas_int_ok(ks->step * D)) {
+    if (!gather && every_step(ks, D)) {
         *ld = ks->step * D;
         return src + (ks->j0 + x0 * ks->step) * D;
     }
@@ -412,9 +418,10 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         compute_lists(run, seg);
         return;
     }
+    /* scattered keys that groups of rows visit again and again: copied together once, then read
+     * in place (the backward reads and updates every step-th key in place: no scatter) */
     if (!contiguous(&seg->keys) && run->kbuf && (seg->lo || seg->hi) &&
-        seg->keys.n <= run->gather_max) { /* scattered keys that groups of rows visit again and
-                                             again: copied together once, then read in place */
+        seg->keys.n <= run->gather_max && !(run->bt && every_step(&seg->keys, run->D))) {
         int64_t ld;
         if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, seg->keys.n);
         keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
