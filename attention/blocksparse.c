@@ -9,6 +9,9 @@
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
  *     running max and sum, acc += p v (sgemm);
  *   then normalise into out (or save the state for the next phase).
+ *   the backward (attn_btile): groups of at least 32 rows, a segment of one group in one masked
+ *     visit, every step-th key read and updated in place (other scattered keys as above, their
+ *     dk, dv in gradient buffers added back after).
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
  *     also when they were gathered); not counted in flops (like the exp).
