@@ -9,6 +9,9 @@
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
  *     running max and sum, acc += p v (sgemm);
  *   then normalise into out (or save the state for the next phase).
+ *   the backward (attn_btile): groups of at least 32 rows, a segment of one group in one masked
+ *     visit, every step-th key read and updated in place (other scattered keys as above, their
+ *     dk, dv in gradient buffers added back after).
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
  *     also when they were gathered); not counted in flops (like the exp).
@@ -28,6 +31,9 @@
 #include "kernels.h"
 
 enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64 };
+/* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
+ * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
+enum { BWD_SUB_MIN = 32 };
 
 struct attn_bs_run {
     bool counting;
@@ -260,6 +266,12 @@ static bool contiguous(const attn_bs_keys *ks)
     return !ks->idx && (ks->run == ks->step || ks->run >= ks->n);
 }
 
+/* Every step-th key, rows a leading dimension (an int for BLAS) apart? */
+static bool every_step(const attn_bs_keys *ks, int64_t D)
+{
+    return !ks->idx && ks->run == 1 && attn_blas_int_ok(ks->step * D);
+}
+
 /* Ask for the rows idx[0..n) of k and v: the misses of a scattered row overlap. */
 static void prefetch_rows(const attn_bs_run *run, const int64_t *idx, int64_t n)
 {
@@ -281,7 +293,7 @@ static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const floa
         return src + (ks->j0 + x0) * D;
     }
     /* every step-th key: by the leading dimension (an int for BLAS) */
-    if (!gather && !ks->idx && ks->run == 1 && attn_blas_int_ok(ks->step * D)) {
+    if (!gather && every_step(ks, D)) {
         *ld = ks->step * D;
         return src + (ks->j0 + x0 * ks->step) * D;
     }
@@ -409,9 +421,10 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         compute_lists(run, seg);
         return;
     }
+    /* scattered keys that groups of rows visit again and again: copied together once, then read
+     * in place (the backward reads and updates every step-th key in place: no scatter) */
     if (!contiguous(&seg->keys) && run->kbuf && (seg->lo || seg->hi) &&
-        seg->keys.n <= run->gather_max) { /* scattered keys that groups of rows visit again and
-                                             again: copied together once, then read in place */
+        seg->keys.n <= run->gather_max && !(run->bt && every_step(&seg->keys, run->D))) {
         int64_t ld;
         if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, seg->keys.n);
         keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
@@ -440,7 +453,9 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    const bool common = i0 < i1;
+    /* the backward's rows in one group: one masked visit of [u0, u1) (the same keys, 5 sgemms
+     * fewer than the common keys apart) */
+    const bool common = i0 < i1 && (nr > run->sub || !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
@@ -777,7 +792,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .D = D,
                        .cols_max = w->L->pl.cols_max,
                        .gather_max = w->L->pl.gather_max,
-                       .sub = w->L->pl.sub};
+                       .sub = attn_bs_max(w->L->pl.sub, BWD_SUB_MIN)};
     w->pat->visit(s, w->p, &w->L->pl, t, &run);
     for (int64_t r = 0; r < n; r++) {
         float *dq = w->io.dq + (row0 + r * step) * D;

@@ -24,6 +24,8 @@ float attn_vexp_sum(float *x, int64_t n, float shift);
 /* x[j] = cap · tanh(x[j] / cap) in place (the softcap modifier, cap > 0), tanh by vtanh.h's
  * rational approximation: error below 4e-7. */
 void attn_vsoftcap(float *x, int64_t n, float cap);
+/* a·b over n floats (8 lanes and FMA with AVX2). */
+float attn_vdot(const float *a, const float *b, int64_t n);
 
 /*
  * Online-softmax tile: rows queries (row stride D) against key blocks of at most cols_max keys.

@@ -176,8 +176,7 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
                 (int)ldc, v, (int)ldkv, 1.0f, acc, (int)D);
 }
 
-/* q·k over D floats (8 lanes and FMA with AVX2). */
-static float dot(const float *q, const float *k, int64_t D)
+float attn_vdot(const float *q, const float *k, int64_t D)
 {
     int64_t d = 0;
     float sum = 0.0f;
@@ -206,7 +205,7 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
     float *sc = t->scores, *acc = t->acc + r * D;
 
     /* pass 1: scores */
-    for (int64_t x = 0; x < n; x++) sc[x] = t->scale * dot(q, k + idx[x] * D, D);
+    for (int64_t x = 0; x < n; x++) sc[x] = t->scale * attn_vdot(q, k + idx[x] * D, D);
     if (t->cap > 0.0f) attn_vsoftcap(sc, n, t->cap);
     if (t->alibi)
         for (int64_t x = 0; x < n; x++) sc[x] -= t->slope[r] * fabsf(t->qpos[r] - (float)idx[x]);

@@ -45,10 +45,8 @@ void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_
 
 void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
 {
-    float delta = 0.0f;
-    for (int64_t d = 0; d < b->t.D; d++) delta += dout[d] * out[d];
     b->t.m[r] = lse;
-    b->t.l[r] = delta;
+    b->t.l[r] = attn_vdot(dout, out, b->t.D);
 }
 
 /* Row r of the scores (ld floats, cols seen within [a, e) minus [xa, xe)) into probabilities:
@@ -122,13 +120,6 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
                 dS, (int)ld, k, (int)ldkv, 1.0f, t->acc + r0 * D, (int)D);
 }
 
-static float dot(const float *a, const float *b, int64_t D)
-{
-    float s = 0.0f;
-    for (int64_t d = 0; d < D; d++) s += a[d] * b[d];
-    return s;
-}
-
 /* y[0..D) += a·x[0..D) */
 static void axpy(float *y, float a, const float *x, int64_t D)
 {
@@ -142,7 +133,7 @@ void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float
     attn_tile *t = &b->t;
     const int64_t D = t->D;
     float *P = t->scores, *dcap = b->dcap;
-    for (int64_t x = 0; x < n; x++) P[x] = t->scale * dot(q, k + idx[x] * D, D);
+    for (int64_t x = 0; x < n; x++) P[x] = t->scale * attn_vdot(q, k + idx[x] * D, D);
     if (t->cap > 0.0f) {
         attn_vsoftcap(P, n, t->cap);
         for (int64_t x = 0; x < n; x++) dcap[x] = 1.0f - (P[x] / t->cap) * (P[x] / t->cap);
@@ -154,7 +145,7 @@ void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float
     float *dq = t->acc + r * D;
     for (int64_t x = 0; x < n; x++) {
         const float *kx = k + idx[x] * D, *vx = v + idx[x] * D;
-        float ds = P[x] * (dot(dout, vx, D) - t->l[r]) * t->scale;
+        float ds = P[x] * (attn_vdot(dout, vx, D) - t->l[r]) * t->scale;
         if (t->cap > 0.0f) ds *= dcap[x];
         axpy(dq, ds, kx, D);
         axpy(dk + idx[x] * D, ds, q, D);
