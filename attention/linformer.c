@@ -234,18 +234,12 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
         const int64_t bh = rows[r] / s->T, b = bh / s->H, g = (bh % s->H) / G;
         if (b * s->Hkv + g != have) project64(s, p, b, g, k, v, kp, vp), have = b * s->Hkv + g;
         const float *qi = q + rows[r] * D;
-        double mx = -INFINITY, sum = 0;
         for (int64_t l = 0; l < kk; l++) {
             double dot = 0;
             for (int64_t d = 0; d < D; d++) dot += (double)qi[d] * kp[l * D + d];
             w[l] = dot * s->scale;
-            mx = fmax(mx, w[l]);
         }
-        for (int64_t l = 0; l < kk; l++) sum += (w[l] = exp(w[l] - mx));
-        double *o = out + r * D;
-        for (int64_t d = 0; d < D; d++) o[d] = 0;
-        for (int64_t l = 0; l < kk; l++)
-            for (int64_t d = 0; d < D; d++) o[d] += w[l] / sum * vp[l * D + d];
+        attn_softmax_reference_row64(w, kk, vp, D, out + r * D);
     }
     free(kp);
     return ATTN_OK;

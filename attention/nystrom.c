@@ -326,10 +326,7 @@ static void ref_head(const attn_shape *s, int64_t m, int64_t iters, int64_t bh, 
             for (int64_t d = 0; d < D; d++) dot += qt[i * D + d] * kg[j * D + d];
             sc[j] = dot * s->scale;
         }
-        softmax_rows(sc, 1, S);
-        for (int64_t d = 0; d < D; d++) bv[i * D + d] = 0;
-        for (int64_t j = 0; j < S; j++)
-            for (int64_t d = 0; d < D; d++) bv[i * D + d] += sc[j] * vg[j * D + d];
+        attn_softmax_reference_row(sc, S, vg, D, bv + i * D);
     }
     softmax_rows(A, m, m);
     ref_pinv(m, iters, A, Z, t);
@@ -355,11 +352,7 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
             for (int64_t d = 0; d < D; d++) dot += (double)qi[d] * kt[l * D + d];
             f[l] = dot * s->scale;
         }
-        softmax_rows(f, 1, m);
-        double *o = out + r * D;
-        for (int64_t d = 0; d < D; d++) o[d] = 0;
-        for (int64_t l = 0; l < m; l++)
-            for (int64_t d = 0; d < D; d++) o[d] += f[l] * w[l * D + d];
+        attn_softmax_reference_row64(f, m, w, D, out + r * D);
     }
     free(kt);
     return ATTN_OK;

@@ -16,21 +16,24 @@
 #include "attention.h"
 #include "score_mod.h"
 
-void attn_softmax_reference_row(const double *score, int64_t n, const float *v, int64_t D,
-                                double *out)
-{
-    double mx = -INFINITY, sum = 0;
-    for (int64_t j = 0; j < n; j++) mx = score[j] > mx ? score[j] : mx;
-    memset(out, 0, (size_t)D * sizeof *out);
-    if (mx == -INFINITY) return; /* no allowed key */
-    for (int64_t j = 0; j < n; j++) {
-        if (score[j] == -INFINITY) continue;
-        const double w = exp(score[j] - mx);
-        sum += w;
-        for (int64_t d = 0; d < D; d++) out[d] += w * (double)v[j * D + d];
+/* attn_softmax_reference_row over values of type VT (float, or a kind's float64 values). */
+#define SOFTMAX_REFERENCE_ROW(NAME, VT)                                                            \
+    void NAME(const double *score, int64_t n, const VT *v, int64_t D, double *out)                 \
+    {                                                                                              \
+        double mx = -INFINITY, sum = 0;                                                            \
+        for (int64_t j = 0; j < n; j++) mx = score[j] > mx ? score[j] : mx;                        \
+        memset(out, 0, (size_t)D * sizeof *out);                                                   \
+        if (mx == -INFINITY) return; /* no allowed key */                                          \
+        for (int64_t j = 0; j < n; j++) {                                                          \
+            if (score[j] == -INFINITY) continue;                                                   \
+            const double w = exp(score[j] - mx);                                                   \
+            sum += w;                                                                              \
+            for (int64_t d = 0; d < D; d++) out[d] += w * (double)v[j * D + d];                    \
+        }                                                                                          \
+        for (int64_t d = 0; d < D; d++) out[d] /= sum;                                             \
     }
-    for (int64_t d = 0; d < D; d++) out[d] /= sum;
-}
+SOFTMAX_REFERENCE_ROW(attn_softmax_reference_row, float)
+SOFTMAX_REFERENCE_ROW(attn_softmax_reference_row64, double)
 
 static bool key_allowed(const attn_ops *ops, const attn_shape *s, const attn_params *p, int64_t h,
                         int64_t i, int64_t j)

@@ -292,6 +292,9 @@ attn_status attn_exact_reference(const attn_ops *ops, const attn_shape *s, const
  * j < n (v rows of D floats) whose score is not -INFINITY; zeros when there is none. */
 void attn_softmax_reference_row(const double *score, int64_t n, const float *v, int64_t D,
                                 double *out);
+/* The same over float64 rows v (a kind's own float64 keys' values: projected, landmark-mixed). */
+void attn_softmax_reference_row64(const double *score, int64_t n, const double *v, int64_t D,
+                                  double *out);
 /* The kind's own definition: its reference() if it has one, else the masked reference. For a
  * kind with weights, those p does not give are drawn (attn_weights_draw) for the call. */
 attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,
