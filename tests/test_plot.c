@@ -27,7 +27,6 @@
 #include "test_run.h"
 
 static char dir[256], file[300];
-static char out_text[1 << 16], err_text[1 << 16];
 
 static void write_fixture(void)
 {
@@ -51,19 +50,6 @@ static void remove_dir(void)
 }
 
 TestSuite(plot, .init = write_fixture, .fini = remove_dir, .timeout = 120);
-
-/* Run `ENV bench ARGS` through sh (env: assignments such as PATH=..., or ""); exit status, with
- * stdout and stderr in out_text and err_text. Paths here have no spaces or quotes. */
-static int bench_env(const char *env, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 /* Entries of a directory (0 if it does not exist). */
 static int count_entries(const char *path)

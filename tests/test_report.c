@@ -22,7 +22,6 @@
 #include "test_run.h"
 
 static char dir[256], file[300], page[300];
-static char out_text[1 << 14], err_text[1 << 14];
 static char *html; /* the last page read */
 
 /* Run 3: a run whose strings hold HTML's special characters, over n = 256, 512. */
@@ -98,17 +97,6 @@ static void remove_dir(void)
 }
 
 TestSuite(report, .init = write_fixture, .fini = remove_dir, .timeout = 120);
-
-static int bench_env(const char *env, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 /* The page at path into html (NULL when absent). */
 static const char *read_page(const char *path)
