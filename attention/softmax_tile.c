@@ -14,10 +14,7 @@
 #include <string.h>
 
 #include "kernels.h"
-
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include "simd/kernel_set.h"
 
 enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
@@ -84,26 +81,10 @@ void attn_tile_mod_keys(attn_tile *t, int64_t j0, int64_t step, int64_t n)
     for (int64_t c = 0; c < n; c++) t->kpos[c] = (float)(j0 + c * step);
 }
 
-/* x[c] -= slope·|pos - kpos[c]| for c < n (positions below 2^24: exact differences). */
-static void alibi_row(float *x, const float *kpos, int64_t n, float pos, float slope);
-
 void attn_tile_alibi_row(const attn_tile *t, int64_t r, float *row, int64_t a, int64_t e)
 {
-    if (t->alibi && e > a) alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
-}
-
-static void alibi_row(float *x, const float *kpos, int64_t n, float pos, float slope)
-{
-    int64_t c = 0;
-#ifdef __AVX2__
-    const __m256 p = _mm256_set1_ps(pos), m = _mm256_set1_ps(slope);
-    const __m256 sign = _mm256_set1_ps(-0.0f);
-    for (; c + 8 <= n; c += 8) {
-        const __m256 d = _mm256_andnot_ps(sign, _mm256_sub_ps(p, _mm256_loadu_ps(kpos + c)));
-        _mm256_storeu_ps(x + c, _mm256_fnmadd_ps(m, d, _mm256_loadu_ps(x + c)));
-    }
-#endif
-    for (; c < n; c++) x[c] -= slope * fabsf(pos - kpos[c]);
+    if (t->alibi && e > a)
+        attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
 /* The modifiers on columns [a, e) of tile row r's scores (kpos indexed by column). */
@@ -111,7 +92,7 @@ static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int
 {
     if (e <= a) return;
     if (t->cap > 0.0f) attn_vsoftcap(row + a, e - a, t->cap);
-    if (t->alibi) alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
+    if (t->alibi) attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
 int64_t attn_tile_score_ld(int64_t cols) { return round8(cols); }
@@ -166,36 +147,13 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (alpha != 1.0f) {
-            float *ar = acc + r * D;
-            for (int64_t d = 0; d < D; d++) ar[d] *= alpha;
+            attn_ks()->math.vscale(acc + r * D, D, alpha);
         }
     }
 
     /* pass 3: weighted V */
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
                 (int)ldc, v, (int)ldkv, 1.0f, acc, (int)D);
-}
-
-float attn_vdot(const float *q, const float *k, int64_t D)
-{
-    int64_t d = 0;
-    float sum = 0.0f;
-#ifdef __AVX2__
-    __m256 a0 = _mm256_setzero_ps(), a1 = _mm256_setzero_ps();
-    for (; d + 16 <= D; d += 16) {
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a0);
-        a1 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d + 8), _mm256_loadu_ps(k + d + 8), a1);
-    }
-    for (; d + 8 <= D; d += 8)
-        a0 = _mm256_fmadd_ps(_mm256_loadu_ps(q + d), _mm256_loadu_ps(k + d), a0);
-    a0 = _mm256_add_ps(a0, a1);
-    __m128 h = _mm_add_ps(_mm256_castps256_ps128(a0), _mm256_extractf128_ps(a0, 1));
-    h = _mm_add_ps(h, _mm_movehl_ps(h, h));
-    h = _mm_add_ss(h, _mm_movehdup_ps(h));
-    sum = _mm_cvtss_f32(h);
-#endif
-    for (; d < D; d++) sum += q[d] * k[d];
-    return sum;
 }
 
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
@@ -220,20 +178,8 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
     if (alpha != 1.0f)
         for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
 
-    /* pass 3: weighted V, 8 (AVX2) accumulators at a time kept in a register */
-    int64_t d0 = 0;
-#ifdef __AVX2__
-    for (; d0 + 8 <= D; d0 += 8) {
-        __m256 a = _mm256_loadu_ps(acc + d0);
-        for (int64_t x = 0; x < n; x++)
-            a = _mm256_fmadd_ps(_mm256_set1_ps(sc[x]), _mm256_loadu_ps(v + idx[x] * D + d0), a);
-        _mm256_storeu_ps(acc + d0, a);
-    }
-#endif
-    for (int64_t x = 0; x < n; x++) {
-        const float *vx = v + idx[x] * D, px = sc[x];
-        for (int64_t d = d0; d < D; d++) acc[d] += px * vx[d];
-    }
+    /* pass 3: weighted V, gathered rows */
+    attn_ks()->math.gather_axpy(acc, sc, v, idx, n, D);
 }
 
 void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,

@@ -15,10 +15,7 @@
 #include <string.h>
 
 #include "kernels.h"
-
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
+#include "simd/kernel_set.h"
 
 enum { ALIGN_FLOATS = 16 };
 
@@ -71,22 +68,6 @@ static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int
     attn_vexp_sum(row, round8(cols), t->m[r]);
 }
 
-/* ds[j] = p[j]·(ds[j] - delta)·(cap ? cap[j] : 1) for j < n. */
-static void scores_grad(const float *p, float *ds, const float *cap, float delta, int64_t n)
-{
-    int64_t j = 0;
-#ifdef __AVX2__
-    const __m256 dl = _mm256_set1_ps(delta);
-    for (; j + 8 <= n; j += 8) {
-        __m256 g =
-            _mm256_mul_ps(_mm256_loadu_ps(p + j), _mm256_sub_ps(_mm256_loadu_ps(ds + j), dl));
-        if (cap) g = _mm256_mul_ps(g, _mm256_loadu_ps(cap + j));
-        _mm256_storeu_ps(ds + j, g);
-    }
-#endif
-    for (; j < n; j++) ds[j] = p[j] * (ds[j] - delta) * (cap ? cap[j] : 1.0f);
-}
-
 void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                       const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
                       float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
@@ -111,7 +92,8 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
     cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, 1.0f, dout,
                 (int)lddo, v, (int)ldkv, 0.0f, dS, (int)ld);
     for (int64_t r = 0; r < nrows; r++)
-        scores_grad(P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL, t->l[r0 + r], cols);
+        attn_ks()->math.scores_grad(P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL,
+                                    t->l[r0 + r], cols);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cols, (int)D, (int)nrows, 1.0f, P,
                 (int)ld, dout, (int)lddo, 1.0f, dv, (int)ldg);
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cols, (int)D, (int)nrows, t->scale,

@@ -1,0 +1,45 @@
+/*
+ * attn_isa.h — the instruction sets the kernels are built for, and which one is in force.
+ * The kernels exist in up to three sets (attention/simd/): a portable C reference (every
+ * platform), AVX2+FMA and AVX-512 (F/BW/VL/DQ; x86-64 builds with -Dsimd=true). One is chosen
+ * at start-up: the best the CPU and OS support, or the one the environment variable ATTN_ISA
+ * names (portable|avx2|avx512), or attn_isa_select() (the CLI's --isa). Nothing is compiled
+ * for an ISA the whole program then assumes: one binary runs on any x86-64.
+ * Select before any parallel region runs kernels (the set is a process-wide pointer).
+ */
+#ifndef ATTN_ISA_H
+#define ATTN_ISA_H
+
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "attn_core.h"
+
+typedef enum attn_isa {
+    ATTN_ISA_PORTABLE = 0,
+    ATTN_ISA_AVX2,
+    ATTN_ISA_AVX512,
+    ATTN_ISA_COUNT
+} attn_isa;
+
+/* "portable", "avx2", "avx512". */
+const char *attn_isa_name(attn_isa isa);
+/* The ISA of that name (case as printed); false for any other text. */
+bool attn_isa_parse(const char *name, attn_isa *out);
+/* Built into this binary (the portable set always is). */
+bool attn_isa_built(attn_isa isa);
+/* Built in, and this CPU and OS run it (AVX state enabled by the OS: xgetbv). */
+bool attn_isa_supported(attn_isa isa);
+/* The best supported ISA. */
+attn_isa attn_isa_best(void);
+/* Put isa in force; ATTN_EINVAL with a one-line reason when it is not supported here. */
+attn_status attn_isa_select(attn_isa isa, char *msg, size_t msg_len);
+/* The ISA in force (first use: ATTN_ISA when set and valid, else the best). */
+attn_isa attn_isa_current(void);
+/* ATTN_ISA read and checked: ATTN_OK with *out unchanged when unset; ATTN_EINVAL and a one-line
+ * reason when it names no ISA or one this machine cannot run (the CLI refuses to start). */
+attn_status attn_isa_from_env(attn_isa *out, char *msg, size_t msg_len);
+/* Does the CPU have AVX512_BF16 (vdpbf16ps)? The avx512 set uses it for bf16 dot products. */
+bool attn_cpu_has_avx512bf16(void);
+
+#endif

@@ -1,0 +1,133 @@
+/*
+ * isa.c — which kernel set (simd/kernel_set.h) is in force: CPU detection, ATTN_ISA, selection;
+ * and the kernels.h entry points that forward to the set in force.
+ */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "attn_isa.h"
+#include "kernels.h"
+#include "simd/kernel_set.h"
+
+static const char *const isa_names[ATTN_ISA_COUNT] = {"portable", "avx2", "avx512"};
+
+const char *attn_isa_name(attn_isa isa)
+{
+    return isa >= 0 && isa < ATTN_ISA_COUNT ? isa_names[isa] : "?";
+}
+
+bool attn_isa_parse(const char *name, attn_isa *out)
+{
+    for (int i = 0; i < ATTN_ISA_COUNT; i++)
+        if (name && strcmp(name, isa_names[i]) == 0) {
+            *out = (attn_isa)i;
+            return true;
+        }
+    return false;
+}
+
+const attn_kernel_set *attn_ks_of(attn_isa isa)
+{
+    switch (isa) {
+    case ATTN_ISA_PORTABLE: return &attn_kernels_portable;
+#ifdef ATTN_HAVE_AVX2
+    case ATTN_ISA_AVX2: return &attn_kernels_avx2;
+#endif
+#ifdef ATTN_HAVE_AVX512
+    case ATTN_ISA_AVX512: return &attn_kernels_avx512;
+#endif
+    default: return NULL;
+    }
+}
+
+bool attn_isa_built(attn_isa isa) { return attn_ks_of(isa) != NULL; }
+
+#if defined(__x86_64__) || defined(__i386__)
+/* __builtin_cpu_supports checks the OS's XSAVE state too (AVX, AVX-512 registers enabled). */
+static bool cpu_runs(attn_isa isa)
+{
+    __builtin_cpu_init();
+    switch (isa) {
+    case ATTN_ISA_PORTABLE: return true;
+    case ATTN_ISA_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case ATTN_ISA_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+               __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
+               __builtin_cpu_supports("fma");
+    default: return false;
+    }
+}
+
+bool attn_cpu_has_avx512bf16(void)
+{
+    __builtin_cpu_init();
+    return cpu_runs(ATTN_ISA_AVX512) && __builtin_cpu_supports("avx512bf16");
+}
+#else
+static bool cpu_runs(attn_isa isa) { return isa == ATTN_ISA_PORTABLE; }
+bool attn_cpu_has_avx512bf16(void) { return false; }
+#endif
+
+bool attn_isa_supported(attn_isa isa) { return attn_isa_built(isa) && cpu_runs(isa); }
+
+attn_isa attn_isa_best(void)
+{
+    for (int i = ATTN_ISA_COUNT - 1; i > 0; i--)
+        if (attn_isa_supported((attn_isa)i)) return (attn_isa)i;
+    return ATTN_ISA_PORTABLE;
+}
+
+const attn_kernel_set *attn_ks_in_force = NULL;
+
+static attn_status refuse(attn_isa isa, char *msg, size_t msg_len)
+{
+    if (!attn_isa_built(isa))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "ISA '%s' is not built into this binary (built: portable%s%s)",
+                         attn_isa_name(isa), attn_isa_built(ATTN_ISA_AVX2) ? ", avx2" : "",
+                         attn_isa_built(ATTN_ISA_AVX512) ? ", avx512" : "");
+    return attn_fail(ATTN_EINVAL, msg, msg_len, "this CPU cannot run ISA '%s' (best here: %s)",
+                     attn_isa_name(isa), attn_isa_name(attn_isa_best()));
+}
+
+attn_status attn_isa_select(attn_isa isa, char *msg, size_t msg_len)
+{
+    if (!attn_isa_supported(isa)) return refuse(isa, msg, msg_len);
+    attn_ks_in_force = attn_ks_of(isa);
+    return ATTN_OK;
+}
+
+attn_status attn_isa_from_env(attn_isa *out, char *msg, size_t msg_len)
+{
+    const char *e = getenv("ATTN_ISA");
+    if (!e || !*e) return ATTN_OK;
+    attn_isa isa;
+    if (!attn_isa_parse(e, &isa))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "ATTN_ISA='%s' names no instruction set (portable, avx2 or avx512)", e);
+    if (!attn_isa_supported(isa)) return refuse(isa, msg, msg_len);
+    *out = isa;
+    return ATTN_OK;
+}
+
+const attn_kernel_set *attn_ks_init(void)
+{
+    attn_isa isa = attn_isa_best();
+    char msg[ATTN_MSG_LEN];
+    (void)attn_isa_from_env(&isa, msg, sizeof msg); /* invalid: the best (the CLI refuses it) */
+    attn_ks_in_force = attn_ks_of(isa);
+    return attn_ks_in_force;
+}
+
+attn_isa attn_isa_current(void) { return attn_ks()->isa; }
+
+/* ---- kernels.h entry points ---- */
+
+float attn_vmax(const float *x, int64_t n) { return attn_ks()->math.vmax(x, n); }
+float attn_vexp_sum(float *x, int64_t n, float shift)
+{
+    return attn_ks()->math.vexp_sum(x, n, shift);
+}
+void attn_vsoftcap(float *x, int64_t n, float cap) { attn_ks()->math.vsoftcap(x, n, cap); }
+float attn_vdot(const float *a, const float *b, int64_t n) { return attn_ks()->math.vdot(a, b, n); }

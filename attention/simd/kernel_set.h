@@ -1,0 +1,70 @@
+/*
+ * kernel_set.h — the kernel slots, one table per instruction set (attn_isa.h), chosen at run time.
+ * Each set is one source, simd/set_<isa>.c, compiled with that ISA's flags only: it includes a
+ * vector layer (vec_<isa>.h: the type vf of VW floats and its operations) and the bodies
+ * (*_body.h), which are written once against that layer; so the three sets run the same
+ * algorithm at 1, 8 or 16 lanes. Code outside simd/ never uses intrinsics: it calls the slots
+ * through attn_ks() (or the wrappers in kernels.h).
+ * A slot group per body keeps each body's slots together; add a slot to the group's struct, to
+ * the body, and it exists in every set.
+ */
+#ifndef ATTN_KERNEL_SET_H
+#define ATTN_KERNEL_SET_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "attn_isa.h"
+
+/* math_body.h: vector loops over float rows (softmax inner loops, dot products). */
+typedef struct attn_ks_math {
+    float (*vmax)(const float *x, int64_t n);
+    float (*vexp_sum)(float *x, int64_t n, float shift);
+    void (*vsoftcap)(float *x, int64_t n, float cap);
+    float (*vdot)(const float *a, const float *b, int64_t n);
+    /* x[c] -= slope·|pos - kpos[c]|, c < n */
+    void (*alibi_row)(float *x, const float *kpos, int64_t n, float pos, float slope);
+    /* ds[j] = p[j]·(ds[j] - delta)·(cap ? cap[j] : 1), j < n */
+    void (*scores_grad)(const float *p, float *ds, const float *cap, float delta, int64_t n);
+    /* acc[d] += Σ_x p[x]·v[idx[x]·D + d], d < D, x < n (a gathered weighted sum of rows) */
+    void (*gather_axpy)(float *acc, const float *p, const float *v, const int64_t *idx, int64_t n,
+                        int64_t D);
+    /* x[d] *= a, d < n */
+    void (*vscale)(float *x, int64_t n, float a);
+} attn_ks_math;
+
+/* peak_body.h: the FMA peak yardstick's inner loop: `iters` rounds of independent FMA chains
+ * over registers; returns a value that depends on every chain (so nothing is optimised away).
+ * Flops done: iters · attn_ks_peak_flops_per_iter. */
+typedef struct attn_ks_peak {
+    float (*fma_loop)(int64_t iters, float seed);
+    int64_t flops_per_iter;
+} attn_ks_peak;
+
+typedef struct attn_kernel_set {
+    attn_isa isa;
+    int lanes; /* floats per vector */
+    attn_ks_math math;
+    attn_ks_peak peak;
+} attn_kernel_set;
+
+extern const attn_kernel_set attn_kernels_portable;
+#ifdef ATTN_HAVE_AVX2
+extern const attn_kernel_set attn_kernels_avx2;
+#endif
+#ifdef ATTN_HAVE_AVX512
+extern const attn_kernel_set attn_kernels_avx512;
+#endif
+
+/* The set in force (isa.c). */
+extern const attn_kernel_set *attn_ks_in_force;
+const attn_kernel_set *attn_ks_init(void);
+static inline const attn_kernel_set *attn_ks(void)
+{
+    const attn_kernel_set *k = attn_ks_in_force;
+    return k ? k : attn_ks_init();
+}
+/* The set of an ISA built in (NULL: not built), whether or not in force: tests compare sets. */
+const attn_kernel_set *attn_ks_of(attn_isa isa);
+
+#endif

@@ -1,0 +1,175 @@
+/*
+ * math_body.h — the vector loops over float rows, written once against the vector layer
+ * (vec_<isa>.h, included before this by simd/set_<isa>.c): every function is static and the set
+ * file puts them in its table (MATH_SLOTS). Each loop: O(n) time, no scratch, one thread.
+ *   exp(x) = 2^n · p(r), n = round(x·log2 e), r = x - n·ln 2 (two-part ln 2), p a degree-6
+ *   polynomial (Cephes expf coefficients): relative error < 2e-7 on [-87.3, 88.7]; exact 0 below
+ *   -87.33 (and for -inf), NaN stays NaN.
+ *   tanh(x) = x·P(x²)/Q(x²) (vtanh.h's coefficients), error < 4e-7; softcap C·tanh(x/C).
+ */
+#include "vtanh.h"
+
+#define EXP_LO (-87.33f) /* below: result 0 (keeps 2^n normal) */
+#define EXP_HI 88.37f
+
+static inline float attn_exp_scalar(float x) /* the same algorithm, one value */
+{
+    if (x < EXP_LO) return 0.0f;
+    if (x > EXP_HI) x = EXP_HI;
+    const float n = nearbyintf(x * 1.44269504088896341f);
+    const float r = x - n * 0.693359375f + n * 2.12194440e-4f;
+    float p = 1.9875691500e-4f;
+    p = p * r + 1.3981999507e-3f;
+    p = p * r + 8.3334519073e-3f;
+    p = p * r + 4.1665795894e-2f;
+    p = p * r + 1.6666665459e-1f;
+    p = p * r + 5.0000001201e-1f;
+    p = p * r * r + r + 1.0f;
+    return ldexpf(p, (int)n);
+}
+
+static inline vf vexp(vf x)
+{
+    const vf lo = vset1(EXP_LO);
+    const vf xc = vmin(vmax(x, lo), vset1(EXP_HI));
+    const vf n = vround(vmul(xc, vset1(1.44269504088896341f)));
+    vf r = vfnma(n, vset1(0.693359375f), xc);
+    r = vfnma(n, vset1(-2.12194440e-4f), r);
+    vf p = vset1(1.9875691500e-4f);
+    p = vfma(p, r, vset1(1.3981999507e-3f));
+    p = vfma(p, r, vset1(8.3334519073e-3f));
+    p = vfma(p, r, vset1(4.1665795894e-2f));
+    p = vfma(p, r, vset1(1.6666665459e-1f));
+    p = vfma(p, r, vset1(5.0000001201e-1f));
+    p = vfma(vmul(p, r), r, vadd(r, vset1(1.0f)));
+    return vzero_below(vscale2(p, n), x, lo);
+}
+
+static inline vf vtanh(vf x)
+{
+    const vf c = vset1(ATTN_TANH_CLAMP);
+    x = vmax(vmin(x, c), vsub(vzero(), c));
+    const vf x2 = vmul(x, x);
+    vf p = vfma(vset1(ATTN_TANH_P6), x2, vset1(ATTN_TANH_P5));
+    p = vfma(p, x2, vset1(ATTN_TANH_P4));
+    p = vfma(p, x2, vset1(ATTN_TANH_P3));
+    p = vfma(p, x2, vset1(ATTN_TANH_P2));
+    p = vfma(p, x2, vset1(ATTN_TANH_P1));
+    p = vfma(p, x2, vset1(ATTN_TANH_P0));
+    vf q = vfma(vset1(ATTN_TANH_Q3), x2, vset1(ATTN_TANH_Q2));
+    q = vfma(q, x2, vset1(ATTN_TANH_Q1));
+    q = vfma(q, x2, vset1(ATTN_TANH_Q0));
+    return vdiv(vmul(x, p), q);
+}
+
+static float k_vmax(const float *x, int64_t n)
+{
+    vf m0 = vset1(-INFINITY), m1 = m0;
+    int64_t j = 0;
+    for (; j + 2 * VW <= n; j += 2 * VW) {
+        m0 = vmax(m0, vload(x + j));
+        m1 = vmax(m1, vload(x + j + VW));
+    }
+    float m = vhmax(vmax(m0, m1));
+    for (; j < n; j++) m = x[j] > m ? x[j] : m;
+    return m;
+}
+
+static float k_vexp_sum(float *x, int64_t n, float shift)
+{
+    const vf sh = vset1(shift);
+    vf s0 = vzero(), s1 = s0;
+    int64_t j = 0;
+    for (; j + 2 * VW <= n; j += 2 * VW) {
+        const vf e0 = vexp(vsub(vload(x + j), sh)), e1 = vexp(vsub(vload(x + j + VW), sh));
+        vstore(x + j, e0);
+        vstore(x + j + VW, e1);
+        s0 = vadd(s0, e0);
+        s1 = vadd(s1, e1);
+    }
+    for (; j + VW <= n; j += VW) {
+        const vf e0 = vexp(vsub(vload(x + j), sh));
+        vstore(x + j, e0);
+        s0 = vadd(s0, e0);
+    }
+    float sum = vhsum(vadd(s0, s1));
+    for (; j < n; j++) {
+        x[j] = attn_exp_scalar(x[j] - shift);
+        sum += x[j];
+    }
+    return sum;
+}
+
+static void k_vsoftcap(float *x, int64_t n, float cap)
+{
+    const float inv = 1.0f / cap;
+    const vf c = vset1(cap), ic = vset1(inv);
+    int64_t j = 0;
+    for (; j + VW <= n; j += VW) vstore(x + j, vmul(c, vtanh(vmul(vload(x + j), ic))));
+    for (; j < n; j++) x[j] = cap * attn_tanh(x[j] * inv);
+}
+
+static float k_vdot(const float *a, const float *b, int64_t n)
+{
+    vf a0 = vzero(), a1 = vzero();
+    int64_t d = 0;
+    for (; d + 2 * VW <= n; d += 2 * VW) {
+        a0 = vfma(vload(a + d), vload(b + d), a0);
+        a1 = vfma(vload(a + d + VW), vload(b + d + VW), a1);
+    }
+    for (; d + VW <= n; d += VW) a0 = vfma(vload(a + d), vload(b + d), a0);
+    float sum = vhsum(vadd(a0, a1));
+    for (; d < n; d++) sum += a[d] * b[d];
+    return sum;
+}
+
+static void k_alibi_row(float *x, const float *kpos, int64_t n, float pos, float slope)
+{
+    const vf p = vset1(pos), m = vset1(slope);
+    int64_t c = 0;
+    for (; c + VW <= n; c += VW)
+        vstore(x + c, vfnma(m, vabs(vsub(p, vload(kpos + c))), vload(x + c)));
+    for (; c < n; c++) x[c] -= slope * fabsf(pos - kpos[c]);
+}
+
+static void k_scores_grad(const float *p, float *ds, const float *cap, float delta, int64_t n)
+{
+    const vf dl = vset1(delta);
+    int64_t j = 0;
+    for (; j + VW <= n; j += VW) {
+        vf g = vmul(vload(p + j), vsub(vload(ds + j), dl));
+        if (cap) g = vmul(g, vload(cap + j));
+        vstore(ds + j, g);
+    }
+    for (; j < n; j++) ds[j] = p[j] * (ds[j] - delta) * (cap ? cap[j] : 1.0f);
+}
+
+static void k_gather_axpy(float *acc, const float *p, const float *v, const int64_t *idx, int64_t n,
+                          int64_t D)
+{
+    int64_t d0 = 0;
+    for (; d0 + VW <= D; d0 += VW) { /* VW accumulators kept in a register over the rows */
+        vf a = vload(acc + d0);
+        for (int64_t x = 0; x < n; x++) a = vfma(vset1(p[x]), vload(v + idx[x] * D + d0), a);
+        vstore(acc + d0, a);
+    }
+    for (int64_t x = 0; x < n && d0 < D; x++) {
+        const float *vx = v + idx[x] * D, px = p[x];
+        for (int64_t d = d0; d < D; d++) acc[d] += px * vx[d];
+    }
+}
+
+static void k_vscale(float *x, int64_t n, float a)
+{
+    const vf va = vset1(a);
+    int64_t j = 0;
+    for (; j + VW <= n; j += VW) vstore(x + j, vmul(vload(x + j), va));
+    for (; j < n; j++) x[j] *= a;
+}
+
+#define MATH_SLOTS                                                                                 \
+    {                                                                                              \
+        .vmax = k_vmax, .vexp_sum = k_vexp_sum, .vsoftcap = k_vsoftcap, .vdot = k_vdot,            \
+        .alibi_row = k_alibi_row, .scores_grad = k_scores_grad, .gather_axpy = k_gather_axpy,      \
+        .vscale = k_vscale,                                                                        \
+    }

@@ -1,0 +1,19 @@
+/*
+ * set_avx2.c — the avx2 kernel set (kernel_set.h): the bodies compiled against vec_avx2.h, with
+ * this file's own compiler flags only (attention/meson.build).
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernel_set.h"
+#include "vec_avx2.h"
+
+#include "math_body.h"
+#include "peak_body.h"
+
+const attn_kernel_set attn_kernels_avx2 = {
+    .isa = ATTN_ISA_AVX2,
+    .lanes = VW,
+    .math = MATH_SLOTS,
+    .peak = PEAK_SLOTS,
+};

@@ -1,0 +1,19 @@
+/*
+ * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h, with
+ * this file's own compiler flags only (attention/meson.build).
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernel_set.h"
+#include "vec_avx512.h"
+
+#include "math_body.h"
+#include "peak_body.h"
+
+const attn_kernel_set attn_kernels_avx512 = {
+    .isa = ATTN_ISA_AVX512,
+    .lanes = VW,
+    .math = MATH_SLOTS,
+    .peak = PEAK_SLOTS,
+};

@@ -1,0 +1,19 @@
+/*
+ * set_portable.c — the portable kernel set (kernel_set.h): the bodies compiled against vec_portable.h, with
+ * this file's own compiler flags only (attention/meson.build).
+ */
+#include <math.h>
+#include <stdint.h>
+
+#include "kernel_set.h"
+#include "vec_portable.h"
+
+#include "math_body.h"
+#include "peak_body.h"
+
+const attn_kernel_set attn_kernels_portable = {
+    .isa = ATTN_ISA_PORTABLE,
+    .lanes = VW,
+    .math = MATH_SLOTS,
+    .peak = PEAK_SLOTS,
+};
