@@ -684,6 +684,32 @@ Test(h5store, refuses_damaged_untouched)
     expect_refused_untouched(path, "damaged");
 }
 
+/* A table whose extent claims far more rows than the file holds (what the fuzzer found: a
+ * damaged extent asked calloc for terabytes) is refused as damaged, with no allocation. */
+Test(h5store, refuses_a_table_longer_than_its_file)
+{
+    const char *path = tmp("long.h5");
+    write_two_runs(path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    cr_assert_geq(f, 0);
+    hid_t d = H5Dopen2(f, "/points", H5P_DEFAULT);
+    cr_assert_geq(d, 0);
+    hsize_t rows = (hsize_t)1 << 40;
+    cr_assert_geq(H5Dset_extent(d, &rows), 0);
+    H5Dclose(d);
+    H5Fclose(f);
+    char msg[ATTN_MSG_LEN];
+    bench_point *pts = NULL;
+    int64_t n = 0;
+    cr_assert_eq(bench_store_read_points(path, &pts, &n, msg, sizeof msg), ATTN_EINVAL);
+    cr_assert(strstr(msg, "damaged") && strstr(msg, "/points"), "%s", msg);
+    cr_assert_null(pts);
+    bench_run *runs = NULL;
+    cr_assert_eq(bench_store_read_runs(path, &runs, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 2);
+    free(runs);
+}
+
 /* Open HDF5 files, datasets, groups, attributes and named types, in every file (transient
  * types, dataspaces and property lists have no public counter). */
 static int64_t open_ids(void)

@@ -22,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -1064,6 +1065,19 @@ static attn_status open_table_ro(const char *path, const table *t, hid_t *file, 
     return ATTN_OK;
 }
 
+/* Could the file hold `rows` rows of dset? A damaged extent may claim terabytes; the tables are
+ * not compressed, so their rows take at least rows × the row's size on disk. A writer extends a
+ * table just before writing its new rows: 64 MiB of slack covers that. */
+static bool rows_fit_file(const char *path, hid_t dset, int64_t rows)
+{
+    struct stat st;
+    hid_t ft = H5Dget_type(dset);
+    const size_t row = ft >= 0 ? H5Tget_size(ft) : 0;
+    if (ft >= 0) H5Tclose(ft);
+    if (row == 0 || stat(path, &st) != 0) return false;
+    return (double)rows * (double)row <= (double)st.st_size + 64.0 * 1024 * 1024;
+}
+
 /* Read every row of table t into a malloc'd array (once: read_table retries). */
 static attn_status read_table_once(const char *path, const table *t, void **out, int64_t *n,
                                    char *msg, size_t msg_len)
@@ -1078,9 +1092,10 @@ static attn_status read_table_once(const char *path, const table *t, void **out,
     void *buf = NULL;
     if (mtype < 0 || rows < 0) {
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read the size of %s in %s", t->dset, path);
-    } else if ((uint64_t)rows > SIZE_MAX / t->row_size) {
-        st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s in %s has too many rows (%lld)", t->dset,
-                       path, (long long)rows);
+    } else if ((uint64_t)rows > SIZE_MAX / t->row_size || !rows_fit_file(path, dset, rows)) {
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "%s is damaged: its %s table claims %lld rows, more than the file holds",
+                       path, t->dset, (long long)rows);
     } else if (rows > 0 && !(buf = calloc((size_t)rows, t->row_size))) {
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory reading %lld rows of %s in %s",
                        (long long)rows, t->dset, path);
