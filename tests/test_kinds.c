@@ -134,6 +134,36 @@ Test(kinds, match_their_definition_at_awkward_shapes)
     }
 }
 
+/* Every kernel set this machine supports (tu_isa_next), every kind against its definition at
+ * a few representative shapes (the test above, and the rest of the suite, run the set in force:
+ * the best, or ATTN_ISA's): defaults at each, every parameter variant at the first, large logits
+ * at the last. */
+Test(kinds, every_isa_matches_the_definition)
+{
+    const tu_shape_case few[] = {
+        {2, 4, 2, 13, 13, 16, true},    /* odd T, GQA: every tail, partial tiles */
+        {1, 4, 4, 33, 70, 32, false},   /* cross attention */
+        {2, 2, 2, 129, 129, 64, false}, /* several tiles */
+    };
+    enum { NFEW = sizeof few / sizeof few[0] };
+    for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa);)
+        for (int kn = 0; kn < attn_kind_count(); kn++) {
+            const attn_ops *ops = attn_kind_at(kn);
+            attn_params ps[MAX_VARIANTS];
+            char names[MAX_VARIANTS][96], variant[128], label[320];
+            const int nv = variants(ops, ps, names);
+            for (int c = 0; c < NFEW; c++)
+                for (int pv = 0; pv < (c == 0 ? nv : 1); pv++) {
+                    attn_shape s = tu_make_shape(&few[c], 2);
+                    snprintf(variant, sizeof variant, "isa=%s %s", attn_isa_name(isa), names[pv]);
+                    shape_label(&s, variant, label, sizeof label);
+                    check_against_definition(ops, &s, &ps[pv], label, 1.0, 1e-5);
+                    if (c == NFEW - 1)
+                        check_against_definition(ops, &s, &ps[pv], label, 30.0, 1e-3);
+                }
+        }
+}
+
 /* Scores of magnitude ~1e3: a naive exp overflows; the online max must keep it finite.
  * Tolerance 1e-3: float32 rounding of scores this large is ~1e-4 absolute, which moves the
  * (nearly one-hot) weights by that much relatively. */

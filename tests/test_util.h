@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "attn_isa.h"
 #include "memory.h"
 #include "rng.h"
 
@@ -57,6 +58,26 @@ static inline attn_params tu_params(const attn_ops *ops, const char *text, const
     }
     attn_params_resolve(ops, s, &p);
     return p;
+}
+
+/* The generic tests run every kernel set this machine supports (attn_isa.h):
+ *     for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa);) { ... }
+ * puts each supported ISA in force in turn (the portable set first); after the last, the set the
+ * process would start with (ATTN_ISA, else the best) is in force again. */
+#define TU_ISA_FIRST ATTN_ISA_COUNT
+static inline bool tu_isa_next(attn_isa *isa)
+{
+    char msg[ATTN_MSG_LEN];
+    for (int i = *isa == TU_ISA_FIRST ? 0 : (int)*isa + 1; i < ATTN_ISA_COUNT; i++)
+        if (attn_isa_supported((attn_isa)i)) {
+            cr_assert_eq(attn_isa_select((attn_isa)i, msg, sizeof msg), ATTN_OK, "%s", msg);
+            *isa = (attn_isa)i;
+            return true;
+        }
+    attn_isa start = attn_isa_best();
+    (void)attn_isa_from_env(&start, msg, sizeof msg);
+    cr_assert_eq(attn_isa_select(start, msg, sizeof msg), ATTN_OK, "%s", msg);
+    return false;
 }
 
 static inline float *tu_random(int64_t n, double sigma, uint64_t seed)
