@@ -75,7 +75,7 @@ static void check_vmax(const attn_kernel_set *ks, const attn_kernel_set *pt)
             const float saved = x[at];
             x[at] = 50.0f;
             double want = -INFINITY;
-            for (int64_t j = 0; j < n; j++) want = fmax(want, x[j]);
+            for (int64_t j = 0; j < n; j++) want = tu_max(want, x[j]);
             cr_expect_eq(ks->math.vmax(x, n), (float)want, "%s vmax n=%lld max at %lld",
                          isa_label(ks), (long long)n, (long long)at);
             x[at] = saved;

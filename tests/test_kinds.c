@@ -278,7 +278,7 @@ Test(kinds, threads_do_not_change_the_result)
         tu_forward(ops, &s1, &p, q, k, v, o1);
         tu_forward(ops, &s2, &p, q, k, v, o2);
         double max_diff = 0;
-        for (int64_t e = 0; e < qn; e++) max_diff = fmax(max_diff, fabs(o1[e] - o2[e]));
+        for (int64_t e = 0; e < qn; e++) max_diff = tu_max(max_diff, fabs(o1[e] - o2[e]));
         cr_expect_leq(max_diff, 1e-6, "%s: 1 vs 2 threads differ by %g", ops->name, max_diff);
         free(q), free(k), free(v), free(o1), free(o2);
     }

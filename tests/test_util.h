@@ -117,6 +117,11 @@ static inline double *tu_reference(const attn_ops *ops, const attn_shape *s, con
     return ref;
 }
 
+/* max(a, b) by a comparison, for running maxima in loops: GCC 12.2 for arm64 crashes (internal
+ * compiler error in vect_transform_reduction, -O3) vectorising an fmax reduction over floats
+ * widened to double; tools/cross_check.sh compiles the tests for arm64. NaN b: a. */
+static inline double tu_max(double a, double b) { return b > a ? b : a; }
+
 static inline double tu_rel_l2(const float *o, const double *ref, int64_t n)
 {
     double num = 0, den = 0;
