@@ -134,10 +134,10 @@ Test(kinds, match_their_definition_at_awkward_shapes)
     }
 }
 
-/* Every kernel set this machine supports (tu_isa_next), every kind against its definition at
- * a few representative shapes (the test above, and the rest of the suite, run the set in force:
- * the best, or ATTN_ISA's): defaults at each, every parameter variant at the first, large logits
- * at the last. */
+/* The other kernel sets this machine supports (tu_isa_next: the test above, and the rest of the
+ * suite, run the one in force at start, the best or ATTN_ISA's): every kind against its
+ * definition at a few representative shapes, defaults at each, every parameter variant at the
+ * first, large logits at the last. */
 Test(kinds, every_isa_matches_the_definition)
 {
     const tu_shape_case few[] = {
@@ -146,7 +146,9 @@ Test(kinds, every_isa_matches_the_definition)
         {2, 2, 2, 129, 129, 64, false}, /* several tiles */
     };
     enum { NFEW = sizeof few / sizeof few[0] };
-    for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa);)
+    int sets = 0, supported = 0;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) supported += attn_isa_supported((attn_isa)i);
+    for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa); sets++)
         for (int kn = 0; kn < attn_kind_count(); kn++) {
             const attn_ops *ops = attn_kind_at(kn);
             attn_params ps[MAX_VARIANTS];
@@ -162,6 +164,9 @@ Test(kinds, every_isa_matches_the_definition)
                         check_against_definition(ops, &s, &ps[pv], label, 30.0, 1e-3);
                 }
         }
+    cr_expect_eq(sets, supported - 1, "ran %d sets besides the starting one, %d supported", sets,
+                 supported);
+    cr_expect_eq(attn_isa_current(), tu_isa_start(), "the starting set is in force again");
 }
 
 /* Scores of magnitude ~1e3: a naive exp overflows; the online max must keep it finite.

@@ -7,12 +7,22 @@
 # everything. Without them (an x86 Debian machine with the cross compiler only) it compiles
 # every C file of the project (attention/, datasets/, harness/, tests/, tools/) to arm64 object
 # files against this machine's headers of those libraries, and links nothing. Prints one
-# "cross-check: ..." line. CI runs it.
+# "cross-check: ..." line. CI runs it. It also fails when a file outside attention/simd/ uses
+# x86 intrinsics or x86 feature macros.
 set -eu
 
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 dir=${1:-$top/build-arm64}
 say() { printf 'cross-check: %s\n' "$*" >&2; }
+
+# No file outside attention/simd/ uses x86 intrinsics or x86 feature macros (attention/isa.c
+# detects the CPU, under #if defined(__x86_64__)). Tracked C files when in a git checkout.
+x86=$(cd "$top" && { git ls-files -- '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]'; } |
+    grep -v -e '^attention/simd/' -e '^\./attention/simd/' -e '^build' -e '^\./build' |
+    xargs grep -l -E '_mm(256|512)?_[a-z]|__m(128|256|512)|(imm|x86)intrin\.h|__(AVX|SSE|FMA|F16C)[A-Z0-9_]*__' \
+        2>/dev/null || true)
+# shellcheck disable=SC2086 # one line of file names
+[ -z "$x86" ] || say "x86 intrinsics or x86 feature macros outside attention/simd/:" $x86
 
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || {
     say "aarch64-linux-gnu-gcc not found" \
@@ -62,3 +72,4 @@ else
     echo "cross-check: $objects C files compiled for arm64 with -Werror ($arch);" \
         "not linked (no arm64 OpenBLAS/HDF5/Criterion/jansson libraries here)"
 fi
+[ -z "$x86" ] # the x86 check above fails the run, after the build
