@@ -143,6 +143,7 @@ Test(kinds, every_isa_matches_the_definition)
     const tu_shape_case few[] = {
         {2, 4, 2, 13, 13, 16, true},    /* odd T, GQA: every tail, partial tiles */
         {1, 4, 4, 33, 70, 32, false},   /* cross attention */
+        {1, 8, 2, 1, 300, 64, true},    /* decode: one query, grouped heads */
         {2, 2, 2, 129, 129, 64, false}, /* several tiles */
     };
     enum { NFEW = sizeof few / sizeof few[0] };
