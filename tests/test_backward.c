@@ -162,6 +162,29 @@ Test(backward, every_kind_matches_its_float64_gradient)
     cr_expect(kinds >= 11, "only %d kinds have a backward pass", kinds);
 }
 
+/* The other kernel sets this machine supports (tu_isa_next; the test above runs the one in
+ * force at start): every kind's gradients at two of the shapes above (GQA causal with T < S;
+ * D = 128), every parameter case. */
+Test(backward, every_isa_matches_the_float64_gradient)
+{
+    const int few[] = {1, 5};
+    for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa);)
+        for (int n = 0; n < attn_kind_count(); n++) {
+            const attn_ops *ops = attn_kind_at(n);
+            if (!attn_kind_has_backward(ops)) continue;
+            char cases[16][128];
+            const int ncases = kind_cases(ops, cases, 16);
+            for (int c = 0; c < 2; c++)
+                for (int x = 0; x < ncases; x++) {
+                    attn_shape s;
+                    if (!kind_shape(ops, &shapes[few[c]], 2, &s)) continue;
+                    const double err = check_gradients(ops, &s, cases[x], 1, 1e-5);
+                    cr_expect(err <= 1e-5, "isa=%s: %s '%s' shape %d: %.3g", attn_isa_name(isa),
+                              ops->name, cases[x], few[c], err);
+                }
+        }
+}
+
 /* trig with few features: its denominator is a signed sum that comes close to 0 (or to the
  * floor), and the gradients grow like 1/den², so float32 rounding of den is amplified more than in
  * the forward (measured 2.6e-5 at m = 9): 1e-4. */

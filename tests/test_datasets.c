@@ -205,7 +205,7 @@ static int rank_of(const float *x, int64_t n, int64_t D, double tol)
 {
     double *a = malloc((size_t)(n * D) * sizeof *a);
     double top = 0;
-    for (int64_t e = 0; e < n * D; e++) a[e] = x[e], top = fmax(top, fabs(x[e]));
+    for (int64_t e = 0; e < n * D; e++) a[e] = x[e], top = tu_max(top, fabs(x[e]));
     int rank = 0;
     for (int64_t c = 0; c < D && rank < n; c++) {
         int64_t pr = -1, pc = -1;

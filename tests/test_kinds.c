@@ -134,6 +134,42 @@ Test(kinds, match_their_definition_at_awkward_shapes)
     }
 }
 
+/* The other kernel sets this machine supports (tu_isa_next: the test above, and the rest of the
+ * suite, run the one in force at start, the best or ATTN_ISA's): every kind against its
+ * definition at a few representative shapes, defaults at each, every parameter variant at the
+ * first, large logits at the last. */
+Test(kinds, every_isa_matches_the_definition)
+{
+    const tu_shape_case few[] = {
+        {2, 4, 2, 13, 13, 16, true},    /* odd T, GQA: every tail, partial tiles */
+        {1, 4, 4, 33, 70, 32, false},   /* cross attention */
+        {1, 8, 2, 1, 300, 64, true},    /* decode: one query, grouped heads */
+        {2, 2, 2, 129, 129, 64, false}, /* several tiles */
+    };
+    enum { NFEW = sizeof few / sizeof few[0] };
+    int sets = 0, supported = 0;
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) supported += attn_isa_supported((attn_isa)i);
+    for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa); sets++)
+        for (int kn = 0; kn < attn_kind_count(); kn++) {
+            const attn_ops *ops = attn_kind_at(kn);
+            attn_params ps[MAX_VARIANTS];
+            char names[MAX_VARIANTS][96], variant[128], label[320];
+            const int nv = variants(ops, ps, names);
+            for (int c = 0; c < NFEW; c++)
+                for (int pv = 0; pv < (c == 0 ? nv : 1); pv++) {
+                    attn_shape s = tu_make_shape(&few[c], 2);
+                    snprintf(variant, sizeof variant, "isa=%s %s", attn_isa_name(isa), names[pv]);
+                    shape_label(&s, variant, label, sizeof label);
+                    check_against_definition(ops, &s, &ps[pv], label, 1.0, 1e-5);
+                    if (c == NFEW - 1)
+                        check_against_definition(ops, &s, &ps[pv], label, 30.0, 1e-3);
+                }
+        }
+    cr_expect_eq(sets, supported - 1, "ran %d sets besides the starting one, %d supported", sets,
+                 supported);
+    cr_expect_eq(attn_isa_current(), tu_isa_start(), "the starting set is in force again");
+}
+
 /* Scores of magnitude ~1e3: a naive exp overflows; the online max must keep it finite.
  * Tolerance 1e-3: float32 rounding of scores this large is ~1e-4 absolute, which moves the
  * (nearly one-hot) weights by that much relatively. */
@@ -248,7 +284,7 @@ Test(kinds, threads_do_not_change_the_result)
         tu_forward(ops, &s1, &p, q, k, v, o1);
         tu_forward(ops, &s2, &p, q, k, v, o2);
         double max_diff = 0;
-        for (int64_t e = 0; e < qn; e++) max_diff = fmax(max_diff, fabs(o1[e] - o2[e]));
+        for (int64_t e = 0; e < qn; e++) max_diff = tu_max(max_diff, fabs(o1[e] - o2[e]));
         cr_expect_leq(max_diff, 1e-6, "%s: 1 vs 2 threads differ by %g", ops->name, max_diff);
         free(q), free(k), free(v), free(o1), free(o2);
     }

@@ -346,7 +346,7 @@ Test(linear, features_depend_on_the_seed_only)
             tu_forward(ops, &s2, &p2, q, k, v, o3);
             double same = 0, diff = 0;
             for (int64_t e = 0; e < qn; e++)
-                same = fmax(same, fabs(o1[e] - o2[e])), diff = fmax(diff, fabs(o1[e] - o3[e]));
+                same = tu_max(same, fabs(o1[e] - o2[e])), diff = tu_max(diff, fabs(o1[e] - o3[e]));
             cr_expect_leq(same, 1e-6, "%s causal=%d: 1 vs 2 threads differ by %g", settings, causal,
                           same);
             cr_expect_gt(diff, 1e-3, "%s causal=%d: seeds 5 and 6 give the same output", settings,

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "attention.h"
+#include "attn_isa.h"
 #include "memory.h"
 #include "rng.h"
 
@@ -59,6 +60,33 @@ static inline attn_params tu_params(const attn_ops *ops, const char *text, const
     return p;
 }
 
+/* The generic tests run on the kernel set the process starts with (ATTN_ISA, else the best:
+ * attn_isa.h); the accuracy tests of kinds also run the other sets this machine supports:
+ *     for (attn_isa isa = TU_ISA_FIRST; tu_isa_next(&isa);) { ... }
+ * puts each supported ISA but the starting one in force in turn; after the last, the starting
+ * one is in force again. */
+#define TU_ISA_FIRST ATTN_ISA_COUNT
+static inline attn_isa tu_isa_start(void)
+{
+    char msg[ATTN_MSG_LEN];
+    attn_isa start = attn_isa_best();
+    (void)attn_isa_from_env(&start, msg, sizeof msg);
+    return start;
+}
+static inline bool tu_isa_next(attn_isa *isa)
+{
+    char msg[ATTN_MSG_LEN];
+    const attn_isa start = tu_isa_start();
+    for (int i = *isa == TU_ISA_FIRST ? 0 : (int)*isa + 1; i < ATTN_ISA_COUNT; i++)
+        if (attn_isa_supported((attn_isa)i) && (attn_isa)i != start) {
+            cr_assert_eq(attn_isa_select((attn_isa)i, msg, sizeof msg), ATTN_OK, "%s", msg);
+            *isa = (attn_isa)i;
+            return true;
+        }
+    cr_assert_eq(attn_isa_select(start, msg, sizeof msg), ATTN_OK, "%s", msg);
+    return false;
+}
+
 static inline float *tu_random(int64_t n, double sigma, uint64_t seed)
 {
     float *x = bench_alloc((size_t)n * sizeof(float));
@@ -95,6 +123,11 @@ static inline double *tu_reference(const attn_ops *ops, const attn_shape *s, con
     free(idx);
     return ref;
 }
+
+/* max(a, b) by a comparison, for running maxima in loops: GCC 12.2 for arm64 crashes (internal
+ * compiler error in vect_transform_reduction, -O3) vectorising an fmax reduction over floats
+ * widened to double; tools/cross_check.sh compiles the tests for arm64. NaN b: a. */
+static inline double tu_max(double a, double b) { return b > a ? b : a; }
 
 static inline double tu_rel_l2(const float *o, const double *ref, int64_t n)
 {

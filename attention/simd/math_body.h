@@ -14,6 +14,7 @@
 
 static inline float attn_exp_scalar(float x) /* the same algorithm, one value */
 {
+    if (x != x) return x; /* NaN */
     if (x < EXP_LO) return 0.0f;
     if (x > EXP_HI) x = EXP_HI;
     const float n = nearbyintf(x * 1.44269504088896341f);
@@ -31,7 +32,7 @@ static inline float attn_exp_scalar(float x) /* the same algorithm, one value */
 static inline vf vexp(vf x)
 {
     const vf lo = vset1(EXP_LO);
-    const vf xc = vmin(vmax(x, lo), vset1(EXP_HI));
+    const vf xc = vmin(vset1(EXP_HI), vmax(lo, x)); /* this order keeps NaN (x86 max/min, C) */
     const vf n = vround(vmul(xc, vset1(1.44269504088896341f)));
     vf r = vfnma(n, vset1(0.693359375f), xc);
     r = vfnma(n, vset1(-2.12194440e-4f), r);

@@ -30,7 +30,7 @@ static inline float vhmax(vf a) { return a; }
 /* nearest integer of x (|x| < 2^22), as a float */
 static inline vf vround(vf x) { return nearbyintf(x); }
 /* p · 2^n for integral n in [-127, 128) given as a float */
-static inline vf vscale2(vf p, vf n) { return ldexpf(p, (int)n); }
+static inline vf vscale2(vf p, vf n) { return n == n ? ldexpf(p, (int)n) : n; } /* NaN: NaN */
 /* x where v >= lo or v is NaN, else 0 (also where v is -inf) */
 static inline vf vzero_below(vf x, vf v, vf lo) { return v < lo ? 0.0f : x; } /* NaN: x */
 
