@@ -275,6 +275,7 @@ static bool same_params(const char *a, const char *b, const char *except)
     return true;
 }
 
+/* The kernel set: a point of a file written before the isa column (isa "") matches any. */
 bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_group_by by)
 {
     const bench_point *p = &rd->pts[a], *q = &rd->pts[b];
@@ -293,7 +294,7 @@ bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_g
              (f & BENCH_K_Q_LEN && strcmp(p->mode, "decode") == 0 && p->q_len != q->q_len) ||
              (f & BENCH_K_N && p->kv_len != q->kv_len) ||
              (f & BENCH_K_THREADS && p->threads != q->threads) ||
-             (f & BENCH_K_ISA && strcmp(p->isa, q->isa) != 0));
+             (f & BENCH_K_ISA && p->isa[0] && q->isa[0] && strcmp(p->isa, q->isa) != 0));
 }
 
 static const double *sort_x; /* qsort has no context argument */
