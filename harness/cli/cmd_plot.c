@@ -159,9 +159,19 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
     bench_common_settings(cx->rd, idx, n, BENCH_K_ALL & ~varying, common, sizeof common);
     const char *file = strrchr(cx->rd->path, '/');
     char origin[256];
-    /* the threads are the points' (common settings, or the lines' labels) */
-    snprintf(origin, sizeof origin, "run %lld of %s, %.40s", (long long)cx->rd->run.run_id,
-             file ? file + 1 : cx->rd->path, cx->rd->run.cpu_model);
+    /* the points' threads and kernel set when they share them (else the lines' labels say) */
+    bool one_threads = true, one_isa = true;
+    const bench_point *p0 = n ? &cx->rd->pts[idx[0]] : NULL;
+    for (int64_t i = 1; i < n; i++) {
+        one_threads &= cx->rd->pts[idx[i]].threads == p0->threads;
+        one_isa &= strcmp(cx->rd->pts[idx[i]].isa, p0->isa) == 0;
+    }
+    char thr[32] = "", isa[32] = "";
+    if (p0 && one_threads)
+        snprintf(thr, sizeof thr, ", %d thread%s", (int)p0->threads, p0->threads == 1 ? "" : "s");
+    if (p0 && one_isa && p0->isa[0]) snprintf(isa, sizeof isa, ", %s", p0->isa);
+    snprintf(origin, sizeof origin, "run %lld of %s%s%s, %.40s", (long long)cx->rd->run.run_id,
+             file ? file + 1 : cx->rd->path, thr, isa, cx->rd->run.cpu_model);
     /* figure.c wraps the header to the page's width */
     snprintf(f->subtitle, sizeof f->subtitle, "%s  |  %s", common, origin);
 }

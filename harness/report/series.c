@@ -417,7 +417,7 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
     else if (f == BENCH_K_N)
         snprintf(buf, len, "n=%s", bench_format_count((double)pt->kv_len, c, sizeof c));
     else if (f == BENCH_K_THREADS) snprintf(buf, len, "threads=%d", (int)pt->threads);
-    else if (f == BENCH_K_ISA) snprintf(buf, len, "%s", pt->isa[0] ? pt->isa : "isa?");
+    else if (f == BENCH_K_ISA) snprintf(buf, len, "%s", pt->isa);
 }
 
 /* The settings shown after kind and params, in this order. */
@@ -507,7 +507,8 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
     int w = 0;
     buf[0] = '\0';
     for (size_t f = 0; f < sizeof shown / sizeof shown[0]; f++) {
-        if (!(fields & shown[f]) || m == 0) continue;
+        /* threads and kernel set: the figure's origin says them when shared (cmd_plot.c) */
+        if (!(fields & shown[f]) || m == 0 || shown[f] & (BENCH_K_THREADS | BENCH_K_ISA)) continue;
         char a[160], b[160], c[160];
         setting_text(rd, idx[0], shown[f], a, sizeof a);
         if (!a[0]) continue;

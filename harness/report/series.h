@@ -96,7 +96,7 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
 /* The settings of `fields` that all points idx[0..m) share, as "prefill, gaussian, B=1 H=8
  * Hkv=8 D=64"; one that is the same within each kind but not between kinds as "Hkv=8 (mqa
  * Hkv=1, gqa Hkv=2)": the first point's value, then each kind with another (kind and params
- * are never included). */
+ * are never included, nor threads and isa: a figure's origin line says those when shared). */
 void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m, unsigned fields,
                            char *buf, size_t len);
 
