@@ -15,23 +15,11 @@
 #include <unistd.h>
 
 #include "attn_isa.h"
+#include "bench_env.h"
 #include "results.h"
-#include "test_run.h"
 #include "yardstick.h"
 
-static char dir[64], out_text[1 << 16], err_text[1 << 16];
-
-/* `ENV bench ARGS` (test_run.h): exit status, stdout and stderr in out_text and err_text. */
-static int bench_env(const char *env, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
+static char dir[64];
 
 static void make_dir(void)
 {
