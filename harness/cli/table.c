@@ -35,10 +35,10 @@ void bench_table_header(FILE *f, const bench_table_cols *c)
             c->retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
 }
 
-/* 100 * part / whole as "42%", or "-" when whole is not a positive number. */
+/* A percentage as "42%", or "-" when it is not a positive number (not measured). */
 static const char *pct_text(double pct, char *buf, size_t len)
 {
-    if (isfinite(pct)) snprintf(buf, len, "%.0f%%", pct);
+    if (isfinite(pct) && pct > 0) snprintf(buf, len, "%.0f%%", pct);
     else snprintf(buf, len, "-");
     return buf;
 }
@@ -68,9 +68,9 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, const 
         return;
     }
     char frac[16], peak[16];
-    pct_text(isfinite(pt->pct_sgemm) ? pt->pct_sgemm
-             : sgemm_gflops > 0      ? 100 * pt->gflops_per_s / sgemm_gflops
-                                     : NAN,
+    pct_text(pt->pct_sgemm > 0  ? pt->pct_sgemm
+             : sgemm_gflops > 0 ? 100 * pt->gflops_per_s / sgemm_gflops
+                                : NAN,
              frac, sizeof frac);
     pct_text(pt->pct_peak, peak, sizeof peak);
     /* retrieval: hits in % of the planted queries / their count */
