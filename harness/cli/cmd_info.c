@@ -57,9 +57,10 @@ int bench_cmd_info(int argc, char **argv)
     printf("openblas        %s\n", run.openblas_config);
     printf("hdf5            %s\n", run.hdf5_version);
     char built[64], runs[64];
+    const char *env = getenv("ATTN_ISA");
     printf("kernel sets     built: %s; this CPU runs: %s; in force: %s (%s)\n",
            bench_isa_list(false, built, sizeof built), bench_isa_list(true, runs, sizeof runs),
-           attn_isa_name(attn_isa_current()), getenv("ATTN_ISA") ? "ATTN_ISA" : "the best");
+           attn_isa_name(attn_isa_current()), env && *env ? "ATTN_ISA" : "the best");
     for (int i = 0; !skip_peak && i < ATTN_ISA_COUNT; i++) {
         if (!attn_isa_supported((attn_isa)i)) continue;
         const double g =

@@ -921,7 +921,7 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
     if (!quiet)
         fprintf(stderr,
                 "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
-                "memory read bandwidth...\n",
+                "memory read bandwidth (FMA peaks, other thread counts: as points need them)...\n",
                 mc->threads);
     bench_signals_catch(); /* SIGINT, SIGTERM: stop after the point in progress, abandoned */
     bench_run run;

@@ -283,6 +283,8 @@ static const field fit_fields[] = {
     FIELD(bench_fit_row, ratio_at_max, F_F64, "1",
           "metric / full's metric at the largest common n"),
     FIELD(bench_fit_row, ratio_n, F_I64, "1", "that n"),
+    FIELD(bench_fit_row, threads, F_I32, "1", "OpenMP threads of the series' points"),
+    FIELD(bench_fit_row, isa, F_STR, "text", "kernel set of the series' points"),
 };
 /* clang-format on */
 
