@@ -65,8 +65,9 @@ int bench_cmd_info(int argc, char **argv)
         if (!attn_isa_supported((attn_isa)i)) continue;
         const double g =
             bench_peak_gflops((attn_isa)i, (int)threads, BENCH_PEAK_SECONDS, BENCH_PEAK_REPS);
-        printf("peak %-10s %.1f GFLOP/s  (FMA loop on %lld threads at once, best of %d)\n",
-               attn_isa_name((attn_isa)i), g, (long long)threads, BENCH_PEAK_REPS);
+        printf("peak %-10s %.1f GFLOP/s  (FMA loop on %lld thread%s at once, best of %d)\n",
+               attn_isa_name((attn_isa)i), g, (long long)threads, threads == 1 ? "" : "s",
+               BENCH_PEAK_REPS);
     }
     if (!skip) {
         double g = bench_sgemm_gflops((int)threads, (int)n, (int)reps);

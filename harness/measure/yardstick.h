@@ -13,11 +13,12 @@
 #include "record.h"
 
 /* FMA peak GFLOP/s of isa's kernel set on `threads` OpenMP threads at once: each thread runs the
- * peak loop for about seconds_per_rep; best of reps (after one warm-up). NaN when isa is not
- * supported here. */
+ * peak loop for about seconds_per_rep; best of reps (after a calibration on one thread). NaN when
+ * isa is not supported here. Many short repetitions: on a busy machine the scheduler takes the
+ * core away for tens of ms at a time, and a short repetition is more often left whole. */
 double bench_peak_gflops(attn_isa isa, int threads, double seconds_per_rep, int reps);
-enum { BENCH_PEAK_REPS = 3 };
-#define BENCH_PEAK_SECONDS 0.05
+enum { BENCH_PEAK_REPS = 20 };
+#define BENCH_PEAK_SECONDS 0.005
 
 /* The yardsticks of one (threads, isa). */
 typedef struct bench_yardstick {
