@@ -1,7 +1,8 @@
 /*
  * cmd_sweep.c — `bench sweep`: a grid of kinds × parameter values × dataset × causal × batch ×
- * heads × kv_heads × head_dim × n, every point validated before anything is written, then
- * measured and appended (flushed) to a results file, with progress and a closing summary table.
+ * heads × kv_heads × head_dim × threads × kernel set (isa) × n, every point validated before
+ * anything is written, then measured and appended (flushed) to a results file, with progress and a
+ * closing summary table.
  */
 #include <errno.h>
 #include <math.h>
@@ -499,11 +500,11 @@ typedef struct sweep_opts {
 
 static const char sweep_description[] =
     "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x pass x\n"
-    "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
-    "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
-    "causal (--causal auto: non-causal for a kind defined without the mask), 8 heads of dim\n"
-    "64, datasets " DEFAULT_DATASETS ", points predicted over " DEFAULT_MAX_POINT_TIME
-    " s skipped\n"
+    "batch x heads x kv_heads x head_dim x threads x isa x n) and appends one row per point to\n"
+    "an HDF5 results file, flushed as each point ends. With no options: every kind,\n"
+    "n = " DEFAULT_N ", causal (--causal auto: non-causal for a kind defined without the\n"
+    "mask), 8 heads of dim 64, datasets " DEFAULT_DATASETS
+    ", points predicted over " DEFAULT_MAX_POINT_TIME " s skipped\n"
     "(--max-point-time; under 3 minutes on 2 cores), then its figures are drawn into plots/.\n"
     "Points outside their kind's definition (a causal mask for a kind defined without one)\n"
     "are skipped and listed once before measuring.\n"
