@@ -2,6 +2,7 @@
  * isa.c — which kernel set (simd/kernel_set.h) is in force: CPU detection, ATTN_ISA, selection;
  * and the kernels.h entry points that forward to the set in force.
  */
+#include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -121,6 +122,18 @@ const attn_kernel_set *attn_ks_init(void)
 }
 
 attn_isa attn_isa_current(void) { return attn_ks()->isa; }
+
+float attn_isa_peak_loop(attn_isa isa, int64_t iters, float seed)
+{
+    if (!attn_isa_supported(isa)) return NAN;
+    return attn_ks_of(isa)->peak.fma_loop(iters, seed);
+}
+
+int64_t attn_isa_peak_flops_per_iter(attn_isa isa)
+{
+    const attn_kernel_set *k = attn_ks_of(isa);
+    return k ? k->peak.flops_per_iter : 0;
+}
 
 /* ---- kernels.h entry points ---- */
 

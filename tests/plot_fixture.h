@@ -15,8 +15,8 @@
  * pf_write_kinds (a file of its own): a default-like sweep, n = 256..2048, 7 kinds (mqa with
  *   Hkv = 1, the others 8) × causal 0 and 1 × datasets gaussian, local, needle (retrieval on
  *   needle only): 14 series per dataset, more than one figure should hold.
- * Also the CLI runner both suites use: bench_env (stdout, stderr into out_text, err_text) and
- * have_gnuplot.
+ * Also (bench_env.h) the CLI runner both suites use: bench_env (stdout, stderr into out_text,
+ * err_text) and have_gnuplot.
  */
 #ifndef PLOT_FIXTURE_H
 #define PLOT_FIXTURE_H
@@ -28,24 +28,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bench_env.h"
 #include "results.h"
 #include "rng.h"
-#include "test_run.h"
-
-static char out_text[1 << 16], err_text[1 << 16];
-
-/* Run `ENV bench ARGS` through sh (env: assignments such as PATH=..., or ""); exit status, with
- * stdout and stderr in out_text and err_text. Paths here have no spaces or quotes. */
-static int bench_env(const char *env, const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
-    va_end(ap);
-    return st;
-}
-
-static bool have_gnuplot(void) { return system("command -v gnuplot >/dev/null 2>&1") == 0; }
 
 typedef struct pf_point {
     const char *kind, *params, *dataset, *mode;

@@ -12,6 +12,7 @@
 
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #include "attn_core.h"
 
@@ -39,6 +40,12 @@ attn_isa attn_isa_current(void);
 /* ATTN_ISA read and checked: ATTN_OK with *out unchanged when unset; ATTN_EINVAL and a one-line
  * reason when it names no ISA or one this machine cannot run (the CLI refuses to start). */
 attn_status attn_isa_from_env(attn_isa *out, char *msg, size_t msg_len);
+/* The FMA peak yardstick's loop of isa's set (simd/peak_body.h), for the harness: iters rounds of
+ * attn_isa_peak_flops_per_iter(isa) flops over registers; returns a value that depends on every
+ * chain. Runs on the calling thread; isa must be supported (else NaN, nothing run). */
+float attn_isa_peak_loop(attn_isa isa, int64_t iters, float seed);
+/* Flops of one round of that loop (0: isa not built). */
+int64_t attn_isa_peak_flops_per_iter(attn_isa isa);
 /* Does the CPU have AVX512_BF16 (vdpbf16ps)? The avx512 set uses it for bf16 dot products. */
 bool attn_cpu_has_avx512bf16(void);
 

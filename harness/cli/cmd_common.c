@@ -26,6 +26,8 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
         (m->accuracy_rows &&
          bench_parse_i64(m->accuracy_rows, "--accuracy-rows", 1, 1 << 20, &rows, msg, msg_len)))
         return ATTN_EINVAL;
+    cfg->isa = attn_isa_current();
+    if (m->isa && bench_parse_isa(m->isa, "--isa", &cfg->isa, msg, msg_len)) return ATTN_EINVAL;
     cfg->threads = (int)threads;
     cfg->timing = (bench_timing_cfg){.warmup = (int)warmup,
                                      .warmup_time_s = warmup_time,
@@ -35,6 +37,40 @@ attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *
     cfg->seed = (uint64_t)seed;
     cfg->accuracy_rows = rows;
     cfg->allow_nonfinite = m->allow_nonfinite != NULL;
+    return ATTN_OK;
+}
+
+const char *bench_isa_list(bool supported, char *buf, size_t len)
+{
+    size_t w = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < ATTN_ISA_COUNT && w < len; i++)
+        if (supported ? attn_isa_supported((attn_isa)i) : attn_isa_built((attn_isa)i))
+            w += (size_t)snprintf(buf + w, len - w, "%s%s", w ? ", " : "",
+                                  attn_isa_name((attn_isa)i));
+    return buf;
+}
+
+attn_status bench_parse_isa(const char *text, const char *what, attn_isa *isa, char *msg,
+                            size_t msg_len)
+{
+    char built[64], runs[64], hint[96];
+    bench_isa_list(false, built, sizeof built);
+    bench_isa_list(true, runs, sizeof runs);
+    if (!attn_isa_parse(text, isa)) {
+        attn_suggest s = attn_suggest_start(text);
+        for (int i = 0; i < ATTN_ISA_COUNT; i++) attn_suggest_offer(&s, attn_isa_name((attn_isa)i));
+        char choices[96];
+        snprintf(choices, sizeof choices, "choices: %s", built);
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s: unknown kernel set (%s)", what, text,
+                         attn_suggest_hint(&s, choices, hint, sizeof hint));
+    }
+    if (!attn_isa_built(*isa))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s: not built into this binary (built: %s)",
+                         what, text, built);
+    if (!attn_isa_supported(*isa))
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%s %s: this CPU cannot run it (runs: %s)",
+                         what, text, runs);
     return ATTN_OK;
 }
 

@@ -278,9 +278,11 @@ static attn_status compare(side *a, side *b, double fail_pct, const char *plot, 
             bench_common_settings(&a->rd, idx, c.nrows, BENCH_K_ALL, common, sizeof common);
         }
         free(idx);
-        printf("matched on kind, params, dataset, mode, shape, causal%s; in common: %s\n",
+        printf("matched on kind, params, dataset, mode, shape, causal%s%s; in common: %s\n",
                m.threads_compared ? " (threads differ between the runs: compared, not matched)"
-                                  : " and threads",
+                                  : ", threads",
+               m.isa_compared ? " (kernel sets differ between the runs: compared, not matched)"
+                              : " and kernel set",
                common[0] ? common : "-");
         printf("\n");
         print_rows(a, b, &m, &c);

@@ -101,7 +101,9 @@ static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t
                              .prefactor = exp(f.intercept),
                              .theory = NAN,
                              .crossover_n = NAN,
-                             .ratio_at_max = NAN};
+                             .ratio_at_max = NAN,
+                             .threads = pt->threads};
+        snprintf(r->isa, sizeof r->isa, "%s", pt->isa);
         snprintf(r->kind, sizeof r->kind, "%s", pt->kind);
         snprintf(r->params, sizeof r->params, "%s", rd->params[s->idx[0]]);
         snprintf(r->dataset, sizeof r->dataset, "%s", pt->dataset);
@@ -286,6 +288,45 @@ attn_status bench_fit_compute(const bench_run_data *rd, bench_fit_row **rows, in
     return st;
 }
 
+/* With several thread counts: per series over threads (the settings but threads shared), the
+ * speed-up T(fewest)/T(p) and parallel efficiency at each further thread count, one line each
+ * (nothing when the run has one thread count). */
+static void print_scaling(const bench_run_data *rd)
+{
+    double *x = malloc((size_t)(rd->n ? rd->n : 1) * sizeof *x);
+    int64_t *idx = malloc((size_t)(rd->n ? rd->n : 1) * sizeof *idx);
+    bench_series *set = NULL;
+    int64_t nset = 0;
+    const bench_group_by by = {BENCH_K_ALL & ~BENCH_K_THREADS, NULL};
+    for (int64_t i = 0; x && idx && i < rd->n; i++) x[i] = rd->pts[i].threads, idx[i] = i;
+    if (!x || !idx || bench_series_group(rd, idx, rd->n, by, x, &set, &nset) != ATTN_OK) nset = 0;
+    bool said = false;
+    for (int64_t k = 0; k < nset; k++) {
+        const bench_point *b = &rd->pts[set[k].idx[0]];
+        if (set[k].n < 2 || rd->pts[set[k].idx[set[k].n - 1]].threads == b->threads) continue;
+        if (!said)
+            printf("\nthread scaling: speed-up T(fewest threads)/T(p), parallel efficiency = "
+                   "speed-up x fewest / p\n");
+        said = true;
+        char label[256], c[32];
+        bench_series_label(rd, set, nset, k, by, label, sizeof label);
+        printf("  %s", label);
+        if (!strstr(label, "n=")) /* the label names n only where it differs */
+            printf(" n=%s", bench_format_count((double)b->kv_len, c, sizeof c));
+        printf(":");
+        for (int64_t i = 1; i < set[k].n; i++) {
+            const bench_point *p = &rd->pts[set[k].idx[i]];
+            const double su = b->time_median_s / p->time_median_s;
+            printf("  %d->%d threads %.3gx (%.0f%%)", (int)b->threads, (int)p->threads, su,
+                   100 * su * b->threads / p->threads);
+        }
+        printf("\n");
+    }
+    bench_series_free(set, nset);
+    free(x);
+    free(idx);
+}
+
 /* Fit run run_id of file, print the table, store it unless no_store. */
 static attn_status fit_run(const char *file, int64_t run_id, bool no_store, char *msg,
                            size_t msg_len)
@@ -306,6 +347,7 @@ static attn_status fit_run(const char *file, int64_t run_id, bool no_store, char
                        "(sweep --n with several values, e.g. --n 1K:16K:x2)",
                        (long long)rd.run.run_id, rd.path);
     if (!st) print_report(&rd, &w);
+    if (!st) print_scaling(&rd);
     if (!st && !no_store) {
         st = bench_store_write_fits(rd.path, rd.run.run_id, w.rows, w.nrows, msg, msg_len);
         if (st == ATTN_OK)
@@ -336,7 +378,7 @@ int bench_cmd_fit(int argc, char **argv)
         bench_print_help(
             "bench fit FILE.h5 [--run ID] [--no-store]",
             "For every series of a run (the points sharing kind, params, dataset, mode, causal,\n"
-            "batch, heads, kv_heads and head_dim) measured at 2 or more n: the exponent k of\n"
+            "batch, heads, kv_heads, head_dim, threads and kernel set) measured at 2 or more n: the exponent k of\n"
             "time ~ n^k and of memory ~ n^k by least squares on log-log axes, its 95 % confidence\n"
             "interval (Student's t) and R², beside the exponent the kind's own flop and byte\n"
             "counts imply over the same points; and the n from which each kind is faster (and\n"

@@ -1,15 +1,18 @@
-/* cmd_info.c — `bench info`: the machine and build facts recorded with every run, and the
- * OpenBLAS sgemm yardstick (GFLOP/s of a large square product on this machine). */
+/* cmd_info.c — `bench info`: the machine and build facts recorded with every run, the kernel
+ * sets (built, runnable, in force) and the yardsticks: FMA peak per kernel set, OpenBLAS sgemm
+ * (GFLOP/s of a large square product) and memory read bandwidth on this machine. */
 #include <stdio.h>
+#include <stdlib.h>
 
 #include "commands.h"
 #include "machine.h"
 #include "memory.h"
+#include "yardstick.h"
 
 int bench_cmd_info(int argc, char **argv)
 {
     const char *help = NULL, *threads_s = NULL, *n_s = NULL, *reps_s = NULL, *skip = NULL;
-    const char *skip_bw = NULL;
+    const char *skip_bw = NULL, *skip_peak = NULL;
     const bench_opt opts[] = {
         {"--threads", "N", "BLAS threads for the sgemm measurement (default: all CPUs)",
          &threads_s},
@@ -17,6 +20,7 @@ int bench_cmd_info(int argc, char **argv)
         {"--reps", "N", "sgemm repetitions, median reported (default 5)", &reps_s},
         {"--no-sgemm", NULL, "skip the sgemm measurement", &skip},
         {"--no-bandwidth", NULL, "skip the memory bandwidth measurement", &skip_bw},
+        {"--no-peak", NULL, "skip the FMA peak measurements", &skip_peak},
         {"--help", NULL, "this help", &help},
     };
     const int nopts = sizeof opts / sizeof opts[0];
@@ -32,10 +36,11 @@ int bench_cmd_info(int argc, char **argv)
         return bench_fail(ATTN_EINVAL, msg);
     if (help) {
         bench_print_help(
-            "bench info [--threads N] [--sgemm-n N] [--no-sgemm] [--no-bandwidth]",
+            "bench info [--threads N] [--sgemm-n N] [--no-sgemm] [--no-bandwidth] [--no-peak]",
             "Prints the facts every results file records (host, CPU, build, libraries,\n"
-            "git commit) and measures the two yardsticks results are read against:\n"
-            "OpenBLAS sgemm GFLOP/s (compute) and memory read GB/s (decode).",
+            "git commit, kernel sets) and measures the yardsticks results are read against:\n"
+            "the FMA peak of every kernel set this CPU runs, OpenBLAS sgemm GFLOP/s (compute)\n"
+            "and memory read GB/s (decode), on --threads threads.",
             opts, nopts);
         return 0;
     }
@@ -51,6 +56,19 @@ int bench_cmd_info(int argc, char **argv)
     printf("git commit      %s\n", run.git_commit);
     printf("openblas        %s\n", run.openblas_config);
     printf("hdf5            %s\n", run.hdf5_version);
+    char built[64], runs[64];
+    const char *env = getenv("ATTN_ISA");
+    printf("kernel sets     built: %s; this CPU runs: %s; in force: %s (%s)\n",
+           bench_isa_list(false, built, sizeof built), bench_isa_list(true, runs, sizeof runs),
+           attn_isa_name(attn_isa_current()), env && *env ? "ATTN_ISA" : "the best");
+    for (int i = 0; !skip_peak && i < ATTN_ISA_COUNT; i++) {
+        if (!attn_isa_supported((attn_isa)i)) continue;
+        const double g =
+            bench_peak_gflops((attn_isa)i, (int)threads, BENCH_PEAK_SECONDS, BENCH_PEAK_REPS);
+        printf("peak %-10s %.1f GFLOP/s  (FMA loop on %lld thread%s at once, best of %d)\n",
+               attn_isa_name((attn_isa)i), g, (long long)threads, threads == 1 ? "" : "s",
+               BENCH_PEAK_REPS);
+    }
     if (!skip) {
         double g = bench_sgemm_gflops((int)threads, (int)n, (int)reps);
         printf("sgemm           %.1f GFLOP/s  (OpenBLAS, %lld^3, %lld threads, median of %lld)\n",

@@ -5,12 +5,15 @@
  *   time_vs_n           median time vs n, log-log, with each series' least-squares power law
  *                       and its exponent in the legend
  *   memory_vs_n         peak RSS - RSS at the point's start (measured) and workspace (declared)
- *   throughput_vs_n     GFLOP/s (prefill) or GB/s (decode) vs n, with the run's sgemm peak or
- *                       memory bandwidth as a line
+ *   throughput_vs_n     GFLOP/s (prefill) or GB/s (decode) vs n, with the run's sgemm or
+ *                       memory bandwidth as a line, and the FMA peak of each (kernel set,
+ *                       threads) present (per threads sgemm/bandwidth with several --threads)
  *   accuracy_vs_n       relative error vs exact float64 attention (and retrieval) vs n
  *   accuracy_vs_<param> the same vs each kind parameter the run swept, one line per n
  *   error_vs_cost       error vs time at the largest n, one point per parameter value
  *   time_vs_heads       time vs query heads, and time_vs_kv_heads (MHA, GQA, MQA)
+ *   scaling_<kind>      (several --threads) speed-up T(fewest)/T(p) and parallel efficiency vs
+ *                       threads, one line per setting
  * A series is one line (series.h); each kind keeps its colour and marker across the run's
  * figures; dashes and open markers mark causal when a figure has both. With several datasets,
  * the time, memory, throughput and heads figures show the first dataset (a note names the
@@ -156,9 +159,19 @@ static void begin(figure *f, const plot_ctx *cx, const subset *ss, const char *n
     bench_common_settings(cx->rd, idx, n, BENCH_K_ALL & ~varying, common, sizeof common);
     const char *file = strrchr(cx->rd->path, '/');
     char origin[256];
-    snprintf(origin, sizeof origin, "run %lld of %s, %d thread%s, %.40s",
-             (long long)cx->rd->run.run_id, file ? file + 1 : cx->rd->path, cx->rd->run.threads,
-             cx->rd->run.threads == 1 ? "" : "s", cx->rd->run.cpu_model);
+    /* the points' threads and kernel set when they share them (else the lines' labels say) */
+    bool one_threads = true, one_isa = true;
+    const bench_point *p0 = n ? &cx->rd->pts[idx[0]] : NULL;
+    for (int64_t i = 1; i < n; i++) {
+        one_threads &= cx->rd->pts[idx[i]].threads == p0->threads;
+        one_isa &= strcmp(cx->rd->pts[idx[i]].isa, p0->isa) == 0;
+    }
+    char thr[32] = "", isa[32] = "";
+    if (p0 && one_threads)
+        snprintf(thr, sizeof thr, ", %d thread%s", (int)p0->threads, p0->threads == 1 ? "" : "s");
+    if (p0 && one_isa && p0->isa[0]) snprintf(isa, sizeof isa, ", %s", p0->isa);
+    snprintf(origin, sizeof origin, "run %lld of %s%s%s, %.40s", (long long)cx->rd->run.run_id,
+             file ? file + 1 : cx->rd->path, thr, isa, cx->rd->run.cpu_model);
     /* figure.c wraps the header to the page's width */
     snprintf(f->subtitle, sizeof f->subtitle, "%s  |  %s", common, origin);
 }
@@ -327,6 +340,45 @@ static attn_status fig_memory_vs_n(plot_ctx *cx, const subset *ss, const bench_s
     return finish(cx, ss, &f, "no series has a known peak RSS at 2 or more n", msg, msg_len);
 }
 
+/* The yardsticks of subset ss's points as reference lines of p: (prefill) the FMA peak of each
+ * (kernel set, threads) present, one line each; and, when its points have several thread counts,
+ * sgemm (prefill) or read bandwidth (decode) per thread count. Returns whether it drew the
+ * per-threads lines (the run's single sgemm or bandwidth line is then left out). */
+static bool yardstick_refs(const bench_run_data *rd, const subset *ss, panel *p, bool decode)
+{
+    bool several = false;
+    for (int64_t i = 1; i < ss->n; i++)
+        several |= rd->pts[ss->idx[i]].threads != rd->pts[ss->idx[0]].threads;
+    for (int64_t i = 0; i < ss->n; i++) {
+        const bench_point *pt = &rd->pts[ss->idx[i]];
+        bool seen = false; /* an earlier point of the same (isa, threads) */
+        for (int64_t j = 0; j < i && !seen; j++)
+            seen = rd->pts[ss->idx[j]].threads == pt->threads &&
+                   strcmp(rd->pts[ss->idx[j]].isa, pt->isa) == 0;
+        bool thr_seen = false; /* of the same threads */
+        for (int64_t j = 0; j < i && !thr_seen; j++)
+            thr_seen = rd->pts[ss->idx[j]].threads == pt->threads;
+        char label[96];
+        const char *thr = pt->threads == 1 ? "" : "s";
+        if (!seen && !decode && pt->peak_gflops > 0) {
+            snprintf(label, sizeof label, "FMA peak %s, %d thread%s: %.0f GFLOP/s", pt->isa,
+                     (int)pt->threads, thr, pt->peak_gflops);
+            bench_fig_add_ref(p, pt->peak_gflops, label);
+        }
+        const double y = decode ? pt->bandwidth_gbs : pt->sgemm_gflops;
+        if (several && !thr_seen && y > 0) {
+            if (decode)
+                snprintf(label, sizeof label, "memory read, %d thread%s: %.1f GB/s",
+                         (int)pt->threads, thr, y);
+            else
+                snprintf(label, sizeof label, "OpenBLAS sgemm, %d thread%s: %.0f GFLOP/s",
+                         (int)pt->threads, thr, y);
+            bench_fig_add_ref(p, y, label);
+        }
+    }
+    return several;
+}
+
 static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const bench_series *set,
                                        int64_t nset, char *msg, size_t msg_len)
 {
@@ -346,8 +398,9 @@ static attn_status fig_throughput_vs_n(plot_ctx *cx, const subset *ss, const ben
                       decode ? bar_gbytes : bar_gflops);
     time_bars(cx->rd, ss->idx, ss->n, decode ? "the median GB/s" : "the median GFLOP/s", p->bars,
               sizeof p->bars);
+    const bool per_threads = yardstick_refs(cx->rd, ss, p, decode);
     const double line = decode ? run->mem_bandwidth_gbs : run->sgemm_gflops;
-    if (line > 0) {
+    if (line > 0 && !per_threads) {
         p->hline = line;
         if (decode)
             snprintf(p->hline_label, sizeof p->hline_label, "memory read bandwidth: %.1f GB/s",
@@ -779,6 +832,97 @@ static attn_status fig_time_vs_heads(plot_ctx *cx, const subset *ss, unsigned ax
     return st;
 }
 
+/* Series s (x: threads, ascending) as speed-up over its fewest threads (T(base)/T(p)) into
+ * panel sp and parallel efficiency (speed-up · base / p) into ep, with bars from both median
+ * times' CIs; false when it has fewer than 2 thread counts or no memory. */
+static bool add_scaling(panel *sp, panel *ep, const bench_run_data *rd, const bench_series *s,
+                        const char *label)
+{
+    if (s->n < 2 || rd->pts[s->idx[0]].threads == rd->pts[s->idx[s->n - 1]].threads) return false;
+    double *v = malloc((size_t)s->n * 8 * sizeof *v);
+    if (!v) return false;
+    double *x = v, *su = v + s->n, *slo = v + 2 * s->n, *shi = v + 3 * s->n, *ef = v + 4 * s->n,
+           *elo = v + 5 * s->n, *ehi = v + 6 * s->n;
+    const bench_point *b = &rd->pts[s->idx[0]];
+    double bl = b->time_median_s, bh = bl, l, h;
+    int64_t reps;
+    if (bench_point_time_ci(rd, s->idx[0], &l, &h, &reps)) bl = l, bh = h;
+    for (int64_t i = 0; i < s->n; i++) {
+        const bench_point *pt = &rd->pts[s->idx[i]];
+        double tl = pt->time_median_s, th = tl;
+        if (bench_point_time_ci(rd, s->idx[i], &l, &h, &reps)) tl = l, th = h;
+        const double per = (double)b->threads / (double)pt->threads;
+        x[i] = (double)pt->threads;
+        su[i] = b->time_median_s / pt->time_median_s, slo[i] = bl / th, shi[i] = bh / tl;
+        if (i == 0) slo[i] = shi[i] = 1; /* the base: 1 by definition */
+        ef[i] = su[i] * per, elo[i] = slo[i] * per, ehi[i] = shi[i] * per;
+    }
+    char key[LABEL_LEN];
+    snprintf(key, sizeof key, "%s", label);
+    const bool causal = b->causal != 0;
+    bench_fig_add_xy(sp, rd, s->idx[0], s->n, x, su, slo, shi, label, key, causal);
+    bench_fig_add_xy(ep, rd, s->idx[0], s->n, x, ef, elo, ehi, label, key, causal);
+    free(v);
+    return true;
+}
+
+/* scaling_<kind>: per kind of ss, speed-up T(fewest threads)/T(p) and parallel efficiency
+ * against threads, one line per setting (n, kernel set, ...). Nothing drawn or said when ss has
+ * a single thread count. */
+static attn_status fig_scaling(plot_ctx *cx, const subset *ss, char *msg, size_t msg_len)
+{
+    const bench_run_data *rd = cx->rd;
+    bool several = false;
+    for (int64_t i = 1; i < ss->n; i++)
+        several |= rd->pts[ss->idx[i]].threads != rd->pts[ss->idx[0]].threads;
+    int64_t *idx = several ? malloc((size_t)ss->n * sizeof *idx) : NULL;
+    if (!several) return ATTN_OK;
+    if (!idx) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    const bench_group_by by = {BENCH_K_ALL & ~BENCH_K_THREADS, NULL};
+    attn_status st = ATTN_OK;
+    for (int64_t k = 0; !st && k < ss->n; k++) {
+        const bench_point *first = &rd->pts[ss->idx[k]];
+        bool seen = false; /* its kind was drawn already */
+        for (int64_t j = 0; j < k && !seen; j++)
+            seen = !strcmp(rd->pts[ss->idx[j]].kind, first->kind);
+        if (seen) continue;
+        int64_t m = 0;
+        for (int64_t i = 0; i < ss->n; i++)
+            if (strcmp(rd->pts[ss->idx[i]].kind, first->kind) == 0) {
+                idx[m++] = ss->idx[i];
+                ss->x[ss->idx[i]] = (double)rd->pts[ss->idx[i]].threads;
+            }
+        bench_series *set = NULL;
+        int64_t nset = 0;
+        if (bench_series_group(rd, idx, m, by, ss->x, &set, &nset))
+            st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+        figure f;
+        char name[80], title[160];
+        snprintf(name, sizeof name, "scaling_%s", first->kind);
+        snprintf(title, sizeof title, "Thread scaling of %s", first->kind);
+        begin(&f, cx, ss, name, title, idx, m, BENCH_K_THREADS | BENCH_K_N);
+        panel *sp = bench_fig_add_panel(&f, "speed-up", "OpenMP threads p",
+                                        "speed-up T(fewest threads) / T(p) (×)");
+        panel *ep = bench_fig_add_panel(&f, "parallel efficiency", "OpenMP threads p",
+                                        "efficiency: speed-up × fewest / p");
+        sp->logx = ep->logx = sp->ntics = ep->ntics = true;
+        sp->yzero = ep->yzero = true;
+        ep->hline = 1;
+        snprintf(ep->hline_label, sizeof ep->hline_label, "1: linear speed-up");
+        snprintf(sp->bars, sizeof sp->bars, "bars: from both median times' CIs");
+        for (int64_t s = 0; !st && s < nset; s++) {
+            char label[LABEL_LEN];
+            bench_series_label(rd, set, nset, s, by, label, sizeof label);
+            add_scaling(sp, ep, rd, &set[s], label);
+        }
+        if (!st) st = finish(cx, ss, &f, "no series has 2 or more thread counts", msg, msg_len);
+        else bench_fig_free(&f);
+        bench_series_free(set, nset);
+    }
+    free(idx);
+    return st;
+}
+
 /* Which figures plot_figures draws. */
 enum { FIG_COST = 1, FIG_ACCURACY = 2 };
 /* More lines than this over n with causal 0 and 1: one figure per causal value. */
@@ -822,6 +966,7 @@ static attn_status plot_figures(plot_ctx *cx, subset *ss, unsigned which, char *
     }
     if (!st && which & FIG_COST) st = fig_time_vs_heads(cx, ss, BENCH_K_HEADS, msg, msg_len);
     if (!st && which & FIG_COST) st = fig_time_vs_heads(cx, ss, BENCH_K_KV_HEADS, msg, msg_len);
+    if (!st && which & FIG_COST) st = fig_scaling(cx, ss, msg, msg_len);
     return st;
 }
 

@@ -13,6 +13,7 @@
 #include "signals.h"
 #include "spec.h"
 #include "table.h"
+#include "yardstick.h"
 
 /* The options of bench run as text (NULL: not given). */
 typedef struct run_opts {
@@ -174,6 +175,8 @@ static int store_point(bench_store *store, int argc, char **argv, const bench_me
 {
     bench_run run = bench_new_run(argc, argv, mc);
     *sgemm = run.sgemm_gflops;
+    bench_yardstick_seed(run.threads, run.sgemm_gflops, run.mem_bandwidth_gbs);
+    bench_yardstick_fill(pt);          /* and the peak of the point's (threads, isa) */
     if (bench_stop_signal()) return 0; /* the caller closes the store as interrupted */
     char msg[ATTN_MSG_LEN];
     int exit_code = 0;
@@ -268,9 +271,9 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     }
     if (st != ATTN_OK) exit_code = bench_fail(st, msg);
     else {
-        const bool retrieval = bench_table_has_retrieval(&pt, 1);
-        bench_table_header(stdout, retrieval);
-        bench_table_row(stdout, &pt, sgemm, retrieval);
+        const bench_table_cols cols = bench_table_columns(&pt, 1);
+        bench_table_header(stdout, &cols);
+        bench_table_row(stdout, &pt, sgemm, &cols);
         bench_table_comm(stdout, &pt, bench_mpi_size());
         bench_warn_noisy(&pt, true);
         /* a NaN or Inf out of finite inputs is a failure; asked for (--allow-nonfinite), not */

@@ -1,7 +1,8 @@
 /*
  * cmd_sweep.c — `bench sweep`: a grid of kinds × parameter values × dataset × causal × batch ×
- * heads × kv_heads × head_dim × n, every point validated before anything is written, then
- * measured and appended (flushed) to a results file, with progress and a closing summary table.
+ * heads × kv_heads × head_dim × threads × kernel set (isa) × n, every point validated before
+ * anything is written, then measured and appended (flushed) to a results file, with progress and a
+ * closing summary table.
  */
 #include <errno.h>
 #include <math.h>
@@ -23,6 +24,7 @@
 #include "spec.h"
 #include "sweep_mpi.h"
 #include "table.h"
+#include "yardstick.h"
 
 enum { MAX_SETS = 8, MAX_POINTS = 100000 };
 
@@ -58,8 +60,9 @@ typedef struct grid {
     ds_variant *datasets; /* one per --dataset item, then (expand_datasets) one per variant */
     int nvariants;
     int_axis n, heads, kv_heads, head_dim, batch, causal, q_len;
-    int_axis mode; /* 0 prefill, 1 decode */
-    int_axis pass; /* bench_pass values */
+    int_axis mode;         /* 0 prefill, 1 decode */
+    int_axis pass;         /* bench_pass values */
+    int_axis threads, isa; /* --threads (OpenMP threads per point), --isa (attn_isa values) */
     param_axis sets[MAX_SETS];
     int nsets;
 } grid;
@@ -69,8 +72,8 @@ static void grid_free(grid *g)
     bench_free_strings(g->kind_names, g->nkinds);
     bench_free_strings(g->dataset_names, g->ndatasets);
     free(g->datasets);
-    int_axis *axes[] = {&g->n,      &g->heads, &g->kv_heads, &g->head_dim, &g->batch,
-                        &g->causal, &g->mode,  &g->q_len,    &g->pass};
+    int_axis *axes[] = {&g->n,    &g->heads, &g->kv_heads, &g->head_dim, &g->batch, &g->causal,
+                        &g->mode, &g->q_len, &g->pass,     &g->threads,  &g->isa};
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
     for (int s = 0; s < g->nsets; s++) bench_free_strings(g->sets[s].values, g->sets[s].n);
 }
@@ -109,6 +112,14 @@ static attn_status pass_value(const char *text, int64_t *v, char *msg, size_t ms
     bench_pass pass = BENCH_PASS_FORWARD;
     const attn_status st = bench_parse_pass(text, &pass, msg, msg_len);
     *v = pass;
+    return st;
+}
+
+static attn_status isa_value(const char *text, int64_t *v, char *msg, size_t msg_len)
+{
+    attn_isa isa = ATTN_ISA_PORTABLE;
+    const attn_status st = bench_parse_isa(text, "--isa", &isa, msg, msg_len);
+    *v = isa;
     return st;
 }
 
@@ -245,6 +256,8 @@ static attn_status parse_set(grid *g, const char *text, char *msg, size_t msg_le
 /* The grid axes of one kind's parameter combination, in odometer order: n turns fastest. */
 enum {
     AX_N,
+    AX_ISA, /* just above n: a series per kernel set, the sets' series side by side */
+    AX_THREADS,
     AX_HEAD_DIM,
     AX_KV_HEADS,
     AX_HEADS,
@@ -293,6 +306,9 @@ static attn_status build_point(const grid *g, const bench_measure_cfg *mc, const
 {
     const ds_variant *dv = &g->datasets[i[AX_DATASET]];
     const bool decode = g->mode.v[i[AX_MODE]] != 0;
+    bench_measure_cfg at = *mc; /* the point's threads and kernel set */
+    at.threads = (int)g->threads.v[i[AX_THREADS]], at.isa = (attn_isa)g->isa.v[i[AX_ISA]];
+    mc = &at;
     *sp = (bench_point_spec){.ops = ops,
                              .params = *p,
                              .dataset = dv->ops,
@@ -366,6 +382,8 @@ static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc, c
                                    const attn_params *p, spec_list *out, char *msg, size_t msg_len)
 {
     int size[NAXES] = {[AX_N] = g->n.n,
+                       [AX_ISA] = g->isa.n,
+                       [AX_THREADS] = g->threads.n,
                        [AX_HEAD_DIM] = g->head_dim.n,
                        [AX_KV_HEADS] = g->kv_heads.n ? g->kv_heads.n : 1,
                        [AX_HEADS] = g->heads.n,
@@ -461,12 +479,13 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
     char params[160], dparams[160];
     attn_params_format(attn_kind_params(sp->ops), &sp->params, params, sizeof params);
     ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
-    snprintf(buf, len, "%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d %s%s%s%s %s",
+    snprintf(buf, len,
+             "%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d threads=%d %s %s%s%s%s %s",
              sp->ops->name, sp->shape.decode ? " decode" : "", sp->pass ? " " : "",
              sp->pass ? bench_pass_name(sp->pass) : "", (long long)sp->shape.S,
              (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
-             (long long)sp->shape.D, sp->shape.causal, sp->dataset->name, *dparams ? "(" : "",
-             dparams, *dparams ? ")" : "", params);
+             (long long)sp->shape.D, sp->shape.causal, sp->shape.threads, attn_isa_name(sp->isa),
+             sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
 }
 
 /* The options of bench sweep as text (NULL: not given). */
@@ -481,11 +500,11 @@ typedef struct sweep_opts {
 
 static const char sweep_description[] =
     "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x pass x\n"
-    "batch x heads x kv_heads x head_dim x n) and appends one row per point to an HDF5 results\n"
-    "file, flushed as each point ends. With no options: every kind, n = " DEFAULT_N ",\n"
-    "causal (--causal auto: non-causal for a kind defined without the mask), 8 heads of dim\n"
-    "64, datasets " DEFAULT_DATASETS ", points predicted over " DEFAULT_MAX_POINT_TIME
-    " s skipped\n"
+    "batch x heads x kv_heads x head_dim x threads x isa x n) and appends one row per point to\n"
+    "an HDF5 results file, flushed as each point ends. With no options: every kind,\n"
+    "n = " DEFAULT_N ", causal (--causal auto: non-causal for a kind defined without the\n"
+    "mask), 8 heads of dim 64, datasets " DEFAULT_DATASETS
+    ", points predicted over " DEFAULT_MAX_POINT_TIME " s skipped\n"
     "(--max-point-time; under 3 minutes on 2 cores), then its figures are drawn into plots/.\n"
     "Points outside their kind's definition (a causal mask for a kind defined without one)\n"
     "are skipped and listed once before measuring.\n"
@@ -508,8 +527,27 @@ static attn_status parse_kinds(const sweep_opts *o, grid *g, char *msg, size_t m
     return ATTN_OK;
 }
 
+/* --threads and --isa as axes (default: mc's one value each); mc->threads becomes the largest
+ * thread count (the run's: its yardsticks, its threads column). */
+static attn_status parse_machine_axes(const sweep_opts *o, bench_measure_cfg *mc, grid *g,
+                                      char *msg, size_t msg_len)
+{
+    char one[32];
+    snprintf(one, sizeof one, "%d", mc->threads);
+    attn_status st =
+        parse_axis(&g->threads, "--threads", o->measure.threads ? o->measure.threads : one, 1, 1024,
+                   msg, msg_len);
+    if (!st)
+        st = parse_named(&g->isa, "--isa", o->measure.isa ? o->measure.isa : attn_isa_name(mc->isa),
+                         isa_value, msg, msg_len);
+    for (int t = 0; !st && t < g->threads.n; t++)
+        if (t == 0 || g->threads.v[t] > mc->threads) mc->threads = (int)g->threads.v[t];
+    return st;
+}
+
 /* The grid of the options: kinds, datasets, the shape axes, --set values, dataset variants. */
-static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t msg_len)
+static attn_status parse_grid(const sweep_opts *o, bench_measure_cfg *mc, grid *g, char *msg,
+                              size_t msg_len)
 {
     attn_status st = parse_kinds(o, g, msg, msg_len);
     if (!st)
@@ -542,6 +580,7 @@ static attn_status parse_grid(const sweep_opts *o, grid *g, char *msg, size_t ms
                          msg_len);
     for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
     if (!st) st = expand_datasets(g, msg, msg_len);
+    if (!st) st = parse_machine_axes(o, mc, g, msg, msg_len);
     return st;
 }
 
@@ -619,7 +658,7 @@ static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
            memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
            same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
            x->causal == y->causal && x->decode == y->decode && x->threads == y->threads &&
-           a->pass == b->pass && (x->decode ? x->T == y->T : true);
+           a->isa == b->isa && a->pass == b->pass && (x->decode ? x->T == y->T : true);
 }
 
 /* Would point p take longer than budget_s? Predicted (predict_s) at the rate of the previous
@@ -677,10 +716,11 @@ static void measure_point(void *ctx, int64_t p, double **samples, int64_t *nsamp
     char label[256], why[ATTN_MSG_LEN];
     describe(sp, label, sizeof label);
     if (!x->quiet) bench_progress_point(&x->pr, x->recorded + 1, label, eta_s(x));
-    if (bench_point_run(sp, NULL, NULL, NULL, &x->points[p], samples, nsamples, NULL, why,
-                        sizeof why) == ATTN_OK ||
-        bench_stop_signal()) /* abandoned: record_point will not store it */
-        return;
+    const attn_status st = bench_point_run(sp, NULL, NULL, NULL, &x->points[p], samples, nsamples,
+                                           NULL, why, sizeof why);
+    if (bench_stop_signal()) return;     /* abandoned: record_point will not store it */
+    bench_yardstick_fill(&x->points[p]); /* of its (threads, isa), on this host: once each */
+    if (st == ATTN_OK) return;
     if (!x->quiet) bench_progress_end(&x->pr);
     if (bench_mpi_size() > 1)
         fprintf(stderr, "bench: rank %d (%s): %s: %s\n", bench_mpi_rank(), bench_mpi_host(), label,
@@ -801,12 +841,12 @@ static void print_summary(const bench_run *run, const bench_host *hosts, int nho
             printf("  %s (ranks %d, yardsticks by rank %d): sgemm %.1f GFLOP/s on %d threads; %s\n",
                    hosts[h].host, hosts[h].ranks, hosts[h].rank, hosts[h].sgemm_gflops,
                    hosts[h].threads, hosts[h].cpu_model);
-        const bool retrieval = bench_table_has_retrieval(points, npoints);
-        bench_table_header(stdout, retrieval);
+        const bench_table_cols cols = bench_table_columns(points, npoints);
+        bench_table_header(stdout, &cols);
         for (int64_t p = 0; p < npoints; p++) /* %sgemm: against the sgemm of the point's host */
             if (strcmp(points[p].status, "skipped") != 0)
                 bench_table_row(stdout, &points[p],
-                                bench_sweep_host_sgemm(hosts, nhosts, points[p].host), retrieval);
+                                bench_sweep_host_sgemm(hosts, nhosts, points[p].host), &cols);
     }
     printf("results: %s (run %lld, %lld points%s%s)\n", out_path, (long long)run->run_id,
            (long long)(npoints - t->over.total),
@@ -882,13 +922,15 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
     if (!quiet)
         fprintf(stderr,
                 "bench: measuring the yardsticks: OpenBLAS sgemm (2048^3, %d threads) and "
-                "memory read bandwidth...\n",
+                "memory read bandwidth (FMA peaks, other thread counts: as points need them)...\n",
                 mc->threads);
     bench_signals_catch(); /* SIGINT, SIGTERM: stop after the point in progress, abandoned */
     bench_run run;
     bench_host *hosts = NULL;
     int nhosts = 0;
     attn_status st = bench_sweep_machines(argc, argv, mc, &run, &hosts, &nhosts, msg, sizeof msg);
+    if (!st && bench_mpi_size() == 1) /* the other threads and the peaks: as points need them */
+        bench_yardstick_seed(run.threads, run.sgemm_gflops, run.mem_bandwidth_gbs);
     if (bench_mpi_size() == 1 && bench_stop_signal()) { /* ranks would part: the loop stops them */
         free(hosts);
         return interrupted(store, out_path);
@@ -991,12 +1033,14 @@ int bench_cmd_sweep(int argc, char **argv)
     char out_path[4096];
     bench_store *store = NULL;
     double budget_s = 0;
-    attn_status st = bench_measure_parse(&o.measure, &mc, msg, sizeof msg);
+    bench_measure_opts one = o.measure; /* --threads and --isa are axes: parse_machine_axes */
+    one.threads = one.isa = NULL;
+    attn_status st = bench_measure_parse(&one, &mc, msg, sizeof msg);
     if (!st && !o.measure.threads) mc.threads = bench_mpi_default_threads(mc.threads);
     if (!st && (o.max_point_time || !o.n))
         st = bench_parse_double(o.max_point_time ? o.max_point_time : DEFAULT_MAX_POINT_TIME,
                                 "--max-point-time", 0, 1e9, &budget_s, msg, sizeof msg);
-    if (!st) st = parse_grid(&o, &g, msg, sizeof msg);
+    if (!st) st = parse_grid(&o, &mc, &g, msg, sizeof msg);
     if (!st) st = enumerate(&g, &mc, &list, msg, sizeof msg);
     if (!st) st = check_plot_dir(&o, o.plots || argc == 2, msg, sizeof msg);
     if (!st) st = check_file_datasets(&g, &mc, msg, sizeof msg);

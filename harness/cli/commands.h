@@ -13,6 +13,7 @@
 #include <stdio.h>
 
 #include "args.h"
+#include "attn_isa.h"
 #include "point.h"
 #include "results.h"
 #include "series.h"
@@ -66,6 +67,7 @@ void bench_default_plot_dir(char *dir, size_t len);
 typedef struct bench_measure_opts {
     const char *threads, *reps, *warmup, *warmup_time, *min_time, *seed, *accuracy_rows;
     const char *allow_nonfinite;
+    const char *isa; /* --isa */
 } bench_measure_opts;
 
 typedef struct bench_measure_cfg {
@@ -74,6 +76,7 @@ typedef struct bench_measure_cfg {
     uint64_t seed;
     int64_t accuracy_rows;
     bool allow_nonfinite; /* measure inputs holding NaN or Inf instead of refusing them */
+    attn_isa isa;         /* the kernel set (--isa; default: ATTN_ISA, else the best) */
 } bench_measure_cfg;
 
 /* The option table entries for m (a bench_measure_opts *), to end a command's table, which the
@@ -90,6 +93,8 @@ typedef struct bench_measure_cfg {
         {"--seed", "N", "seed of the generated inputs (default 1)", &(m)->seed},                   \
         {"--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",  \
          &(m)->accuracy_rows},                                                                     \
+        {"--isa", "SET", "kernel set: portable, avx2, avx512 (default: ATTN_ISA, else the best)",  \
+         &(m)->isa},                                                                               \
     {                                                                                              \
         "--allow-nonfinite", NULL, "measure inputs holding NaN or Inf (default: refused)",         \
             &(m)->allow_nonfinite                                                                  \
@@ -98,6 +103,13 @@ typedef struct bench_measure_cfg {
  * seed 1, rows 64. */
 attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
                                 size_t msg_len);
+/* --isa NAME (what: the option, for the message) into *isa: a set built into this binary that
+ * this CPU runs; else ATTN_EINVAL, "--isa avx513: unknown kernel set (did you mean 'avx512'?)"
+ * or why it cannot run here. */
+attn_status bench_parse_isa(const char *text, const char *what, attn_isa *isa, char *msg,
+                            size_t msg_len);
+/* "portable, avx2" : the sets built (supported: only those this CPU runs) into buf. */
+const char *bench_isa_list(bool supported, char *buf, size_t len);
 /* A run record: machine facts, the command line, threads and seed, and the sgemm yardstick
  * measured now with cfg->threads BLAS threads. */
 bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg);

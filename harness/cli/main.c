@@ -4,6 +4,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "attn_isa.h"
 #include "attn_suggest.h"
 #include "bench_mpi.h"
 #include "commands.h"
@@ -72,6 +73,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "bench: broken attention module: %s\n", msg);
         return 1;
     }
+    attn_isa isa; /* ATTN_ISA must name a set this machine runs (attn_isa.h) */
+    if (attn_isa_from_env(&isa, msg, sizeof msg) != ATTN_OK) return bench_fail(ATTN_EINVAL, msg);
     if (argc < 2 || strcmp(argv[1], "--help") == 0 || strcmp(argv[1], "-h") == 0 ||
         strcmp(argv[1], "help") == 0) {
         usage(argc < 2 ? stderr : stdout);

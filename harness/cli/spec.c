@@ -38,5 +38,6 @@ attn_status bench_spec_build(bench_point_spec *spec, const bench_shape_req *req,
     spec->timing = mc->timing;
     spec->accuracy_rows = mc->accuracy_rows;
     spec->allow_nonfinite = mc->allow_nonfinite;
+    spec->select_isa = true, spec->isa = mc->isa; /* --isa */
     return ATTN_OK;
 }

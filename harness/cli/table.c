@@ -14,14 +14,33 @@ static const char *err_text(double x, char *buf, size_t len)
     return buf;
 }
 
-void bench_table_header(FILE *f, bool retrieval)
+bench_table_cols bench_table_columns(const bench_point *pts, int64_t n)
 {
-    fprintf(f,
-            "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %-8s %11s %6s %9s %7s %8s %10s %10s %9s "
-            "%9s%s  %s\n",
-            "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "pass", "median_ms", "cv%",
-            "GFLOP/s", "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
-            retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
+    bench_table_cols c = {.retrieval = bench_table_has_retrieval(pts, n)};
+    for (int64_t p = 1; p < n; p++) {
+        c.threads |= pts[p].threads != pts[0].threads;
+        c.isa |= strcmp(pts[p].isa, pts[0].isa) != 0;
+    }
+    return c;
+}
+
+void bench_table_header(FILE *f, const bench_table_cols *c)
+{
+    fprintf(f, "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %-8s ", "kind", "dataset", "B", "H",
+            "Hkv", "T", "S", "D", "cau", "pass");
+    if (c->threads) fprintf(f, "%-3s ", "thr");
+    if (c->isa) fprintf(f, "%-8s ", "isa");
+    fprintf(f, "%11s %6s %9s %7s %6s %8s %10s %10s %9s %9s%s  %s\n", "median_ms", "cv%", "GFLOP/s",
+            "%sgemm", "%peak", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
+            c->retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
+}
+
+/* A percentage as "42%", or "-" when it is not a positive number (not measured). */
+static const char *pct_text(double pct, char *buf, size_t len)
+{
+    if (isfinite(pct) && pct > 0) snprintf(buf, len, "%.0f%%", pct);
+    else snprintf(buf, len, "-");
+    return buf;
 }
 
 bool bench_table_has_retrieval(const bench_point *pts, int64_t n)
@@ -31,8 +50,9 @@ bool bench_table_has_retrieval(const bench_point *pts, int64_t n)
     return false;
 }
 
-void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool retrieval)
+void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, const bench_table_cols *c)
 {
+    const bool retrieval = c->retrieval;
     char ws[32], rss[32];
     bench_format_bytes((double)pt->workspace_bytes, ws, sizeof ws);
     if (pt->peak_rss_bytes >= 0) bench_format_bytes((double)pt->peak_rss_bytes, rss, sizeof rss);
@@ -41,13 +61,18 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool r
             pt->dataset, (long long)pt->batch, (long long)pt->heads, (long long)pt->kv_heads,
             (long long)pt->q_len, (long long)pt->kv_len, (long long)pt->head_dim, pt->causal,
             *pt->pass ? pt->pass : "forward");
+    if (c->threads) fprintf(f, "%-3d ", (int)pt->threads);
+    if (c->isa) fprintf(f, "%-8s ", pt->isa);
     if (strcmp(pt->status, "ok") != 0 && strcmp(pt->status, "nonfinite") != 0) {
         fprintf(f, "error: %s\n", pt->message);
         return;
     }
-    char frac[16] = "-";
-    if (sgemm_gflops > 0)
-        snprintf(frac, sizeof frac, "%.0f%%", 100 * pt->gflops_per_s / sgemm_gflops);
+    char frac[16], peak[16];
+    pct_text(pt->pct_sgemm > 0  ? pt->pct_sgemm
+             : sgemm_gflops > 0 ? 100 * pt->gflops_per_s / sgemm_gflops
+                                : NAN,
+             frac, sizeof frac);
+    pct_text(pt->pct_peak, peak, sizeof peak);
     /* retrieval: hits in % of the planted queries / their count */
     char retr[40] = "", val[24] = "-";
     if (pt->retrieval_queries > 0)
@@ -55,9 +80,9 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool r
     if (retrieval) snprintf(retr, sizeof retr, "  %11s", val);
     char rel[16], self[16];
     const bool nonfinite = strcmp(pt->status, "nonfinite") == 0;
-    fprintf(f, "%11.3f %6.1f %9.1f %7s %8.1f %10s %10s %9s %9s%s  %s%s%s%s\n",
-            pt->time_median_s * 1e3, pt->time_cv * 100, pt->gflops_per_s, frac, pt->gbytes_per_s,
-            ws, rss, err_text(pt->rel_err, rel, sizeof rel),
+    fprintf(f, "%11.3f %6.1f %9.1f %7s %6s %8.1f %10s %10s %9s %9s%s  %s%s%s%s\n",
+            pt->time_median_s * 1e3, pt->time_cv * 100, pt->gflops_per_s, frac, peak,
+            pt->gbytes_per_s, ws, rss, err_text(pt->rel_err, rel, sizeof rel),
             err_text(pt->self_rel_err, self, sizeof self), retr, pt->params,
             *pt->dataset_params ? "  " : "", pt->dataset_params,
             nonfinite ? "  [nonfinite output]" : "");

@@ -7,10 +7,18 @@
 
 #include "results.h"
 
-/* retrieval: add the retrieval column (see bench_table_has_retrieval). */
-void bench_table_header(FILE *f, bool retrieval);
-/* sgemm_gflops: the run's measured sgemm, for the %sgemm column (NaN: not measured). */
-void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool retrieval);
+/* The optional columns of a table: retrieval (some point has planted queries), threads and isa
+ * (the points differ in them: a sweep over --threads or --isa). */
+typedef struct bench_table_cols {
+    bool retrieval, threads, isa;
+} bench_table_cols;
+/* The optional columns the n points need. */
+bench_table_cols bench_table_columns(const bench_point *pts, int64_t n);
+void bench_table_header(FILE *f, const bench_table_cols *c);
+/* sgemm_gflops: the run's measured sgemm, for the %sgemm column when the point has no
+ * pct_sgemm of its own (NaN: not measured); %peak: the point's pct_peak ("-": none). */
+void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops,
+                     const bench_table_cols *c);
 /* Does any of the n points have a retrieval accuracy (planted queries)? */
 bool bench_table_has_retrieval(const bench_point *pts, int64_t n);
 /* On stderr, when the point's CV exceeds 10 %: which point, and (with_fix) how to fix it.

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attn_isa.h"
 #include "machine.h"
 #include "memory.h"
 #include "stats.h"
@@ -70,17 +71,17 @@ void bench_machine_facts(bench_run *run)
     run->host[sizeof run->host - 1] = '\0';
     cpu_model(run->cpu_model, sizeof run->cpu_model);
     snprintf(run->git_commit, sizeof run->git_commit, "%s", BENCH_GIT_COMMIT);
-#ifdef __AVX2__
-    const char *simd = "avx2+fma";
-#else
-    const char *simd = "portable";
-#endif
+    char sets[48] = ""; /* the kernel sets built in (attn_isa.h), chosen at run time */
+    for (int i = 0, w = 0; i < ATTN_ISA_COUNT && w < (int)sizeof sets; i++)
+        if (attn_isa_built((attn_isa)i))
+            w += snprintf(sets + w, sizeof sets - (size_t)w, "%s%s", w ? "+" : "",
+                          attn_isa_name((attn_isa)i));
 #ifdef __OPTIMIZE__
     const char *opt = "optimized";
 #else
     const char *opt = "unoptimized";
 #endif
-    snprintf(run->build, sizeof run->build, "gcc %s, %s, %s kernels", __VERSION__, opt, simd);
+    snprintf(run->build, sizeof run->build, "gcc %s, %s, kernel sets %s", __VERSION__, opt, sets);
     snprintf(run->openblas_config, sizeof run->openblas_config, "%s (core %s)",
              openblas_get_config(), openblas_get_corename());
     unsigned maj = 0, min = 0, rel = 0;

@@ -76,6 +76,9 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     snprintf(pt->pass, sizeof pt->pass, "%s", bench_pass_name(spec->pass));
     pt->saved_bytes =
         runs_backward(spec) ? (int64_t)attn_kind_saved_bytes(spec->ops, s, &spec->params) : 0;
+    snprintf(pt->isa, sizeof pt->isa, "%s",
+             attn_isa_name(spec->select_isa ? spec->isa : attn_isa_current()));
+    pt->peak_gflops = pt->sgemm_gflops = pt->bandwidth_gbs = pt->pct_peak = pt->pct_sgemm = NAN;
     pt->time_median_s = pt->time_min_s = pt->time_max_s = pt->time_p95_s = NAN;
     pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
     pt->gflops_per_s = pt->gbytes_per_s = NAN;
@@ -547,6 +550,9 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     bench_point_describe(spec, pt);
     const attn_status checked = bench_point_check(spec, msg, msg_len);
     if (checked != ATTN_OK) return mark_failed(pt, checked, msg);
+    /* the kernel set first: every kernel of the point, inputs included, runs with it */
+    if (spec->select_isa && attn_isa_select(spec->isa, msg, msg_len) != ATTN_OK)
+        return mark_failed(pt, ATTN_EINVAL, msg);
 
     /* the kind's weights: the caller's, the data's (--input), else drawn from its seed, untimed */
     bench_point_spec given = *spec;

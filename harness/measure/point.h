@@ -6,6 +6,7 @@
 #define BENCH_POINT_H
 
 #include "attention.h"
+#include "attn_isa.h"
 #include "datasets.h"
 #include "record.h"
 #include "stats.h"
@@ -30,6 +31,9 @@ typedef struct bench_point_spec {
     bench_pass pass;       /* default (0): forward */
     float **keep_grads;    /* pass != forward and not NULL: receives dq, dk, dv (malloc'd, the
                               caller frees keep_grads[0..2]; NULL when the point failed) */
+    bool select_isa;       /* put isa in force (attn_isa_select) before the point runs; false:
+                              the set in force (ATTN_ISA, else the best) */
+    attn_isa isa;
 } bench_point_spec;
 
 /* The seed stream of a generated dout (a point's inputs use others of the same seed). */

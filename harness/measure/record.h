@@ -75,8 +75,16 @@ typedef struct bench_point {
     char pass[16];            /* the timed pass: "forward", "backward" or "train" (forward and
                                  backward together); flops, bytes and workspace are its own */
     int64_t saved_bytes;      /* bytes the forward saves for the backward (0: forward pass) */
-    char status[16];          /* "ok" or "error" */
-    char message[160];        /* why, when status is "error" */
+    /* The kernel set in force and the yardsticks of (threads, isa) on the measuring host
+     * (yardstick.h), measured once per run and combination; NaN when not measured. */
+    char isa[16];         /* "portable", "avx2" or "avx512" (attn_isa.h) */
+    double peak_gflops;   /* FMA peak of isa's set on the point's threads */
+    double sgemm_gflops;  /* OpenBLAS sgemm (2048^3) on the point's threads */
+    double bandwidth_gbs; /* memory read bandwidth on the point's threads */
+    double pct_peak;      /* 100 * gflops_per_s / peak_gflops */
+    double pct_sgemm;     /* 100 * gflops_per_s / sgemm_gflops */
+    char status[16];      /* "ok" or "error" */
+    char message[160];    /* why, when status is "error" */
 } bench_point;
 
 /* One host of a run (the /hosts table): its facts and yardsticks, measured once per host by the

@@ -107,7 +107,7 @@ attn_status bench_ratio_of_medians(const double *a, int64_t na, const double *b,
 /* ---- matching ---- */
 
 static bool same_key(const bench_run_data *a, int64_t i, const bench_run_data *b, int64_t j,
-                     bool threads)
+                     bool threads, bool isa)
 {
     const bench_point *x = &a->pts[i], *y = &b->pts[j];
     return strcmp(x->kind, y->kind) == 0 && strcmp(a->params[i], b->params[j]) == 0 &&
@@ -115,7 +115,16 @@ static bool same_key(const bench_run_data *a, int64_t i, const bench_run_data *b
            strcmp(x->dataset_params, y->dataset_params) == 0 && strcmp(x->mode, y->mode) == 0 &&
            x->batch == y->batch && x->heads == y->heads && x->kv_heads == y->kv_heads &&
            x->q_len == y->q_len && x->kv_len == y->kv_len && x->head_dim == y->head_dim &&
-           x->causal == y->causal && (!threads || x->threads == y->threads);
+           x->causal == y->causal && (!threads || x->threads == y->threads) &&
+           (!isa || strcmp(x->isa, y->isa) == 0);
+}
+
+/* The kernel set every point of rd shares, or NULL (none or several). */
+static const char *one_isa(const bench_run_data *rd)
+{
+    for (int64_t i = 1; i < rd->n; i++)
+        if (strcmp(rd->pts[i].isa, rd->pts[0].isa) != 0) return NULL;
+    return rd->n ? rd->pts[0].isa : NULL;
 }
 
 /* The thread count every point of rd shares, or -1 (none or several). */
@@ -137,11 +146,13 @@ attn_status bench_compare_match(const bench_run_data *a, const bench_run_data *b
     }
     const int64_t ta = one_thread_count(a), tb = one_thread_count(b);
     m->threads_compared = ta > 0 && tb > 0 && ta != tb;
+    const char *ia = one_isa(a), *ib = one_isa(b);
+    m->isa_compared = ia && ib && strcmp(ia, ib) != 0;
     for (int64_t j = 0; j < b->n; j++) m->a_of_b[j] = -1;
     for (int64_t i = 0; i < a->n; i++) {
         m->b_of_a[i] = -1;
         for (int64_t j = 0; j < b->n && m->b_of_a[i] < 0; j++)
-            if (m->a_of_b[j] < 0 && same_key(a, i, b, j, !m->threads_compared)) {
+            if (m->a_of_b[j] < 0 && same_key(a, i, b, j, !m->threads_compared, !m->isa_compared)) {
                 m->b_of_a[i] = j, m->a_of_b[j] = i;
                 m->matched++;
             }

@@ -37,6 +37,14 @@ void bench_fig_free(figure *f)
     memset(f, 0, sizeof *f);
 }
 
+bool bench_fig_add_ref(panel *p, double y, const char *label)
+{
+    if (p->nrefs == MAX_REFS || !isfinite(y)) return false;
+    p->refs[p->nrefs] = y;
+    snprintf(p->ref_labels[p->nrefs++], sizeof p->ref_labels[0], "%s", label);
+    return true;
+}
+
 panel *bench_fig_add_panel(figure *f, const char *title, const char *xlabel, const char *ylabel)
 {
     panel *p = &f->p[f->np++];
@@ -396,6 +404,7 @@ static void axis_range(const panel *p, bool x, char *buf, size_t len, double *fr
         }
     }
     if (!x && !isnan(p->hline)) hold(p->hline, &lo, &hi);
+    for (int r = 0; r < p->nrefs && !x; r++) hold(p->refs[r], &lo, &hi);
     const bool log_axis = x ? p->logx : p->logy;
     if (!(lo <= hi)) {
         snprintf(buf, len, "[*:*]");
@@ -435,6 +444,8 @@ static int max_label(const figure *f)
     }
     if (!isnan(f->p[0].hline) && (int)strlen(f->p[0].hline_label) > w)
         w = (int)strlen(f->p[0].hline_label);
+    for (int r = 0; r < f->p[0].nrefs; r++)
+        if ((int)strlen(f->p[0].ref_labels[r]) > w) w = (int)strlen(f->p[0].ref_labels[r]);
     const char *rows[MAX_PANELS + 1];
     for (int k = extra_rows(f, rows, MAX_PANELS + 1); k-- > 0;)
         if ((int)strlen(rows[k]) > w) w = (int)strlen(rows[k]);
@@ -486,7 +497,8 @@ static layout plan_layout(const figure *f)
 {
     layout L = {0};
     const char *rows[MAX_PANELS + 1];
-    const int entries = f->p[0].ns + !isnan(f->p[0].hline) + extra_rows(f, rows, MAX_PANELS + 1);
+    const int entries =
+        f->p[0].ns + !isnan(f->p[0].hline) + f->p[0].nrefs + extra_rows(f, rows, MAX_PANELS + 1);
     bool causal = false, noncausal = false;
     for (int p = 0; p < f->np; p++)
         for (int s = 0; s < f->p[p].ns; s++)
@@ -607,6 +619,12 @@ static void put_series(script *b, const panel *p, const pseries *ps, const char 
             ps->fit[k].x0, ps->fit[k].x1, ps->fit[k].c, ps->fit[k].k, color, dt);
 }
 
+/* The further reference lines' colours (dark, apart from the series') and gnuplot dash types. */
+enum { REF_STYLES = 6 };
+static const char *const ref_colors[REF_STYLES] = {"#8b1a1a", "#1a3d8b", "#2e6b1f",
+                                                   "#6b4a1f", "#5a1f6b", "#1f6b66"};
+static const int ref_dashes[REF_STYLES] = {2, 4, 5, 6, 2, 4};
+
 /* The legend (drawn with panel 0): a row per series with its marker and dash, the reference
  * line, then what the lines and the bars are. */
 static void put_key_rows(script *b, const figure *f, const layout *L)
@@ -626,6 +644,11 @@ static void put_key_rows(script *b, const figure *f, const layout *L)
     if (!isnan(p->hline)) {
         bench_gnuplot_quote(p->hline_label, true, q, sizeof q);
         put(b, ", \\\n  keyentry with lines lc rgb '#333333' lw 1.5 dt 3 title %s", q);
+    }
+    for (int r = 0; r < p->nrefs; r++) {
+        bench_gnuplot_quote(p->ref_labels[r], true, q, sizeof q);
+        put(b, ", \\\n  keyentry with lines lc rgb '%s' lw 1.5 dt %d title %s",
+            ref_colors[r % REF_STYLES], ref_dashes[(r + r / REF_STYLES) % REF_STYLES], q);
     }
     const char *rows[MAX_PANELS + 1];
     const int n = extra_rows(f, rows, MAX_PANELS + 1);
@@ -653,6 +676,9 @@ static attn_status put_plot(plot_ctx *cx, script *b, const figure *f, int pi, co
     if (!isnan(p->hline))
         put(b, "%s%.17g with lines lc rgb '#333333' lw 1.5 dt 3 notitle", items++ ? ", \\\n  " : "",
             p->hline);
+    for (int r = 0; r < p->nrefs; r++)
+        put(b, "%s%.17g with lines lc rgb '%s' lw 1.5 dt %d notitle", items++ ? ", \\\n  " : "",
+            p->refs[r], ref_colors[r % REF_STYLES], ref_dashes[(r + r / REF_STYLES) % REF_STYLES]);
     if (items == 0) put(b, "1/0 notitle");
     if (pi == 0) put_key_rows(b, f, L);
     put(b, "\n");

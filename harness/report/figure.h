@@ -21,7 +21,7 @@
 #include "gnuplot.h"
 #include "series.h"
 
-enum { MAX_PANELS = 2, LABEL_LEN = 256 };
+enum { MAX_PANELS = 2, LABEL_LEN = 256, MAX_REFS = 10 };
 
 /* How a kind looks in every figure (deterministic by its name): a colour, a marker shape and a
  * dash pattern; (shape, dash) differs between any two registered kinds, and kinds that often
@@ -63,6 +63,11 @@ typedef struct panel {
     bool logx, logy, yzero, ntics, lines;
     double hline; /* a horizontal reference (NaN: none) */
     char hline_label[160];
+    /* further horizontal references (the FMA peak of each kernel set and thread count drawn),
+     * each in its own colour and dashes: bench_fig_add_ref */
+    double refs[MAX_REFS];
+    char ref_labels[MAX_REFS][96];
+    int nrefs;
     char bars[160]; /* what the error bars are, a legend row ("" when none are drawn) */
     pseries *s;
     int ns;
@@ -116,6 +121,9 @@ void bench_fig_add_set(panel *p, const bench_run_data *rd, const bench_series *s
 pseries *bench_fig_add_xy(panel *p, const bench_run_data *rd, int64_t first, int64_t n,
                           const double *x, const double *y, const double *lo, const double *hi,
                           const char *label, const char *color_key, bool causal);
+
+/* Add a horizontal reference line at y with a legend row (at most MAX_REFS; false: no room). */
+bool bench_fig_add_ref(panel *p, double y, const char *label);
 
 /* Bytes on panel p's y axis in the unit that suits their largest value; the unit ends the
  * y label ("workspace" -> "workspace (MiB)"). */

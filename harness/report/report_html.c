@@ -330,10 +330,13 @@ static const struct {
     {"n", 1, "keys (kv_len)"},
     {"threads", 1, NULL},
     {"reps", 1, "timed repetitions"},
+    {"isa", 0, "kernel set"},
     {"median ms", 1, "median time per forward"},
     {"min ms", 1, NULL},
     {"cv %", 1, "standard deviation / mean of the repetitions"},
     {"GFLOP/s", 1, "useful flops / median time"},
+    {"%peak", 1, "GFLOP/s / FMA peak of the kernel set on the point's threads"},
+    {"%sgemm", 1, "GFLOP/s / OpenBLAS sgemm on the point's threads"},
     {"GB/s", 1, "bytes moved once / median time"},
     {"RSS added MiB", 1, "peak RSS - RSS at the point's start"},
     {"workspace MiB", 1, "declared scratch"},
@@ -361,11 +364,15 @@ static void point_row(FILE *f, const bench_point *pt)
                            (double)pt->kv_len,   pt->threads,          pt->reps};
     for (size_t i = 0; i < sizeof ints / sizeof ints[0]; i++)
         bench_html_td_num(f, ints[i], "%.0f", 1);
+    bench_html_td(f, pt->isa);
     const double nan = NAN;
     bench_html_td_num(f, ok ? pt->time_median_s : nan, "%.4g", 1e3);
     bench_html_td_num(f, ok ? pt->time_min_s : nan, "%.4g", 1e3);
     bench_html_td_num(f, ok ? pt->time_cv : nan, "%.1f", 100);
     bench_html_td_num(f, ok ? pt->gflops_per_s : nan, "%.3g", 1);
+    /* 0: a file written before the yardstick columns */
+    bench_html_td_num(f, ok && pt->pct_peak > 0 ? pt->pct_peak : nan, "%.0f", 1);
+    bench_html_td_num(f, ok && pt->pct_sgemm > 0 ? pt->pct_sgemm : nan, "%.0f", 1);
     bench_html_td_num(f, ok ? pt->gbytes_per_s : nan, "%.3g", 1);
     bench_html_td_num(f, ok ? bench_rss_of(pt, true) : nan, "%.1f", 1.0 / 1048576);
     bench_html_td_num(f, ok ? (double)pt->workspace_bytes : nan, "%.2f", 1.0 / 1048576);

@@ -275,6 +275,7 @@ static bool same_params(const char *a, const char *b, const char *except)
     return true;
 }
 
+/* The kernel set: a point of a file written before the isa column (isa "") matches any. */
 bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_group_by by)
 {
     const bench_point *p = &rd->pts[a], *q = &rd->pts[b];
@@ -291,7 +292,9 @@ bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_g
              (f & BENCH_K_KV_HEADS && p->kv_heads != q->kv_heads) ||
              (f & BENCH_K_HEAD_DIM && p->head_dim != q->head_dim) ||
              (f & BENCH_K_Q_LEN && strcmp(p->mode, "decode") == 0 && p->q_len != q->q_len) ||
-             (f & BENCH_K_N && p->kv_len != q->kv_len));
+             (f & BENCH_K_N && p->kv_len != q->kv_len) ||
+             (f & BENCH_K_THREADS && p->threads != q->threads) ||
+             (f & BENCH_K_ISA && p->isa[0] && q->isa[0] && strcmp(p->isa, q->isa) != 0));
 }
 
 static const double *sort_x; /* qsort has no context argument */
@@ -413,12 +416,14 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
         snprintf(buf, len, "q_len=%lld", (long long)pt->q_len);
     else if (f == BENCH_K_N)
         snprintf(buf, len, "n=%s", bench_format_count((double)pt->kv_len, c, sizeof c));
+    else if (f == BENCH_K_THREADS) snprintf(buf, len, "threads=%d", (int)pt->threads);
+    else if (f == BENCH_K_ISA) snprintf(buf, len, "%s", pt->isa);
 }
 
 /* The settings shown after kind and params, in this order. */
 static const unsigned shown[] = {BENCH_K_CAUSAL,   BENCH_K_PASS,  BENCH_K_DATASET, BENCH_K_MODE,
                                  BENCH_K_Q_LEN,    BENCH_K_BATCH, BENCH_K_HEADS,   BENCH_K_KV_HEADS,
-                                 BENCH_K_HEAD_DIM, BENCH_K_N};
+                                 BENCH_K_HEAD_DIM, BENCH_K_N,     BENCH_K_THREADS, BENCH_K_ISA};
 
 /* Does setting `what` differ between two series of one kind? (A setting that differs only
  * between kinds, like the kv_heads of mqa and full, is said once in the subtitle instead.) */
@@ -502,7 +507,8 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
     int w = 0;
     buf[0] = '\0';
     for (size_t f = 0; f < sizeof shown / sizeof shown[0]; f++) {
-        if (!(fields & shown[f]) || m == 0) continue;
+        /* threads and kernel set: the figure's origin says them when shared (cmd_plot.c) */
+        if (!(fields & shown[f]) || m == 0 || shown[f] & (BENCH_K_THREADS | BENCH_K_ISA)) continue;
         char a[160], b[160], c[160];
         setting_text(rd, idx[0], shown[f], a, sizeof a);
         if (!a[0]) continue;

@@ -3,10 +3,10 @@
  *
  * A series is the points of a run that share every setting except the one on the x axis:
  * kind, params, dataset (and its params), mode, causal, pass, batch, heads, kv_heads, head_dim, the
- * decode q_len, and n (= kv_len) unless n is the axis. A parameter the kind resolved from the
- * shape (an 'auto' value such as stride = ceil(sqrt(n))) reads "auto", so such a sweep stays one
- * series. Labels name only what differs between the series drawn together; what they all share
- * goes into the figure's subtitle.
+ * decode q_len, threads, kernel set (isa), and n (= kv_len) unless n is the axis. A parameter the
+ * kind resolved from the shape (an 'auto' value such as stride = ceil(sqrt(n))) reads "auto", so
+ * such a sweep stays one series. Labels name only what differs between the series drawn together;
+ * what they all share goes into the figure's subtitle.
  *
  * Room report/ (series, fits, figures, gnuplot; above store/, below cli/): includes its own
  * headers, store/'s and measure/'s, attention/ and datasets/, never cli/.
@@ -59,8 +59,10 @@ enum {
     BENCH_K_HEAD_DIM = 1 << 8,
     BENCH_K_Q_LEN = 1 << 9, /* decode only (prefill has q_len = n) */
     BENCH_K_N = 1 << 10,
-    BENCH_K_PASS = 1 << 11, /* forward, backward, train */
-    BENCH_K_ALL = (1 << 12) - 1,
+    BENCH_K_PASS = 1 << 11,    /* forward, backward, train */
+    BENCH_K_THREADS = 1 << 12, /* OpenMP threads (a --threads axis) */
+    BENCH_K_ISA = 1 << 13,     /* kernel set (a --isa axis) */
+    BENCH_K_ALL = (1 << 14) - 1,
 };
 
 /* How points are grouped: the settings compared, and (with BENCH_K_PARAMS) one parameter left
@@ -94,7 +96,7 @@ void bench_series_label(const bench_run_data *rd, const bench_series *set, int64
 /* The settings of `fields` that all points idx[0..m) share, as "prefill, gaussian, B=1 H=8
  * Hkv=8 D=64"; one that is the same within each kind but not between kinds as "Hkv=8 (mqa
  * Hkv=1, gqa Hkv=2)": the first point's value, then each kind with another (kind and params
- * are never included). */
+ * are never included, nor threads and isa: a figure's origin line says those when shared). */
 void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m, unsigned fields,
                            char *buf, size_t len);
 

@@ -75,7 +75,8 @@ typedef struct field {
 /* The units of FIELD_<i>_UNIT (docs/results-format.md "Units and descriptions"): "s" seconds; "B"
  * bytes; "flop" floating-point operations; "GFLOP/s" 1e9 flop per second; "GB/s" 1e9 bytes per
  * second (not GiB); "1" a dimensionless number (a count, an index, a ratio, a fraction: never a
- * percentage); "flag" 0 or 1; "text" a string; "ISO 8601 UTC" a time as text. */
+ * percentage); "%" a percentage (100 = all); "flag" 0 or 1; "text" a string; "ISO 8601 UTC" a time
+ * as text. */
 
 /* The field tables, one column each: FIELD(T, f, kind, unit, description). A column added with
  * FIELD(T, f, kind) compiles with an empty unit and description (and fails the test that every
@@ -180,6 +181,16 @@ static const field point_fields[] = {
           "the timed pass: forward, backward (dq, dk, dv given dout) or train (both)"),
     FIELD(bench_point, saved_bytes, F_I64, "B",
           "bytes the forward saves for the backward (row log-sum-exp ...; 0: forward pass)"),
+    FIELD(bench_point, isa, F_STR, "text",
+          "kernel set in force: portable, avx2 or avx512 (--isa, ATTN_ISA; default the best)"),
+    FIELD(bench_point, peak_gflops, F_F64, "GFLOP/s",
+          "FMA peak of the point's kernel set on its threads (all at once), 1e9 flop/s"),
+    FIELD(bench_point, sgemm_gflops, F_F64, "GFLOP/s",
+          "OpenBLAS sgemm (2048^3) on the point's threads, measured once per run and threads"),
+    FIELD(bench_point, bandwidth_gbs, F_F64, "GB/s",
+          "memory read bandwidth on the point's threads, measured once per run and threads"),
+    FIELD(bench_point, pct_peak, F_F64, "%", "100 * gflops_per_s / peak_gflops"),
+    FIELD(bench_point, pct_sgemm, F_F64, "%", "100 * gflops_per_s / sgemm_gflops"),
     FIELD(bench_point, status, F_STR, "text", "ok, nonfinite (output holds NaN or Inf) or error"),
     FIELD(bench_point, message, F_STR, "text", "why, when status is not ok; notes otherwise"),
 };
@@ -273,6 +284,8 @@ static const field fit_fields[] = {
     FIELD(bench_fit_row, ratio_at_max, F_F64, "1",
           "metric / full's metric at the largest common n"),
     FIELD(bench_fit_row, ratio_n, F_I64, "1", "that n"),
+    FIELD(bench_fit_row, threads, F_I32, "1", "OpenMP threads of the series' points"),
+    FIELD(bench_fit_row, isa, F_STR, "text", "kernel set of the series' points"),
 };
 /* clang-format on */
 

@@ -76,6 +76,8 @@ typedef struct bench_fit_row {
     double crossover_n;  /* interpolated in log-log between measured points; NaN otherwise */
     double ratio_at_max; /* metric / full's metric at the largest common n */
     int64_t ratio_n;     /* that n */
+    int32_t threads;     /* the series' OpenMP threads */
+    char isa[16];        /* its kernel set ("" in files before the column) */
 } bench_fit_row;
 
 /* One row of /samples: one timed repetition of a point. */
