@@ -1,0 +1,127 @@
+/*
+ * tile_body.h — the dense tile's GEMM micro-kernels (kernel_set.h: attn_ks_tile), written once
+ * against the vector layer and register-blocked per set: TILE_MR rows × TILE_NR vectors of
+ * accumulators (avx512 6 × 4 of 32 registers, avx2 6 × 2 of 16, portable 4 × 4 scalars).
+ *   pack_kt  kt [D, ldk] = kᵀ of a key block k [cols, D] (row stride ldkv), zero columns
+ *            cols..ldk: the keys along the lanes, so that the scores need no horizontal sum.
+ *            O(cols·D), no flops.
+ *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, TILE_NR·VW) scores
+ *            (the padding columns are written too: lds and ldk cover them). 2·rows·cols·D flops.
+ *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (row stride ldp), v [cols, D]
+ *            (row stride ldv), read in place. 2·rows·cols·D flops.
+ * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
+ * A partial group of rows at the end repeats its last row (same inputs, same result, same
+ * place), so each kernel has one shape of inner loop. No scratch, one thread.
+ */
+#if VW == 16
+#define TILE_MR 6
+#define TILE_NR 4
+#elif VW == 8
+#define TILE_MR 6
+#define TILE_NR 2
+#else
+#define TILE_MR 4
+#define TILE_NR 4
+#endif
+
+static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
+                           int64_t D)
+{
+    enum { CB = 16 }; /* keys per pass: 16 input rows streamed, ldk-strided output rows */
+    for (int64_t c0 = 0; c0 < cols; c0 += CB) {
+        const int64_t cn = tile_min(CB, cols - c0);
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t c = 0; c < cn; c++) kt[d * ldk + c0 + c] = k[(c0 + c) * ldkv + d];
+    }
+    if (ldk > cols)
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t c = cols; c < ldk; c++) kt[d * ldk + c] = 0.0f;
+}
+
+/* One TILE_MR × TILE_NR·VW block of scores: rows qr[i], columns kt[.. + j·VW]. */
+static inline void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
+                                     int64_t ldk, int64_t D, vf scale)
+{
+    vf acc[TILE_MR][TILE_NR];
+    for (int i = 0; i < TILE_MR; i++)
+        for (int j = 0; j < TILE_NR; j++) acc[i][j] = vzero();
+    for (int64_t d = 0; d < D; d++, kt += ldk) {
+        vf b[TILE_NR];
+        for (int j = 0; j < TILE_NR; j++) b[j] = vload(kt + j * VW);
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(qr[i][d]);
+            for (int j = 0; j < TILE_NR; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < TILE_MR; i++)
+        for (int j = 0; j < TILE_NR; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
+}
+
+static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt,
+                          int64_t ldk, int64_t rows, int64_t cols, int64_t D, float scale)
+{
+    const vf vs = vset1(scale);
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW)
+        for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+            const float *qr[TILE_MR];
+            float *sr[TILE_MR];
+            for (int i = 0; i < TILE_MR; i++) {
+                const int64_t r = tile_min(i0 + i, rows - 1);
+                qr[i] = q + r * ldq;
+                sr[i] = s + r * lds + c0;
+            }
+            tile_scores_block(sr, qr, kt + c0, ldk, D, vs);
+        }
+}
+
+/* o rows or[i], NV vectors from column d0, += Σ_c p[i][c] v[c][d0..]: NV <= TILE_NR. */
+static inline void tile_pv_block(float *const *orow, const float *const *pr, const float *v,
+                                 int64_t ldv, int64_t cols, int nv)
+{
+    vf acc[TILE_MR][TILE_NR];
+    for (int i = 0; i < TILE_MR; i++)
+        for (int j = 0; j < nv; j++) acc[i][j] = vload(orow[i] + j * VW);
+    for (int64_t c = 0; c < cols; c++, v += ldv) {
+        vf b[TILE_NR];
+        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(pr[i][c]);
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    for (int i = 0; i < TILE_MR; i++)
+        for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
+}
+
+static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t ldp, const float *v,
+                      int64_t ldv, int64_t rows, int64_t cols, int64_t D)
+{
+    for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+        const float *pr[TILE_MR];
+        float *orow[TILE_MR];
+        for (int i = 0; i < TILE_MR; i++) {
+            const int64_t r = tile_min(i0 + i, rows - 1);
+            pr[i] = p + r * ldp;
+            orow[i] = o + r * ldo;
+        }
+        int64_t d0 = 0;
+        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+            float *od[TILE_MR];
+            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+            tile_pv_block(od, pr, v + d0, ldv, cols, TILE_NR);
+        }
+        for (; d0 + VW <= D; d0 += VW) {
+            float *od[TILE_MR];
+            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+            tile_pv_block(od, pr, v + d0, ldv, cols, 1);
+        }
+        if (d0 == D) continue;
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) /* the last D % VW columns */
+            for (int64_t c = 0; c < cols; c++)
+                for (int64_t d = d0; d < D; d++) o[r * ldo + d] += p[r * ldp + c] * v[c * ldv + d];
+    }
+}
+
+#define TILE_SLOTS {.pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv}
