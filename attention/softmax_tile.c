@@ -125,7 +125,7 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
 {
     const int64_t rows = nrows, D = t->D;
     const int64_t ldc = attn_tile_score_ld(cols); /* row stride: exp runs on whole vectors */
-    float *sc = t->scores;            /* [rows, cols] */
+    float *sc = t->scores;                        /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
     const bool modified = t->cap > 0.0f || t->alibi;
 

@@ -50,8 +50,8 @@ typedef struct attn_ks_tile {
     void (*pack_kt)(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols, int64_t D);
     /* s[i·lds + c] = scale·Σ_d q[i·ldq + d]·kt[d·ldk + c], i < rows, c < cols rounded up to
      * ATTN_TILE_COLS_ALIGN */
-    void (*scores)(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt,
-                   int64_t ldk, int64_t rows, int64_t cols, int64_t D, float scale);
+    void (*scores)(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt, int64_t ldk,
+                   int64_t rows, int64_t cols, int64_t D, float scale);
     /* o[i·ldo + d] += Σ_c p[i·ldp + c]·v[c·ldv + d], i < rows, c < cols, d < D */
     void (*pv)(float *o, int64_t ldo, const float *p, int64_t ldp, const float *v, int64_t ldv,
                int64_t rows, int64_t cols, int64_t D);

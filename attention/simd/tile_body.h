@@ -26,15 +26,45 @@
 
 static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
+#ifdef __AVX2__
+/* kt[d·ldk + c] = k[c·ldkv + d], c, d < 8: one 8 × 8 transpose in registers (avx2, avx512). */
+static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv)
+{
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(k + i * ldkv);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int j = 0; j < 2; j++) {
+            r[i + j] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+            r[i + j + 2] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+    /* r[0..3]: columns (0, 4), (2, 6), (1, 5), (3, 7) of rows 0-3 (low, high 128-bit half);
+     * r[4..7] the same of rows 4-7 */
+    static const int col[4] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(kt + col[i] * ldk, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(kt + (col[i] + 4) * ldk, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+#endif
+
 static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
                            int64_t D)
 {
-    enum { CB = 16 }; /* keys per pass: 16 input rows streamed, ldk-strided output rows */
-    for (int64_t c0 = 0; c0 < cols; c0 += CB) {
-        const int64_t cn = tile_min(CB, cols - c0);
-        for (int64_t d = 0; d < D; d++)
-            for (int64_t c = 0; c < cn; c++) kt[d * ldk + c0 + c] = k[(c0 + c) * ldkv + d];
-    }
+    int64_t c0 = 0;
+#ifdef __AVX2__
+    const int64_t d8 = D / 8 * 8;
+    for (; c0 + 8 <= cols; c0 += 8)
+        for (int64_t d = 0; d < d8; d += 8)
+            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv);
+    for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of those keys */
+        for (int64_t c = 0; c < c0; c++) kt[d * ldk + c] = k[c * ldkv + d];
+#endif
+    for (int64_t d = 0; d < D; d++) /* the remaining keys (all of them without AVX2) */
+        for (int64_t c = c0; c < cols; c++) kt[d * ldk + c] = k[c * ldkv + d];
     if (ldk > cols)
         for (int64_t d = 0; d < D; d++)
             for (int64_t c = cols; c < ldk; c++) kt[d * ldk + c] = 0.0f;
@@ -124,4 +154,7 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t ldp, const 
     }
 }
 
-#define TILE_SLOTS {.pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv}
+#define TILE_SLOTS                                                                                 \
+    {                                                                                              \
+        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv                        \
+    }
