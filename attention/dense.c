@@ -18,14 +18,16 @@
  *     Auto (split=0): enough chunks for TASKS_TARGET tasks, each >= MIN_CHUNK_KEYS keys, so a
  *     decode step (few rows, long S) streams the KV cache on every thread. The chunking never
  *     depends on the thread count, so neither does the result.
- *   workspace: threads × (tile: rows × block_k scores + rows × D accumulator + 2·rows floats;
+ *   workspace: threads × (tile: rows × ld scores + D × ld packed keys (ld = block_k rounded up
+ *              to 64) + rows × D accumulator + 2·rows floats;
  *              rows int64 key limits; rows × D gather buffer when G > 1 and T > 1), rows = P·G;
  *              plus, when split > 1, tasks × rows × (D + 2) floats of partials (auto: fewer than
  *              2·TASKS_TARGET slots). Independent of S except through the number of chunks.
  *              materialize=1 (baseline): one tile of T·G rows × S keys, split 1.
  *              alibi adds 2·rows + block_k floats per thread (positions and slopes).
  *   threads: OpenMP over (b, kv head, query block, key chunk), dynamic schedule (causal rows are
- *            uneven), then over (b, kv head, query block) for the merge; OpenBLAS single-threaded.
+ *            uneven), then over (b, kv head, query block) for the merge. The forward tile runs
+ *            the kernel set's micro-kernels (no BLAS); the backward's sgemms: OpenBLAS 1 thread.
  *   saved (forward_train): each row's log-sum-exp, B·H·T floats (+inf: the row sees no key).
  * Backward (FlashAttention-2, attn_btile in tile_backward.c): a task is one key block of one
  *   (b, kv head); it owns that block's dk, dv rows (zeroed, then accumulated over every query

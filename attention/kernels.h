@@ -29,19 +29,24 @@ float attn_vdot(const float *a, const float *b, int64_t n);
 
 /*
  * Online-softmax tile: rows queries (row stride D) against key blocks of at most cols_max keys.
- *   q [rows,D]  k,v blocks [cols,D]  out [rows,D]      scores = scale · q kᵀ by sgemm
+ *   q [rows,D]  k,v blocks [cols,D]  out [rows,D]      scores = scale · q kᵀ
  *   per block: running max m, running sum l, acc = Σ exp(s - m) v  (acc rescaled when m grows)
- *   flops per block: 4·rows·cols·D (two sgemms) + O(rows·cols) for max/exp/sum
- * Scratch (floats): attn_tile_floats(rows_max, cols_max, D); OpenBLAS must be single-threaded
- * when tiles run inside a parallel region.
+ *   scores and p·v by the micro-kernels of the kernel set in force (simd/tile_body.h: kᵀ packed
+ *   once per visit, register-blocked; no BLAS), the exp by the set's vexp
+ *   flops per block: 4·rows·cols·D (2·rows·cols·D each micro-kernel) + O(rows·cols) for
+ *   max/exp/sum (not counted)
+ * Scratch (floats): attn_tile_floats(rows_max, cols_max, D): m, l, acc [rows,D], scores
+ * [rows, attn_tile_score_ld(cols_max)] and the packed keys [D, attn_tile_score_ld(cols_max)].
+ * One thread per tile; the backward tile's sgemms need OpenBLAS single-threaded inside a
+ * parallel region (attn_blas_threads(1)).
  */
 typedef struct attn_tile {
     int64_t rows, D;
     float scale;
     float *m, *l;  /* [rows] running max and sum */
     float *acc;    /* [rows,D] unnormalised output */
-    float *scores; /* [rows,cols] (row stride cols rounded up to 8) one block of scores, then
-                      probabilities */
+    float *scores; /* [rows,cols] (row stride attn_tile_score_ld(cols)) one block of scores,
+                      then probabilities; the visit's packed keys follow the rows' scores */
     /* Score modifiers (score_mod.h), off after attn_tile_begin; attn_tile_mods turns them on.
      * With alibi the caller sets qpos[r] and slope[r] of every tile row (attn_tile_mod_row) and,
      * before each attn_tile_visit or attn_tile_visit_masked, kpos[c], the position of each key
@@ -91,9 +96,10 @@ void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float
                             const attn_tile_mask *mask);
 /* Scores of a kind's own (additive attention's tanh scores): a visit of cols keys whose scores
  * the caller wrote into t->scores — tile rows r0..r0 + nrows as rows of stride
- * attn_tile_score_ld(cols) floats (cols rounded up to 8), already scaled — then the online
- * softmax and p·v as attn_tile_visit_masked (which is pass 1, the sgemm, and this). Only the
- * columns a row sees are read: the others may hold anything. */
+ * attn_tile_score_ld(cols) floats (cols rounded up to ATTN_TILE_COLS_ALIGN, 64), already
+ * scaled — then the online softmax and p·v as attn_tile_visit_masked (which is the packing and
+ * scores micro-kernel, then this). Only the columns a row sees are read: the others may hold
+ * anything. */
 int64_t attn_tile_score_ld(int64_t cols);
 void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float *v, int64_t ldkv,
                             int64_t cols, const attn_tile_mask *mask);
