@@ -26,8 +26,8 @@
  *              materialize=1 (baseline): one tile of T·G rows × S keys, split 1.
  *              alibi adds 2·rows + block_k floats per thread (positions and slopes).
  *   threads: OpenMP over (b, kv head, query block, key chunk), dynamic schedule (causal rows are
- *            uneven), then over (b, kv head, query block) for the merge. The forward tile runs
- *            the kernel set's micro-kernels (no BLAS); the backward's sgemms: OpenBLAS 1 thread.
+ *            uneven), then over (b, kv head, query block) for the merge. The tiles run the
+ *            kernel set's micro-kernels (no BLAS).
  *   saved (forward_train): each row's log-sum-exp, B·H·T floats (+inf: the row sees no key).
  * Backward (FlashAttention-2, attn_btile in tile_backward.c): a task is one key block of one
  *   (b, kv head); it owns that block's dk, dv rows (zeroed, then accumulated over every query
@@ -39,7 +39,7 @@
  *   OpenMP critical section, rows × D adds per rows × block_k × D × 10 flops; the order of the
  *   adds may vary between runs, like FlashAttention-2's atomics). Never the T×S matrix;
  *   materialize=1 is the baseline whose one tile per (b, kv head) is the whole T·G × S P and dP.
- *   flops 2.5 × forward (10·D per allowed score: five sgemms against two).
+ *   flops 2.5 × forward (10·D per allowed score: five products against two).
  *   workspace: threads × (attn_btile: tile + rows × block_k dP (+ the same for softcap's
  *              derivative) + modifiers + 2 rows × D stacks when G > 1 and T > 1 + rows int64),
  *              independent of n (materialize=1: 2·T·G·S floats per thread).

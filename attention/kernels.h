@@ -37,8 +37,7 @@ float attn_vdot(const float *a, const float *b, int64_t n);
  *   max/exp/sum (not counted)
  * Scratch (floats): attn_tile_floats(rows_max, cols_max, D): m, l, acc [rows,D], scores
  * [rows, attn_tile_score_ld(cols_max)] and the packed keys [D, attn_tile_score_ld(cols_max)].
- * One thread per tile; the backward tile's sgemms need OpenBLAS single-threaded inside a
- * parallel region (attn_blas_threads(1)).
+ * One thread per tile.
  */
 typedef struct attn_tile {
     int64_t rows, D;
@@ -123,12 +122,13 @@ void attn_tile_lse(const attn_tile *t, int64_t r0, int64_t rstep, float *lse, in
 /*
  * Backward tile (FlashAttention-2 backward, tile_backward.c): rows queries against blocks of keys,
  * given each row's log-sum-exp and Δ = dout·out. Per visit of cols keys:
- *   S = scale·q kᵀ (sgemm), the modifiers (softcap keeps ds/du = 1 - tanh²), mask,
- *   P = exp(S - lse), dP = dout vᵀ (sgemm), dS = P∘(dP - Δ)·ds/du,
- *   dv += Pᵀ dout, dk += scale·dSᵀ q (sgemm, into the caller's rows: ldg floats apart),
- *   dq += scale·dS k (sgemm, into the tile's accumulator t.acc [rows, D]).
- *   flops 10·rows·cols·D (five sgemms: 2.5 × the forward's two); never more than rows × cols.
- * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded (BLAS too).
+ *   S = scale·q kᵀ, the modifiers (softcap keeps ds/du = 1 - tanh²), mask,
+ *   P = exp(S - lse), dP = dout vᵀ, dS = P∘(dP - Δ)·ds/du,
+ *   dv += Pᵀ dout, dk += scale·dSᵀ q (into the caller's rows: ldg floats apart),
+ *   dq += scale·dS k (into the tile's accumulator t.acc [rows, D]); the five products by the
+ *   forward tile's micro-kernels (simd/tile_body.h).
+ *   flops 10·rows·cols·D (five products: 2.5 × the forward's two); never more than rows × cols.
+ * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded.
  */
 /* The tensors of a backward (attention.h's backward slot): lse is what forward_train saved. */
 typedef struct attn_bwd_io {

@@ -165,7 +165,7 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
     }
 
     /* pass 3: weighted V */
-    attn_ks()->tile.pv(acc, D, sc, ldc, v, ldkv, rows, cols, D);
+    attn_ks()->tile.pv(acc, D, sc, ldc, 1, v, ldkv, rows, cols, D);
 }
 
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,

@@ -134,13 +134,23 @@ Test(kernels, tile_micro_kernels_match_float64_in_every_set)
     float *o = tu_random(rows * ldo, 1, 8);
     float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(rows * ld * sizeof(float));
     float *acc = bench_alloc(rows * ldo * sizeof(float));
+    float *pt = bench_alloc(cols * ldo * sizeof(float));
     for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
         const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
         if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
         ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
         ks->tile.scores(s, ld, q, ldq, kt, ld, rows, cols, D, 0.5f);
         memcpy(acc, o, (size_t)(rows * ldo) * sizeof(float));
-        ks->tile.pv(acc, ldo, p, ld, v, ldkv, rows, cols, D);
+        ks->tile.pv(acc, ldo, p, ld, 1, v, ldkv, rows, cols, D);
+        memset(pt, 0, (size_t)(cols * ldo) * sizeof(float));
+        ks->tile.pv(pt, ldo, p, 1, ld, q, ldq, cols, rows, D); /* pᵀ q: p read transposed */
+        for (int64_t c = 0; c < cols; c++)
+            for (int64_t d = 0; d < D; d++) {
+                double x = 0;
+                for (int64_t i = 0; i < rows; i++) x += (double)p[i * ld + c] * q[i * ldq + d];
+                cr_expect(fabs(pt[c * ldo + d] - x) <= 1e-5 * (1 + fabs(x)), "%s: pᵀq %ld %ld",
+                          attn_isa_name(isa), (long)c, (long)d);
+            }
         for (int64_t c = cols; c < ld; c++)
             cr_expect(kt[c] == 0.0f, "%s: padding", attn_isa_name(isa));
         for (int64_t i = 0; i < rows; i++) {
@@ -158,5 +168,5 @@ Test(kernels, tile_micro_kernels_match_float64_in_every_set)
             }
         }
     }
-    free(q), free(k), free(v), free(p), free(o), free(kt), free(s), free(acc);
+    free(q), free(k), free(v), free(p), free(o), free(kt), free(s), free(acc), free(pt);
 }

@@ -52,9 +52,9 @@ typedef struct attn_ks_tile {
      * ATTN_TILE_COLS_ALIGN */
     void (*scores)(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt, int64_t ldk,
                    int64_t rows, int64_t cols, int64_t D, float scale);
-    /* o[i·ldo + d] += Σ_c p[i·ldp + c]·v[c·ldv + d], i < rows, c < cols, d < D */
-    void (*pv)(float *o, int64_t ldo, const float *p, int64_t ldp, const float *v, int64_t ldv,
-               int64_t rows, int64_t cols, int64_t D);
+    /* o[i·ldo + d] += Σ_c p[i·pr + c·pc]·v[c·ldv + d], i < rows, c < cols, d < D */
+    void (*pv)(float *o, int64_t ldo, const float *p, int64_t pr, int64_t pc, const float *v,
+               int64_t ldv, int64_t rows, int64_t cols, int64_t D);
 } attn_ks_tile;
 
 typedef struct attn_kernel_set {

@@ -7,8 +7,9 @@
  *            O(cols·D), no flops.
  *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, TILE_NR·VW) scores
  *            (the padding columns are written too: lds and ldk cover them). 2·rows·cols·D flops.
- *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (row stride ldp), v [cols, D]
- *            (row stride ldv), read in place. 2·rows·cols·D flops.
+ *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (element i, c at p[i·pr + c·pc]:
+ *            row-major, or transposed for the backward's Pᵀ dO), v [cols, D] (row stride ldv),
+ *            read in place. 2·rows·cols·D flops.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
  * place), so each kernel has one shape of inner loop. No scratch, one thread.
@@ -106,18 +107,18 @@ static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, co
         }
 }
 
-/* o rows or[i], NV vectors from column d0, += Σ_c p[i][c] v[c][d0..]: NV <= TILE_NR. */
-static inline void tile_pv_block(float *const *orow, const float *const *pr, const float *v,
-                                 int64_t ldv, int64_t cols, int nv)
+/* o rows orow[i], nv vectors from column d0, += Σ_c p[i][c·pc] v[c][d0..]: nv <= TILE_NR. */
+static inline void tile_pv_block(float *const *orow, const float *const *pr, int64_t pc,
+                                 const float *v, int64_t ldv, int64_t cols, int nv)
 {
     vf acc[TILE_MR][TILE_NR];
     for (int i = 0; i < TILE_MR; i++)
         for (int j = 0; j < nv; j++) acc[i][j] = vload(orow[i] + j * VW);
-    for (int64_t c = 0; c < cols; c++, v += ldv) {
+    for (int64_t c = 0, x = 0; c < cols; c++, x += pc, v += ldv) {
         vf b[TILE_NR];
         for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
         for (int i = 0; i < TILE_MR; i++) {
-            const vf a = vset1(pr[i][c]);
+            const vf a = vset1(pr[i][x]);
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
@@ -125,32 +126,30 @@ static inline void tile_pv_block(float *const *orow, const float *const *pr, con
         for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
 }
 
-static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t ldp, const float *v,
-                      int64_t ldv, int64_t rows, int64_t cols, int64_t D)
+static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_t pc,
+                      const float *v, int64_t ldv, int64_t rows, int64_t cols, int64_t D)
 {
     for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
         const float *pr[TILE_MR];
-        float *orow[TILE_MR];
+        float *orow[TILE_MR], *od[TILE_MR];
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1);
-            pr[i] = p + r * ldp;
+            pr[i] = p + r * pr_;
             orow[i] = o + r * ldo;
         }
         int64_t d0 = 0;
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
-            float *od[TILE_MR];
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_block(od, pr, v + d0, ldv, cols, TILE_NR);
+            tile_pv_block(od, pr, pc, v + d0, ldv, cols, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
-            float *od[TILE_MR];
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_block(od, pr, v + d0, ldv, cols, 1);
+            tile_pv_block(od, pr, pc, v + d0, ldv, cols, 1);
         }
-        if (d0 == D) continue;
-        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) /* the last D % VW columns */
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t c = 0; c < cols; c++)
-                for (int64_t d = d0; d < D; d++) o[r * ldo + d] += p[r * ldp + c] * v[c * ldv + d];
+                for (int64_t d = d0; d < D; d++)
+                    o[r * ldo + d] += p[r * pr_ + c * pc] * v[c * ldv + d];
     }
 }
 
