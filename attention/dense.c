@@ -197,14 +197,16 @@ static void visit_chunk(const attn_shape *s, const plan *pl, attn_tile *tile, co
             attn_tile_visit(tile, 0, rows, qt, kg + j0 * D, vg + j0 * D, cols, NULL);
             continue;
         }
-        /* the block crosses the causal diagonal: row groups, each up to its last key */
+        /* the block crosses the causal diagonal: row groups, each up to its last key (the
+         * block's keys packed once for all groups) */
         for (int64_t r = 0; r < rows; r++) col_end[r] = attn_causal_keys(s, i0 + r / G) - j0;
+        attn_tile_pack_keys(tile, kg + j0 * D, D, min64(cols, col_end[rows - 1]));
         for (int64_t r0 = 0; r0 < rows; r0 += DIAG_ROWS) {
             const int64_t nr = min64(DIAG_ROWS, rows - r0);
             const int64_t gcols = min64(cols, col_end[r0 + nr - 1]);
+            const attn_tile_mask mask = {.hi = col_end + r0};
             if (gcols > 0)
-                attn_tile_visit(tile, r0, nr, qt + r0 * D, kg + j0 * D, vg + j0 * D, gcols,
-                                col_end + r0);
+                attn_tile_visit_packed(tile, r0, nr, qt + r0 * D, D, vg + j0 * D, D, gcols, &mask);
         }
     }
 }

@@ -53,6 +53,8 @@ typedef struct attn_tile {
     float cap;                  /* softcap C; 0: off */
     bool alibi;                 /* ALiBi bias -slope[r]·|qpos[r] - kpos[c]| */
     float *qpos, *slope, *kpos; /* [rows], [rows], [cols_max] */
+    float *kt;                  /* the packed keys of the last attn_tile_pack_keys: [D, kt_ld] */
+    int64_t kt_ld;
 } attn_tile;
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
@@ -93,6 +95,13 @@ typedef struct attn_tile_mask {
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask);
+/* attn_tile_visit_masked in two steps, so that several visits of one key block (row groups
+ * across a causal diagonal) pack its keys once: pack_keys packs keys [0, cols) of k (rows ldkv
+ * apart) into the tile; visit_packed is a visit of the first cols' <= cols of those keys (v rows
+ * ldkv apart), valid until the next pack_keys or visit_masked of the same tile. */
+void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols);
+void attn_tile_visit_packed(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *v, int64_t ldkv, int64_t cols, const attn_tile_mask *mask);
 /* Scores of a kind's own (additive attention's tanh scores): a visit of cols keys whose scores
  * the caller wrote into t->scores — tile rows r0..r0 + nrows as rows of stride
  * attn_tile_score_ld(cols) floats (cols rounded up to ATTN_TILE_COLS_ALIGN, 64), already

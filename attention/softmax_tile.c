@@ -61,6 +61,8 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
     t->cap = 0.0f;
     t->alibi = false;
     t->qpos = t->slope = t->kpos = NULL;
+    t->kt = NULL;
+    t->kt_ld = 0;
 }
 
 /* ---- score modifiers ---- */
@@ -107,17 +109,27 @@ static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int
     if (t->alibi) attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
+void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols)
+{
+    t->kt_ld = attn_tile_score_ld(cols);
+    t->kt = t->scores + round_up(t->rows * t->kt_ld); /* after the scores of every tile row */
+    attn_ks()->tile.pack_kt(t->kt, t->kt_ld, k, ldkv, cols, t->D);
+}
+
+void attn_tile_visit_packed(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *v, int64_t ldkv, int64_t cols, const attn_tile_mask *mask)
+{
+    const int64_t ld = attn_tile_score_ld(cols);
+    attn_ks()->tile.scores(t->scores, ld, q, ldq, t->kt, t->kt_ld, nrows, cols, t->D, t->scale);
+    attn_tile_visit_scores(t, r0, nrows, v, ldkv, cols, mask);
+}
+
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask)
 {
-    /* pass 0: the keys transposed, after the scores of every tile row; pass 1: scores */
-    const attn_ks_tile *kt = &attn_ks()->tile;
-    const int64_t ld = attn_tile_score_ld(cols);
-    float *packed = t->scores + round_up(t->rows * ld);
-    kt->pack_kt(packed, ld, k, ldkv, cols, t->D);
-    kt->scores(t->scores, ld, q, ldq, packed, ld, nrows, cols, t->D, t->scale);
-    attn_tile_visit_scores(t, r0, nrows, v, ldkv, cols, mask);
+    attn_tile_pack_keys(t, k, ldkv, cols);
+    attn_tile_visit_packed(t, r0, nrows, q, ldq, v, ldkv, cols, mask);
 }
 
 void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float *v, int64_t ldkv,
