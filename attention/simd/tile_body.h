@@ -25,6 +25,15 @@
 #define TILE_NR 4
 #endif
 
+/* The loops over the register block are unrolled at every optimisation level (-O2 builds too:
+ * their accumulators must live in registers, not on the stack). */
+#define TILE_UNROLL _Pragma("GCC unroll 16")
+#if defined(__GNUC__)
+#define TILE_INLINE static inline __attribute__((always_inline))
+#else
+#define TILE_INLINE static inline
+#endif
+
 static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #ifdef __AVX2__
@@ -72,22 +81,27 @@ static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv,
 }
 
 /* One TILE_MR × TILE_NR·VW block of scores: rows qr[i], columns kt[.. + j·VW]. */
-static inline void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
-                                     int64_t ldk, int64_t D, vf scale)
+TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
+                                   int64_t ldk, int64_t D, vf scale)
 {
     vf acc[TILE_MR][TILE_NR];
-    for (int i = 0; i < TILE_MR; i++)
-        for (int j = 0; j < TILE_NR; j++) acc[i][j] = vzero();
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < TILE_NR; j++) acc[i][j] = vzero();
     for (int64_t d = 0; d < D; d++, kt += ldk) {
         vf b[TILE_NR];
+        TILE_UNROLL
         for (int j = 0; j < TILE_NR; j++) b[j] = vload(kt + j * VW);
+        TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const vf a = vset1(qr[i][d]);
+            TILE_UNROLL
             for (int j = 0; j < TILE_NR; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
-    for (int i = 0; i < TILE_MR; i++)
-        for (int j = 0; j < TILE_NR; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < TILE_NR; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
 }
 
 static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt,
@@ -98,6 +112,7 @@ static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, co
         for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
             const float *qr[TILE_MR];
             float *sr[TILE_MR];
+            TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) {
                 const int64_t r = tile_min(i0 + i, rows - 1);
                 qr[i] = q + r * ldq;
@@ -108,22 +123,27 @@ static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, co
 }
 
 /* o rows orow[i], nv vectors from column d0, += Σ_c p[i][c·pc] v[c][d0..]: nv <= TILE_NR. */
-static inline void tile_pv_block(float *const *orow, const float *const *pr, int64_t pc,
-                                 const float *v, int64_t ldv, int64_t cols, int nv)
+TILE_INLINE void tile_pv_block(float *const *orow, const float *const *pr, int64_t pc,
+                               const float *v, int64_t ldv, int64_t cols, int nv)
 {
     vf acc[TILE_MR][TILE_NR];
-    for (int i = 0; i < TILE_MR; i++)
-        for (int j = 0; j < nv; j++) acc[i][j] = vload(orow[i] + j * VW);
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) acc[i][j] = vload(orow[i] + j * VW);
     for (int64_t c = 0, x = 0; c < cols; c++, x += pc, v += ldv) {
         vf b[TILE_NR];
+        TILE_UNROLL
         for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
+        TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const vf a = vset1(pr[i][x]);
+            TILE_UNROLL
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
-    for (int i = 0; i < TILE_MR; i++)
-        for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
 }
 
 static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_t pc,
@@ -132,6 +152,7 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_
     for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
         const float *pr[TILE_MR];
         float *orow[TILE_MR], *od[TILE_MR];
+        TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1);
             pr[i] = p + r * pr_;
@@ -139,10 +160,12 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_
         }
         int64_t d0 = 0;
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+            TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
             tile_pv_block(od, pr, pc, v + d0, ldv, cols, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
+            TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
             tile_pv_block(od, pr, pc, v + d0, ldv, cols, 1);
         }
