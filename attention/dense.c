@@ -18,14 +18,16 @@
  *     Auto (split=0): enough chunks for TASKS_TARGET tasks, each >= MIN_CHUNK_KEYS keys, so a
  *     decode step (few rows, long S) streams the KV cache on every thread. The chunking never
  *     depends on the thread count, so neither does the result.
- *   workspace: threads × (tile: rows × block_k scores + rows × D accumulator + 2·rows floats;
+ *   workspace: threads × (tile: rows × ld scores + D × ld packed keys (ld = block_k rounded up
+ *              to 64) + rows × D accumulator + 2·rows floats;
  *              rows int64 key limits; rows × D gather buffer when G > 1 and T > 1), rows = P·G;
  *              plus, when split > 1, tasks × rows × (D + 2) floats of partials (auto: fewer than
  *              2·TASKS_TARGET slots). Independent of S except through the number of chunks.
  *              materialize=1 (baseline): one tile of T·G rows × S keys, split 1.
  *              alibi adds 2·rows + block_k floats per thread (positions and slopes).
  *   threads: OpenMP over (b, kv head, query block, key chunk), dynamic schedule (causal rows are
- *            uneven), then over (b, kv head, query block) for the merge; OpenBLAS single-threaded.
+ *            uneven), then over (b, kv head, query block) for the merge. The tiles run the
+ *            kernel set's micro-kernels (no BLAS).
  *   saved (forward_train): each row's log-sum-exp, B·H·T floats (+inf: the row sees no key).
  * Backward (FlashAttention-2, attn_btile in tile_backward.c): a task is one key block of one
  *   (b, kv head); it owns that block's dk, dv rows (zeroed, then accumulated over every query
@@ -37,7 +39,7 @@
  *   OpenMP critical section, rows × D adds per rows × block_k × D × 10 flops; the order of the
  *   adds may vary between runs, like FlashAttention-2's atomics). Never the T×S matrix;
  *   materialize=1 is the baseline whose one tile per (b, kv head) is the whole T·G × S P and dP.
- *   flops 2.5 × forward (10·D per allowed score: five sgemms against two).
+ *   flops 2.5 × forward (10·D per allowed score: five products against two).
  *   workspace: threads × (attn_btile: tile + rows × block_k dP (+ the same for softcap's
  *              derivative) + modifiers + 2 rows × D stacks when G > 1 and T > 1 + rows int64),
  *              independent of n (materialize=1: 2·T·G·S floats per thread).
@@ -195,14 +197,16 @@ static void visit_chunk(const attn_shape *s, const plan *pl, attn_tile *tile, co
             attn_tile_visit(tile, 0, rows, qt, kg + j0 * D, vg + j0 * D, cols, NULL);
             continue;
         }
-        /* the block crosses the causal diagonal: row groups, each up to its last key */
+        /* the block crosses the causal diagonal: row groups, each up to its last key (the
+         * block's keys packed once for all groups) */
         for (int64_t r = 0; r < rows; r++) col_end[r] = attn_causal_keys(s, i0 + r / G) - j0;
+        attn_tile_pack_keys(tile, kg + j0 * D, D, min64(cols, col_end[rows - 1]));
         for (int64_t r0 = 0; r0 < rows; r0 += DIAG_ROWS) {
             const int64_t nr = min64(DIAG_ROWS, rows - r0);
             const int64_t gcols = min64(cols, col_end[r0 + nr - 1]);
+            const attn_tile_mask mask = {.hi = col_end + r0};
             if (gcols > 0)
-                attn_tile_visit(tile, r0, nr, qt + r0 * D, kg + j0 * D, vg + j0 * D, gcols,
-                                col_end + r0);
+                attn_tile_visit_packed(tile, r0, nr, qt + r0 * D, D, vg + j0 * D, D, gcols, &mask);
         }
     }
 }

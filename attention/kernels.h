@@ -29,19 +29,23 @@ float attn_vdot(const float *a, const float *b, int64_t n);
 
 /*
  * Online-softmax tile: rows queries (row stride D) against key blocks of at most cols_max keys.
- *   q [rows,D]  k,v blocks [cols,D]  out [rows,D]      scores = scale · q kᵀ by sgemm
+ *   q [rows,D]  k,v blocks [cols,D]  out [rows,D]      scores = scale · q kᵀ
  *   per block: running max m, running sum l, acc = Σ exp(s - m) v  (acc rescaled when m grows)
- *   flops per block: 4·rows·cols·D (two sgemms) + O(rows·cols) for max/exp/sum
- * Scratch (floats): attn_tile_floats(rows_max, cols_max, D); OpenBLAS must be single-threaded
- * when tiles run inside a parallel region.
+ *   scores and p·v by the micro-kernels of the kernel set in force (simd/tile_body.h: kᵀ packed
+ *   once per visit, register-blocked; no BLAS), the exp by the set's vexp
+ *   flops per block: 4·rows·cols·D (2·rows·cols·D each micro-kernel) + O(rows·cols) for
+ *   max/exp/sum (not counted)
+ * Scratch (floats): attn_tile_floats(rows_max, cols_max, D): m, l, acc [rows,D], scores
+ * [rows, attn_tile_score_ld(cols_max)] and the packed keys [D, attn_tile_score_ld(cols_max)].
+ * One thread per tile.
  */
 typedef struct attn_tile {
     int64_t rows, D;
     float scale;
     float *m, *l;  /* [rows] running max and sum */
     float *acc;    /* [rows,D] unnormalised output */
-    float *scores; /* [rows,cols] (row stride cols rounded up to 8) one block of scores, then
-                      probabilities */
+    float *scores; /* [rows,cols] (row stride attn_tile_score_ld(cols)) one block of scores,
+                      then probabilities; the visit's packed keys follow the rows' scores */
     /* Score modifiers (score_mod.h), off after attn_tile_begin; attn_tile_mods turns them on.
      * With alibi the caller sets qpos[r] and slope[r] of every tile row (attn_tile_mod_row) and,
      * before each attn_tile_visit or attn_tile_visit_masked, kpos[c], the position of each key
@@ -49,6 +53,8 @@ typedef struct attn_tile {
     float cap;                  /* softcap C; 0: off */
     bool alibi;                 /* ALiBi bias -slope[r]·|qpos[r] - kpos[c]| */
     float *qpos, *slope, *kpos; /* [rows], [rows], [cols_max] */
+    float *kt;                  /* the packed keys of the last attn_tile_pack_keys: [D, kt_ld] */
+    int64_t kt_ld;
 } attn_tile;
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
@@ -89,11 +95,19 @@ typedef struct attn_tile_mask {
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask);
+/* attn_tile_visit_masked in two steps, so that several visits of one key block (row groups
+ * across a causal diagonal) pack its keys once: pack_keys packs keys [0, cols) of k (rows ldkv
+ * apart) into the tile; visit_packed is a visit of the first cols' <= cols of those keys (v rows
+ * ldkv apart), valid until the next pack_keys or visit_masked of the same tile. */
+void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols);
+void attn_tile_visit_packed(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *v, int64_t ldkv, int64_t cols, const attn_tile_mask *mask);
 /* Scores of a kind's own (additive attention's tanh scores): a visit of cols keys whose scores
  * the caller wrote into t->scores — tile rows r0..r0 + nrows as rows of stride
- * attn_tile_score_ld(cols) floats (cols rounded up to 8), already scaled — then the online
- * softmax and p·v as attn_tile_visit_masked (which is pass 1, the sgemm, and this). Only the
- * columns a row sees are read: the others may hold anything. */
+ * attn_tile_score_ld(cols) floats (cols rounded up to ATTN_TILE_COLS_ALIGN, 64), already
+ * scaled — then the online softmax and p·v as attn_tile_visit_masked (which is the packing and
+ * scores micro-kernel, then this). Only the columns a row sees are read: the others may hold
+ * anything. */
 int64_t attn_tile_score_ld(int64_t cols);
 void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float *v, int64_t ldkv,
                             int64_t cols, const attn_tile_mask *mask);
@@ -117,12 +131,13 @@ void attn_tile_lse(const attn_tile *t, int64_t r0, int64_t rstep, float *lse, in
 /*
  * Backward tile (FlashAttention-2 backward, tile_backward.c): rows queries against blocks of keys,
  * given each row's log-sum-exp and Δ = dout·out. Per visit of cols keys:
- *   S = scale·q kᵀ (sgemm), the modifiers (softcap keeps ds/du = 1 - tanh²), mask,
- *   P = exp(S - lse), dP = dout vᵀ (sgemm), dS = P∘(dP - Δ)·ds/du,
- *   dv += Pᵀ dout, dk += scale·dSᵀ q (sgemm, into the caller's rows: ldg floats apart),
- *   dq += scale·dS k (sgemm, into the tile's accumulator t.acc [rows, D]).
- *   flops 10·rows·cols·D (five sgemms: 2.5 × the forward's two); never more than rows × cols.
- * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded (BLAS too).
+ *   S = scale·q kᵀ, the modifiers (softcap keeps ds/du = 1 - tanh²), mask,
+ *   P = exp(S - lse), dP = dout vᵀ, dS = P∘(dP - Δ)·ds/du,
+ *   dv += Pᵀ dout, dk += scale·dSᵀ q (into the caller's rows: ldg floats apart),
+ *   dq += scale·dS k (into the tile's accumulator t.acc [rows, D]); the five products by the
+ *   forward tile's micro-kernels (simd/tile_body.h).
+ *   flops 10·rows·cols·D (five products: 2.5 × the forward's two); never more than rows × cols.
+ * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded.
  */
 /* The tensors of a backward (attention.h's backward slot): lse is what forward_train saved. */
 typedef struct attn_bwd_io {

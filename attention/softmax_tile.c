@@ -2,12 +2,17 @@
  * softmax_tile.c — one block of queries against blocks of keys with an online softmax
  * (FlashAttention-2 order: never the rows×S score matrix, only rows×cols_max at a time).
  *   q [rows,D] (row stride ldq)  k,v [cols,D] (row stride ldkv)  acc [rows,D]
- *   pass 1  scores  = scale · q kᵀ                    sgemm rows×cols×D
+ *   pass 0  kt = kᵀ [D, ld] packed once per visit (the keys along the vector lanes)
+ *   pass 1  scores  = scale · q kᵀ        micro-kernel, rows×cols×D FMAs (attn_ks()->tile.scores)
  *   pass 2  per row: score modifiers if any (softcap, ALiBi: score_mod.h, once over the row's
  *           seen columns), mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
- *           acc ·= e^(m-m')   (score rows padded to 8 floats: exp on whole vectors only)
- *   pass 3  acc    += p v                             sgemm rows×D×cols
- *   time O(rows·cols·D) per block; scratch attn_tile_floats(); single-threaded (BLAS too).
+ *           acc ·= e^(m-m')   (score rows padded: exp on whole vectors only)
+ *   pass 3  acc    += p v                 micro-kernel, rows×D×cols FMAs (attn_ks()->tile.pv),
+ *           v read in place
+ *   The micro-kernels are simd/tile_body.h, in the kernel set in force (no BLAS here).
+ *   time O(rows·cols·D) per block; flops 4·rows·cols·D per block (+ O(rows·cols) for the
+ *   softmax, not counted); scratch attn_tile_floats(): m, l, acc, rows × ld scores and the
+ *   D × ld packed keys, ld = cols_max rounded up to ATTN_TILE_COLS_ALIGN; single-threaded.
  */
 #include <cblas.h>
 #include <math.h>
@@ -27,9 +32,16 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
     return x < lo ? lo : (x > hi ? hi : x);
 }
 
+int64_t attn_tile_score_ld(int64_t cols)
+{
+    return (cols + ATTN_TILE_COLS_ALIGN - 1) / ATTN_TILE_COLS_ALIGN * ATTN_TILE_COLS_ALIGN;
+}
+
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
 {
-    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * round8(cols_max));
+    const int64_t ld = attn_tile_score_ld(cols_max);
+    return 2 * round_up(rows_max) + round_up(rows_max * D) + round_up(rows_max * ld) +
+           round_up(D * ld);
 }
 
 void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
@@ -49,6 +61,8 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
     t->cap = 0.0f;
     t->alibi = false;
     t->qpos = t->slope = t->kpos = NULL;
+    t->kt = NULL;
+    t->kt_ld = 0;
 }
 
 /* ---- score modifiers ---- */
@@ -95,24 +109,35 @@ static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int
     if (t->alibi) attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
-int64_t attn_tile_score_ld(int64_t cols) { return round8(cols); }
+void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols)
+{
+    t->kt_ld = attn_tile_score_ld(cols);
+    t->kt = t->scores + round_up(t->rows * t->kt_ld); /* after the scores of every tile row */
+    attn_ks()->tile.pack_kt(t->kt, t->kt_ld, k, ldkv, cols, t->D);
+}
+
+void attn_tile_visit_packed(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *v, int64_t ldkv, int64_t cols, const attn_tile_mask *mask)
+{
+    const int64_t ld = attn_tile_score_ld(cols);
+    attn_ks()->tile.scores(t->scores, ld, q, ldq, t->kt, t->kt_ld, nrows, cols, t->D, t->scale);
+    attn_tile_visit_scores(t, r0, nrows, v, ldkv, cols, mask);
+}
 
 void attn_tile_visit_masked(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *k, const float *v, int64_t ldkv, int64_t cols,
                             const attn_tile_mask *mask)
 {
-    /* pass 1: scores */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)t->D, t->scale,
-                q, (int)ldq, k, (int)ldkv, 0.0f, t->scores, (int)round8(cols));
-    attn_tile_visit_scores(t, r0, nrows, v, ldkv, cols, mask);
+    attn_tile_pack_keys(t, k, ldkv, cols);
+    attn_tile_visit_packed(t, r0, nrows, q, ldq, v, ldkv, cols, mask);
 }
 
 void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float *v, int64_t ldkv,
                             int64_t cols, const attn_tile_mask *mask)
 {
     const int64_t rows = nrows, D = t->D;
-    const int64_t ldc = round8(cols); /* row stride: exp runs on whole vectors */
-    float *sc = t->scores;            /* [rows, cols] */
+    const int64_t ldc = attn_tile_score_ld(cols); /* row stride: exp runs on whole vectors */
+    float *sc = t->scores;                        /* [rows, cols] */
     float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
     const bool modified = t->cap > 0.0f || t->alibi;
 
@@ -152,8 +177,7 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
     }
 
     /* pass 3: weighted V */
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)rows, (int)D, (int)cols, 1.0f, sc,
-                (int)ldc, v, (int)ldkv, 1.0f, acc, (int)D);
+    attn_ks()->tile.pv(acc, D, sc, ldc, 1, v, ldkv, rows, cols, D);
 }
 
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,

@@ -3,14 +3,14 @@
  * query rows against a block of keys, given the rows' log-sum-exp (saved by the forward) and
  * Δ = rowsum(dout∘out); never more than rows × cols scores.
  *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D]
- *   1  S  = scale · q kᵀ                                     sgemm rows×cols×D
+ *   1  S  = scale · q kᵀ                        kᵀ packed, scores micro-kernel, rows×cols×D
  *   2  per row: softcap (keeping 1 - tanh²), ALiBi, mask, P = exp(S - lse)   (exp on vectors)
- *   3  dP = dout vᵀ                                          sgemm rows×cols×D
- *   4  dS = P∘(dP - Δ)·ds/du                                 (vectorised)
- *   5  dv += Pᵀ dout,  dk += scale·dSᵀ q,  dq += scale·dS k   three sgemms cols×D×rows
+ *   3  dP = dout vᵀ                             vᵀ packed, scores micro-kernel, rows×cols×D
+ *   4  dS = scale · P∘(dP - Δ)·ds/du            (vectorised)
+ *   5  dv += Pᵀ dout,  dk += dSᵀ q,  dq += dS k  the p·v micro-kernel (Pᵀ, dSᵀ read transposed)
+ *   The micro-kernels are the kernel set's (simd/tile_body.h, as the forward tile's; no BLAS).
  *   time O(rows·cols·D), 10·rows·cols·D flops; scratch attn_btile_floats; single-threaded.
  */
-#include <cblas.h>
 #include <math.h>
 #include <string.h>
 
@@ -28,7 +28,7 @@ static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
 
 int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool cap)
 {
-    const int64_t block = round_up(rows_max * round8(cols_max));
+    const int64_t block = round_up(rows_max * attn_tile_score_ld(cols_max));
     return attn_tile_floats(rows_max, cols_max, D) + block + (cap ? block : 0);
 }
 
@@ -37,7 +37,7 @@ void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_
 {
     attn_tile_begin(&b->t, scratch, rows, D, scale);
     b->dp = scratch + attn_tile_floats(rows, cols_max, D);
-    b->dcap = cap ? b->dp + round_up(rows * round8(cols_max)) : NULL;
+    b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
 }
 
 void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
@@ -73,10 +73,11 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
                       float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
 {
     attn_tile *t = &b->t;
-    const int64_t D = t->D, ld = round8(cols);
-    float *P = t->scores, *dS = b->dp;
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, t->scale, q,
-                (int)ldq, k, (int)ldkv, 0.0f, P, (int)ld);
+    const attn_ks_tile *kt = &attn_ks()->tile;
+    const int64_t D = t->D, ld = attn_tile_score_ld(cols);
+    float *P = t->scores, *dS = b->dp, *packed = t->scores + round_up(t->rows * ld);
+    kt->pack_kt(packed, ld, k, ldkv, cols, D);
+    kt->scores(P, ld, q, ldq, packed, ld, nrows, cols, D, t->scale);
     for (int64_t r = 0; r < nrows; r++) {
         int64_t a = 0, e = cols, xa = 0, xe = 0;
         if (mask) {
@@ -89,17 +90,16 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
         }
         probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, a, e, xa, xe);
     }
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)nrows, (int)cols, (int)D, 1.0f, dout,
-                (int)lddo, v, (int)ldkv, 0.0f, dS, (int)ld);
-    for (int64_t r = 0; r < nrows; r++)
+    kt->pack_kt(packed, ld, v, ldkv, cols, D); /* vᵀ: dP = dout vᵀ */
+    kt->scores(dS, ld, dout, lddo, packed, ld, nrows, cols, D, 1.0f);
+    for (int64_t r = 0; r < nrows; r++) { /* dS, scaled once for dk and dq */
         attn_ks()->math.scores_grad(P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL,
                                     t->l[r0 + r], cols);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cols, (int)D, (int)nrows, 1.0f, P,
-                (int)ld, dout, (int)lddo, 1.0f, dv, (int)ldg);
-    cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)cols, (int)D, (int)nrows, t->scale,
-                dS, (int)ld, q, (int)ldq, 1.0f, dk, (int)ldg);
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nrows, (int)D, (int)cols, t->scale,
-                dS, (int)ld, k, (int)ldkv, 1.0f, t->acc + r0 * D, (int)D);
+        attn_ks()->math.vscale(dS + r * ld, cols, t->scale);
+    }
+    kt->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D);          /* dv += Pᵀ dout */
+    kt->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);             /* dk += scale·dSᵀ q */
+    kt->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldkv, nrows, cols, D); /* dq += scale·dS k */
 }
 
 /* y[0..D) += a·x[0..D) */

@@ -1,8 +1,13 @@
 /* test_kernels.c — the shared compute pieces: vector exp/max/tanh, and the online-softmax tile
- * visited in uneven blocks against a one-shot float64 softmax. */
+ * visited in uneven blocks against a one-shot float64 softmax; the tile's micro-kernels of every
+ * kernel set against float64 sums. */
 #include <criterion/criterion.h>
 
+#include <string.h>
+
+#include "attn_isa.h"
 #include "kernels.h"
+#include "simd/kernel_set.h"
 #include "test_util.h"
 #include "vtanh.h"
 
@@ -108,4 +113,52 @@ Test(kernels, tile_matches_one_shot_softmax)
         }
     }
     free(q), free(k), free(v), free(scratch);
+}
+
+/* The tile's GEMM micro-kernels (simd/tile_body.h) of every set the CPU runs, at sizes that
+ * leave partial row groups, column blocks and vectors, against float64 sums. */
+Test(kernels, tile_micro_kernels_match_float64_in_every_set)
+{
+    const int64_t rows = 13, cols = 37, D = 19, ldq = 21, ldkv = 23, ldo = 20;
+    const int64_t ld = attn_tile_score_ld(cols);
+    float *q = tu_random(rows * ldq, 1, 4), *k = tu_random(cols * ldkv, 1, 5);
+    float *v = tu_random(cols * ldkv, 1, 6), *p = tu_random(rows * ld, 1, 7);
+    float *o = tu_random(rows * ldo, 1, 8);
+    float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(rows * ld * sizeof(float));
+    float *acc = bench_alloc(rows * ldo * sizeof(float));
+    float *pt = bench_alloc(cols * ldo * sizeof(float));
+    for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+        const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+        if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+        ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
+        ks->tile.scores(s, ld, q, ldq, kt, ld, rows, cols, D, 0.5f);
+        memcpy(acc, o, (size_t)(rows * ldo) * sizeof(float));
+        ks->tile.pv(acc, ldo, p, ld, 1, v, ldkv, rows, cols, D);
+        memset(pt, 0, (size_t)(cols * ldo) * sizeof(float));
+        ks->tile.pv(pt, ldo, p, 1, ld, q, ldq, cols, rows, D); /* pᵀ q: p read transposed */
+        for (int64_t c = 0; c < cols; c++)
+            for (int64_t d = 0; d < D; d++) {
+                double x = 0;
+                for (int64_t i = 0; i < rows; i++) x += (double)p[i * ld + c] * q[i * ldq + d];
+                cr_expect(fabs(pt[c * ldo + d] - x) <= 1e-5 * (1 + fabs(x)), "%s: pᵀq %ld %ld",
+                          attn_isa_name(isa), (long)c, (long)d);
+            }
+        for (int64_t c = cols; c < ld; c++)
+            cr_expect(kt[c] == 0.0f, "%s: padding", attn_isa_name(isa));
+        for (int64_t i = 0; i < rows; i++) {
+            for (int64_t c = 0; c < cols; c++) {
+                double x = 0;
+                for (int64_t d = 0; d < D; d++) x += 0.5 * q[i * ldq + d] * k[c * ldkv + d];
+                cr_expect(fabs(s[i * ld + c] - x) <= 1e-5 * (1 + fabs(x)), "%s: score %ld %ld",
+                          attn_isa_name(isa), (long)i, (long)c);
+            }
+            for (int64_t d = 0; d < D; d++) {
+                double x = o[i * ldo + d];
+                for (int64_t c = 0; c < cols; c++) x += (double)p[i * ld + c] * v[c * ldkv + d];
+                cr_expect(fabs(acc[i * ldo + d] - x) <= 1e-5 * (1 + fabs(x)), "%s: pv %ld %ld",
+                          attn_isa_name(isa), (long)i, (long)d);
+            }
+        }
+    }
+    free(q), free(k), free(v), free(p), free(o), free(kt), free(s), free(acc), free(pt);
 }

@@ -41,11 +41,28 @@ typedef struct attn_ks_peak {
     int64_t flops_per_iter;
 } attn_ks_peak;
 
+/* tile_body.h: the dense tile's GEMM micro-kernels (softmax_tile.c). Column blocks of the packed
+ * keys and of the scores are padded to ATTN_TILE_COLS_ALIGN floats: the row strides ldk and lds
+ * are multiples of it. */
+enum { ATTN_TILE_COLS_ALIGN = 64 };
+typedef struct attn_ks_tile {
+    /* kt[d·ldk + c] = k[c·ldkv + d] (c < cols, d < D), 0 for cols <= c < ldk */
+    void (*pack_kt)(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols, int64_t D);
+    /* s[i·lds + c] = scale·Σ_d q[i·ldq + d]·kt[d·ldk + c], i < rows, c < cols rounded up to
+     * ATTN_TILE_COLS_ALIGN */
+    void (*scores)(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt, int64_t ldk,
+                   int64_t rows, int64_t cols, int64_t D, float scale);
+    /* o[i·ldo + d] += Σ_c p[i·pr + c·pc]·v[c·ldv + d], i < rows, c < cols, d < D */
+    void (*pv)(float *o, int64_t ldo, const float *p, int64_t pr, int64_t pc, const float *v,
+               int64_t ldv, int64_t rows, int64_t cols, int64_t D);
+} attn_ks_tile;
+
 typedef struct attn_kernel_set {
     attn_isa isa;
     int lanes; /* floats per vector */
     attn_ks_math math;
     attn_ks_peak peak;
+    attn_ks_tile tile;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

@@ -10,10 +10,12 @@
 
 #include "math_body.h"
 #include "peak_body.h"
+#include "tile_body.h"
 
 const attn_kernel_set attn_kernels_portable = {
     .isa = ATTN_ISA_PORTABLE,
     .lanes = VW,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
+    .tile = TILE_SLOTS,
 };

@@ -1,0 +1,182 @@
+/*
+ * tile_body.h — the dense tile's GEMM micro-kernels (kernel_set.h: attn_ks_tile), written once
+ * against the vector layer and register-blocked per set: TILE_MR rows × TILE_NR vectors of
+ * accumulators (avx512 6 × 4 of 32 registers, avx2 6 × 2 of 16, portable 4 × 4 scalars).
+ *   pack_kt  kt [D, ldk] = kᵀ of a key block k [cols, D] (row stride ldkv), zero columns
+ *            cols..ldk: the keys along the lanes, so that the scores need no horizontal sum.
+ *            O(cols·D), no flops.
+ *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, TILE_NR·VW) scores
+ *            (the padding columns are written too: lds and ldk cover them). 2·rows·cols·D flops.
+ *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (element i, c at p[i·pr + c·pc]:
+ *            row-major, or transposed for the backward's Pᵀ dO), v [cols, D] (row stride ldv),
+ *            read in place. 2·rows·cols·D flops.
+ * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
+ * A partial group of rows at the end repeats its last row (same inputs, same result, same
+ * place), so each kernel has one shape of inner loop. No scratch, one thread.
+ */
+#if VW == 16
+#define TILE_MR 6
+#define TILE_NR 4
+#elif VW == 8
+#define TILE_MR 6
+#define TILE_NR 2
+#else
+#define TILE_MR 4
+#define TILE_NR 4
+#endif
+
+/* The loops over the register block are unrolled at every optimisation level (-O2 builds too:
+ * their accumulators must live in registers, not on the stack). */
+#define TILE_UNROLL _Pragma("GCC unroll 16")
+#if defined(__GNUC__)
+#define TILE_INLINE static inline __attribute__((always_inline))
+#else
+#define TILE_INLINE static inline
+#endif
+
+static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
+
+#ifdef __AVX2__
+/* kt[d·ldk + c] = k[c·ldkv + d], c, d < 8: one 8 × 8 transpose in registers (avx2, avx512). */
+static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv)
+{
+    __m256 r[8], t[8];
+    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(k + i * ldkv);
+    for (int i = 0; i < 8; i += 2) {
+        t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 8; i += 4)
+        for (int j = 0; j < 2; j++) {
+            r[i + j] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+            r[i + j + 2] = _mm256_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+    /* r[0..3]: columns (0, 4), (2, 6), (1, 5), (3, 7) of rows 0-3 (low, high 128-bit half);
+     * r[4..7] the same of rows 4-7 */
+    static const int col[4] = {0, 2, 1, 3};
+    for (int i = 0; i < 4; i++) {
+        _mm256_storeu_ps(kt + col[i] * ldk, _mm256_permute2f128_ps(r[i], r[i + 4], 0x20));
+        _mm256_storeu_ps(kt + (col[i] + 4) * ldk, _mm256_permute2f128_ps(r[i], r[i + 4], 0x31));
+    }
+}
+#endif
+
+static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
+                           int64_t D)
+{
+    int64_t c0 = 0;
+#ifdef __AVX2__
+    const int64_t d8 = D / 8 * 8;
+    for (; c0 + 8 <= cols; c0 += 8)
+        for (int64_t d = 0; d < d8; d += 8)
+            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv);
+    for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of those keys */
+        for (int64_t c = 0; c < c0; c++) kt[d * ldk + c] = k[c * ldkv + d];
+#endif
+    for (int64_t d = 0; d < D; d++) /* the remaining keys (all of them without AVX2) */
+        for (int64_t c = c0; c < cols; c++) kt[d * ldk + c] = k[c * ldkv + d];
+    if (ldk > cols)
+        for (int64_t d = 0; d < D; d++)
+            for (int64_t c = cols; c < ldk; c++) kt[d * ldk + c] = 0.0f;
+}
+
+/* One TILE_MR × TILE_NR·VW block of scores: rows qr[i], columns kt[.. + j·VW]. */
+TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
+                                   int64_t ldk, int64_t D, vf scale)
+{
+    vf acc[TILE_MR][TILE_NR];
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < TILE_NR; j++) acc[i][j] = vzero();
+    for (int64_t d = 0; d < D; d++, kt += ldk) {
+        vf b[TILE_NR];
+        TILE_UNROLL
+        for (int j = 0; j < TILE_NR; j++) b[j] = vload(kt + j * VW);
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(qr[i][d]);
+            TILE_UNROLL
+            for (int j = 0; j < TILE_NR; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < TILE_NR; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
+}
+
+static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt,
+                          int64_t ldk, int64_t rows, int64_t cols, int64_t D, float scale)
+{
+    const vf vs = vset1(scale);
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW)
+        for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+            const float *qr[TILE_MR];
+            float *sr[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) {
+                const int64_t r = tile_min(i0 + i, rows - 1);
+                qr[i] = q + r * ldq;
+                sr[i] = s + r * lds + c0;
+            }
+            tile_scores_block(sr, qr, kt + c0, ldk, D, vs);
+        }
+}
+
+/* o rows orow[i], nv vectors from column d0, += Σ_c p[i][c·pc] v[c][d0..]: nv <= TILE_NR. */
+TILE_INLINE void tile_pv_block(float *const *orow, const float *const *pr, int64_t pc,
+                               const float *v, int64_t ldv, int64_t cols, int nv)
+{
+    vf acc[TILE_MR][TILE_NR];
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) acc[i][j] = vload(orow[i] + j * VW);
+    for (int64_t c = 0, x = 0; c < cols; c++, x += pc, v += ldv) {
+        vf b[TILE_NR];
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(pr[i][x]);
+            TILE_UNROLL
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
+}
+
+static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_t pc,
+                      const float *v, int64_t ldv, int64_t rows, int64_t cols, int64_t D)
+{
+    for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+        const float *pr[TILE_MR];
+        float *orow[TILE_MR], *od[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const int64_t r = tile_min(i0 + i, rows - 1);
+            pr[i] = p + r * pr_;
+            orow[i] = o + r * ldo;
+        }
+        int64_t d0 = 0;
+        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+            tile_pv_block(od, pr, pc, v + d0, ldv, cols, TILE_NR);
+        }
+        for (; d0 + VW <= D; d0 += VW) {
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+            tile_pv_block(od, pr, pc, v + d0, ldv, cols, 1);
+        }
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
+            for (int64_t c = 0; c < cols; c++)
+                for (int64_t d = d0; d < D; d++)
+                    o[r * ldo + d] += p[r * pr_ + c * pc] * v[c * ldv + d];
+    }
+}
+
+#define TILE_SLOTS                                                                                 \
+    {                                                                                              \
+        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv                        \
+    }
