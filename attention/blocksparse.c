@@ -30,7 +30,7 @@
 #include "blocksparse.h"
 #include "kernels.h"
 
-enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64 };
+enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
 /* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
  * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
 enum { BWD_SUB_MIN = 32 };
@@ -144,9 +144,17 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 {
     const int64_t width = s->causal ? w : 2 * w - 1;
-    int64_t sub = 16;
-    while (sub < 64 && 2 * sub <= width / 8) sub *= 2;
+    int64_t sub = 32;
+    while (sub < 64 && 2 * sub <= width / 4) sub *= 2;
     return sub;
+}
+
+void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl)
+{
+    const int64_t width = s->causal ? w : 2 * w - 1;
+    pl->sub = attn_bs_band_sub(s, w);
+    /* a group's keys (width + sub - 1) in one visit, up to BAND_COLS_MAX */
+    pl->cols_max = attn_bs_clamp((width + pl->sub + 63) / 64 * 64, COLS_DEFAULT, BAND_COLS_MAX);
 }
 
 int64_t attn_bs_stride(const attn_shape *s, double v)
@@ -453,9 +461,9 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    /* the backward's rows in one group: one masked visit of [u0, u1) (the same keys, 5 sgemms
-     * fewer than the common keys apart) */
-    const bool common = i0 < i1 && (nr > run->sub || !run->bt);
+    /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
+     * the common keys apart: fewer, larger GEMMs) */
+    const bool common = i0 < i1 && nr > run->sub;
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);

@@ -37,7 +37,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->tasks[0] = attn_bs_class_tasks(s, d, CLASS_ROWS);
     pl->rows_max = attn_bs_min(CLASS_ROWS, s->T);
     pl->ints = 2 * pl->rows_max;
-    pl->sub = attn_bs_band_sub(s, w);
+    attn_bs_plan_band(s, w, pl);
     pl->gather_rows = d > 1;
     pl->gathers = d > 1; /* every d-th key: copied together once per task when few enough */
     pl->gather_max = attn_bs_min(pl->rows_max + 2 * w, GATHER_MAX);

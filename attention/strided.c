@@ -47,7 +47,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->tasks[1] = attn_bs_class_tasks(s, l, CLASS_ROWS);
     pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
     pl->ints = 2 * pl->rows_max;
-    pl->sub = attn_bs_band_sub(s, l);
+    attn_bs_plan_band(s, l, pl);
     pl->gather_rows = true;
     pl->gathers = true; /* a class's keys are copied together once per task (if few enough) */
     pl->gather_max = attn_bs_min((s->S + l - 1) / l, GATHER_MAX);

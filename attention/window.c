@@ -23,7 +23,7 @@ static const attn_param_def params[] = {
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     attn_bs_plan_blocks(s, BLOCK, pl);
-    pl->sub = attn_bs_band_sub(s, (int64_t)p->v[P_WINDOW]);
+    attn_bs_plan_band(s, (int64_t)p->v[P_WINDOW], pl);
     pl->ints = 2 * pl->rows_max;
 }
 
