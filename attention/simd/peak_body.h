@@ -18,7 +18,4 @@ static float k_fma_loop(int64_t iters, float seed)
     return vhsum(s);
 }
 
-#define PEAK_SLOTS                                                                                 \
-    {                                                                                              \
-        .fma_loop = k_fma_loop, .flops_per_iter = 2 * VW * PEAK_CHAINS                             \
-    }
+#define PEAK_SLOTS {.fma_loop = k_fma_loop, .flops_per_iter = 2 * VW * PEAK_CHAINS}

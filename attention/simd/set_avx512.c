@@ -1,6 +1,6 @@
 /*
- * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h,
- * with this file's own compiler flags only (attention/meson.build).
+ * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h, with
+ * this file's own compiler flags only (attention/meson.build).
  */
 #include <math.h>
 #include <stdint.h>

@@ -1,6 +1,6 @@
 /*
- * set_portable.c — the portable kernel set (kernel_set.h): the bodies compiled against
- * vec_portable.h, with this file's own compiler flags only (attention/meson.build).
+ * set_portable.c — the portable kernel set (kernel_set.h): the bodies compiled against vec_portable.h, with
+ * this file's own compiler flags only (attention/meson.build).
  */
 #include <math.h>
 #include <stdint.h>

@@ -43,8 +43,7 @@ static inline vf vround(vf x)
 }
 static inline vf vscale2(vf p, vf n)
 {
-    __m256i e =
-        _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+    __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
     return _mm256_mul_ps(p, _mm256_castsi256_ps(e));
 }
 /* x in the lanes where v >= lo (ordered), else 0 (also where v is -inf) */
