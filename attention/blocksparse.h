@@ -22,7 +22,8 @@
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
  * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + gathered query
- * rows + the pattern's int64 scratch) + 2 floats per query row for two-phase patterns, exact.
+ * rows + the pattern's int64 scratch [+ the seed rows of plan.seeds]) + 2 floats per query row
+ * for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
 #define ATTN_BLOCKSPARSE_H
@@ -67,6 +68,9 @@ typedef struct attn_bs_plan {
     int64_t ints;       /* int64 scratch per task that visit() uses (task.ints) */
     bool gather_rows;   /* tasks may have rows a step apart: their queries are copied together
                            once per task (rows_max·D floats per thread) */
+    bool seeds;         /* a task's first segment may be a list of at most one key per row: the
+                           forward starts the tile from those keys (m = score, l = 1, acc = v row;
+                           rows_max·(D + 2) floats), no per-row visit */
     bool gathers;       /* some segment has a key list, or runs that are not contiguous
                            (or every step-th key with step·D > INT_MAX) */
     int64_t gather_max; /* with gathers: a segment of scattered keys up to this many that groups
