@@ -5,24 +5,22 @@
  *     1. the keys every row of the segment sees: one visit of all rows, masks only for the
  *        excluded interval;
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
- *        masked per row;
+ *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
  *     running max and sum, acc += p v (sgemm);
  *   then normalise into out (or save the state for the next phase).
- *   the backward (attn_btile): groups of at least 32 rows, a segment of one group in one masked
- *     visit, every step-th key read and updated in place (other scattered keys as above, their
- *     dk, dv in gradient buffers added back after).
- *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
- *     positions and slopes once per task, key positions once per visit (from the segment's keys,
- *     also when they were gathered); not counted in flops (like the exp).
- *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout)
- *   a list segment of at most one key per row seen first (plan.seeds, the forward): the tile
- *     starts from those keys (m = score, l = 1, acc = v row, by attn_tile_load), no visit per row.
- *   bands (attn_bs_plan_band): groups of 32-64 rows, a group's keys in one visit (cols_max up to
- *     512): fewer, larger GEMMs for at most a quarter more scores computed than seen.
- *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·rows_max +
- *              cols_max floats with alibi] [+ 2·gather_max·D
- *              gathered keys] [+ rows_max·D gathered queries] + plan.ints int64
+ *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
+ * place (other scattered keys as above, their dk, dv in gradient buffers added back after). score
+ * modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row positions and
+ * slopes once per task, key positions once per visit (from the segment's keys, also when they were
+ * gathered); not counted in flops (like the exp). time O(visited scores · D); flops 4·D per listed
+ * score (exact, from the same layout) a list segment of at most one key per row seen first
+ * (plan.seeds, the forward): the tile starts from those keys (m = score, l = 1, acc = v row, by
+ * attn_tile_load), no visit per row. bands (attn_bs_plan_band): groups of 32-64 rows, a group's
+ * keys in one visit (cols_max up to 512): fewer, larger GEMMs for at most a quarter more scores
+ * computed than seen. workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+
+ * 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys] [+ rows_max·D gathered
+ * queries] + plan.ints int64
  *              [+ rows_max·(D + 2) floats with plan.seeds])
  *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
