@@ -5,20 +5,23 @@
  *     1. the keys every row of the segment sees: one visit of all rows, masks only for the
  *        excluded interval;
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
- *        masked per row;
+ *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
  *     running max and sum, acc += p v (sgemm);
  *   then normalise into out (or save the state for the next phase).
- *   the backward (attn_btile): groups of at least 32 rows, a segment of one group in one masked
- *     visit, every step-th key read and updated in place (other scattered keys as above, their
- *     dk, dv in gradient buffers added back after).
- *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
- *     positions and slopes once per task, key positions once per visit (from the segment's keys,
- *     also when they were gathered); not counted in flops (like the exp).
- *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout)
- *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+ 2·rows_max +
- *              cols_max floats with alibi] [+ 2·gather_max·D
- *              gathered keys] [+ rows_max·D gathered queries] + plan.ints int64)
+ *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
+ * place (other scattered keys as above, their dk, dv in gradient buffers added back after). score
+ * modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row positions and
+ * slopes once per task, key positions once per visit (from the segment's keys, also when they were
+ * gathered); not counted in flops (like the exp). time O(visited scores · D); flops 4·D per listed
+ * score (exact, from the same layout) a list segment of at most one key per row seen first
+ * (plan.seeds, the forward): the tile starts from those keys (m = score, l = 1, acc = v row, by
+ * attn_tile_load), no visit per row. bands (attn_bs_plan_band): groups of 32-64 rows, a group's
+ * keys in one visit (cols_max up to 512): fewer, larger GEMMs for at most a quarter more scores
+ * computed than seen. workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+
+ * 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys] [+ rows_max·D gathered
+ * queries] + plan.ints int64
+ *              [+ rows_max·(D + 2) floats with plan.seeds])
  *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
  */
@@ -30,7 +33,7 @@
 #include "blocksparse.h"
 #include "kernels.h"
 
-enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64 };
+enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
 /* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
  * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
 enum { BWD_SUB_MIN = 32 };
@@ -46,6 +49,8 @@ struct attn_bs_run {
     const attn_bs_keys *at; /* with keys gathered into a buffer: where segment key x really is
                                (key_at(at, x), for ALiBi); NULL: the segment's own keys */
     int64_t D, cols_max, gather_max, sub;
+    bool fresh;  /* the tile has seen no key yet (first phase, before the first segment) */
+    float *seed; /* with plan.seeds: rows_max·(D + 2) floats to start the tile from (forward) */
     /* the backward (bt set): the backward tile (tile is &bt->t), dout of task row 0 (rows lddo
      * apart), the gradients of this (b, kv head) [S, D] and their gather buffers */
     attn_btile *bt;
@@ -144,9 +149,17 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 {
     const int64_t width = s->causal ? w : 2 * w - 1;
-    int64_t sub = 16;
-    while (sub < 64 && 2 * sub <= width / 8) sub *= 2;
+    int64_t sub = 32;
+    while (sub < 64 && 2 * sub <= width / 4) sub *= 2;
     return sub;
+}
+
+void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl)
+{
+    const int64_t width = s->causal ? w : 2 * w - 1;
+    pl->sub = attn_bs_band_sub(s, w);
+    /* a group's keys (width + sub - 1) in one visit, up to BAND_COLS_MAX */
+    pl->cols_max = attn_bs_clamp((width + pl->sub + 63) / 64 * 64, COLS_DEFAULT, BAND_COLS_MAX);
 }
 
 int64_t attn_bs_stride(const attn_shape *s, double v)
@@ -224,6 +237,7 @@ typedef struct layout {
     attn_score_mod mod;
     int64_t tile_floats, mod_floats;
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
+    size_t seed_bytes;             /* per thread, with plan.seeds (forward only) */
 } layout;
 
 static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, const attn_shape *s,
@@ -240,9 +254,11 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     L.mod_floats = attn_tile_mod_floats(&L.mod, L.pl.rows_max, L.pl.cols_max);
     const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
     const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
+    L.seed_bytes = L.pl.seeds ? (size_t)(L.pl.rows_max * (s->D + 2)) * sizeof(float) : 0;
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
-                     align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t));
+                     align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t)) +
+                     align_up(L.seed_bytes);
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
@@ -393,10 +409,38 @@ static void span(const attn_bs_seg *seg, int64_t r0, int64_t nr, int64_t *u0, in
     }
 }
 
+/* A fresh tile and at most one key per row: start each row from its key (score s: m = s, l = 1,
+ * acc = its v row; no key: m = -inf, l = 0, acc = 0) through attn_tile_load, instead of a visit
+ * per row. False (nothing done) when the case does not apply. */
+static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const int64_t *idx = seg->keys.idx, *start = seg->row_start, D = run->D;
+    attn_tile *t = run->tile;
+    if (run->bt || !run->fresh || !run->seed) return false;
+    for (int64_t r = 0; r < seg->nrows; r++)
+        if (start[r + 1] - start[r] > 1) return false;
+    prefetch_rows(run, idx + start[0], start[seg->nrows] - start[0]); /* misses overlap */
+    float *acc = run->seed, *ml = acc + t->rows * D;
+    memset(acc, 0, (size_t)(t->rows * D) * sizeof(float));
+    for (int64_t r = 0; r < t->rows; r++) ml[2 * r] = -INFINITY, ml[2 * r + 1] = 0.0f;
+    for (int64_t x = 0; x < seg->nrows; x++) {
+        if (start[x + 1] == start[x]) continue;
+        const int64_t r = seg->r0 + x, j = idx[start[x]];
+        float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
+        if (t->cap > 0.0f) attn_vsoftcap(&sc, 1, t->cap);
+        if (t->alibi) sc -= t->slope[r] * fabsf(t->qpos[r] - (float)j);
+        ml[2 * r] = sc, ml[2 * r + 1] = 1.0f;
+        memcpy(acc + r * D, run->vg + j * D, (size_t)D * sizeof(float));
+    }
+    attn_tile_load(t, acc, D, ml, 2);
+    return true;
+}
+
 /* A list per row: row by row, the next row's keys prefetched while this one computes. */
 static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t *idx = seg->keys.idx, *start = seg->row_start;
+    if (seed_lists(run, seg)) return;
     prefetch_rows(run, idx + start[0], start[1] - start[0]);
     for (int64_t r = 0; r < seg->nrows; r++) {
         if (r + 1 < seg->nrows) prefetch_rows(run, idx + start[r + 1], start[r + 2] - start[r + 1]);
@@ -453,9 +497,9 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    /* the backward's rows in one group: one masked visit of [u0, u1) (the same keys, 5 sgemms
-     * fewer than the common keys apart) */
-    const bool common = i0 < i1 && (nr > run->sub || !run->bt);
+    /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
+     * the common keys apart: fewer, larger GEMMs) */
+    const bool common = i0 < i1 && nr > run->sub;
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
@@ -531,7 +575,7 @@ void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg)
 {
     if (seg->nrows <= 0 || seg->keys.n <= 0) return;
     if (run->counting) count_seg(run, seg);
-    else compute_seg(run, seg);
+    else compute_seg(run, seg), run->fresh = false;
 }
 
 /* ---- counting a shape ---- */
@@ -626,6 +670,8 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         float *qbuf = L.pl.gather_rows ? (float *)mine : NULL;
         if (L.pl.gather_rows) mine += align_up((size_t)(L.pl.rows_max * D) * sizeof(float));
         int64_t *ints = (int64_t *)mine;
+        mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
+        float *seed = L.pl.seeds ? (float *)mine : NULL;
         attn_tile tile;
 
         for (int phase = 0; phase < L.pl.nphases; phase++) {
@@ -664,7 +710,9 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                    .D = D,
                                    .cols_max = L.pl.cols_max,
                                    .gather_max = L.pl.gather_max,
-                                   .sub = L.pl.sub};
+                                   .sub = L.pl.sub,
+                                   .fresh = first,
+                                   .seed = seed};
                 pat->visit(s, p, &L.pl, &t, &run);
                 if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
                 if (last) attn_tile_end_strided(&tile, o, ld);

@@ -22,7 +22,8 @@
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
  * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + gathered query
- * rows + the pattern's int64 scratch) + 2 floats per query row for two-phase patterns, exact.
+ * rows + the pattern's int64 scratch [+ the seed rows of plan.seeds]) + 2 floats per query row
+ * for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
 #define ATTN_BLOCKSPARSE_H
@@ -67,6 +68,9 @@ typedef struct attn_bs_plan {
     int64_t ints;       /* int64 scratch per task that visit() uses (task.ints) */
     bool gather_rows;   /* tasks may have rows a step apart: their queries are copied together
                            once per task (rows_max·D floats per thread) */
+    bool seeds;         /* a task's first segment may be a list of at most one key per row: the
+                           forward starts the tile from those keys (m = score, l = 1, acc = v row;
+                           rows_max·(D + 2) floats), no per-row visit */
     bool gathers;       /* some segment has a key list, or runs that are not contiguous
                            (or every step-th key with step·D > INT_MAX) */
     int64_t gather_max; /* with gathers: a segment of scattered keys up to this many that groups
@@ -224,9 +228,13 @@ attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size,
  * bounds in ints[r0..r1) and ints[n + r0..n + r1) (n = t->rows.n: 2n int64 of scratch). */
 void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
                   int64_t from, int64_t *ints, attn_bs_run *run);
-/* Rows per group for a band of half-width w (plan.sub): about an eighth of a row's keys (2w - 1,
- * causal w), a power of two in [16, 64] — narrow bands waste less in smaller groups. */
+/* Rows per group for a band of half-width w (plan.sub): about a quarter of a row's keys (2w - 1,
+ * causal w), 32 or 64 — groups of fewer rows waste fewer scores but run smaller GEMMs (16 rows
+ * measured slower than 32 at every width). */
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w);
+/* A band's plan.sub (attn_bs_band_sub) and plan.cols_max: a group's keys in one visit (width +
+ * sub - 1 rounded up to 64, in [256, 512]). */
+void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl);
 /* A stride parameter's value: v, or ceil(sqrt(S)) when v is 0 ('auto'). */
 int64_t attn_bs_stride(const attn_shape *s, double v);
 

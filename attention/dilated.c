@@ -10,10 +10,10 @@
  *           queries copied together once), its keys every d-th key from the band's first
  *           (gathered once per task when at most 256 + 2w, else read in place with a leading
  *           dimension of d·D, or gathered per visit where d·D is no BLAS int); the band keys
- *           every row sees in one dense visit, its edge triangles by groups of 16-64 rows.
- *   workspace: threads × (256×256 scores + 2·256×D acc and queries + 2·min(256 + 2w, 4096)·D
- *              gathered keys and values + 2·256 floats + 2·256 int64), any n
- *   threads: OpenMP over (b, h, class chunk), dynamic; OpenBLAS single-threaded inside.
+ *           by groups of 32-64 rows, each group's keys in one masked visit (attn_bs_plan_band).
+ *   workspace: threads × (256×c scores (c: a group's keys rounded up to 64, in [256, 512]) +
+ * 2·256×D acc and queries + 2·min(256 + 2w, 4096)·D gathered keys and values + 2·256 floats + 2·256
+ * int64), any n threads: OpenMP over (b, h, class chunk), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
 
@@ -37,7 +37,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->tasks[0] = attn_bs_class_tasks(s, d, CLASS_ROWS);
     pl->rows_max = attn_bs_min(CLASS_ROWS, s->T);
     pl->ints = 2 * pl->rows_max;
-    pl->sub = attn_bs_band_sub(s, w);
+    attn_bs_plan_band(s, w, pl);
     pl->gather_rows = d > 1;
     pl->gathers = d > 1; /* every d-th key: copied together once per task when few enough */
     pl->gather_max = attn_bs_min(pl->rows_max + 2 * w, GATHER_MAX);

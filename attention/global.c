@@ -6,8 +6,10 @@
  *   time O(B·H·(T·(g + w) + g·S)·D)   flops 4·D per allowed score, counted from the layout
  *   layout (block-sparse engine): blocks of 256 queries; global query rows: all keys; the other
  *           rows: the global keys [0, g) in one segment, then the window minus [0, g) (each key
- *           once), edge triangles by groups of 16-64 rows
- *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 3·256 int64), any n
+ *           once), by groups of 32-64 rows,
+ *           each group's window keys in one masked visit (attn_bs_plan_band)
+ *   workspace: threads × (256×c scores + 256×D acc + 2·256 floats + 3·256 int64), any n;
+ *              c = a group's window keys rounded up to 64, in [256, 512]
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
@@ -26,7 +28,7 @@ static const attn_param_def params[] = {
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     attn_bs_plan_blocks(s, BLOCK, pl);
-    pl->sub = attn_bs_band_sub(s, (int64_t)p->v[P_WINDOW]);
+    attn_bs_plan_band(s, (int64_t)p->v[P_WINDOW], pl);
     pl->ints = 3 * pl->rows_max;
 }
 

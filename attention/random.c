@@ -11,14 +11,17 @@
  *   layout (block-sparse engine):
  *     block: one task per query block; its r drawn keys (K and V rows) gathered once, then one
  *           dense tile (sgemm) for all its rows (causal: row bounds, the partly seen keys by
- *           groups of rows); each row's own key, when not drawn, as a one-key list. K/V rows are
+ *           groups of rows); before it, each row's own key (when not drawn) starts the row's
+ *           online softmax (m = its score, l = 1, acc = its v row: no visit per row; the
+ *           backward visits it as a one-key list). K/V rows are
  *           read r per block, not r per query: the time stays linear in n once K and V outgrow
  *           the caches (measured exponents in docs/performance.md).
  *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
  *           keys): scores and p·v by vector loops over the keys read in place, the next row's
  *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
  *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
- *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
+ *              2·max(256, min(r, 4096))·D gathered floats when r < S, rows·(D + 2) floats to
+ *              start the tile from the own keys]), rows = min(b, T) (block)
  *              or min(64, T) (token); ints = min(r, S) + 3·rows + 1 (block) or
  *              max(4096, min(r, S) + 1) + rows + 1 (token)
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
@@ -132,11 +135,13 @@ static void plan_block(const attn_shape *s, const attn_params *p, attn_bs_plan *
     attn_bs_plan_blocks(s, (int64_t)p->v[P_BLOCK], pl);
     pl->ints = r + 3 * pl->rows_max + 1; /* draws, row bounds, own keys and their starts */
     pl->gathers = r < s->S;              /* some block may draw scattered keys */
+    pl->seeds = true;                    /* the own keys, one per row, first */
     if (pl->gathers) pl->gather_max = attn_bs_min(r, GATHER_MAX); /* copied once per task */
 }
 
 /* The block's draws (all candidates when r >= N) against all its rows, each up to itself when
- * causal; then each row's own key when it is not drawn, as a one-key list. */
+ * causal; before them each row's own key when it is not drawn, as a one-key list (the engine
+ * starts the tile from it: plan.seeds). */
 static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs_task *t,
                         attn_bs_run *run)
 {
@@ -164,16 +169,16 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
         if (pos >= 0 && !drawn) own[m++] = pos;
         start[r + 1] = m;
     }
+    const attn_bs_seg self = {.keys = {.n = m, .idx = own},
+                              .r0 = 0,
+                              .nrows = n,
+                              .row_start = start};
+    attn_bs_visit(run, &self); /* first: the tile starts from them (plan.seeds) */
     attn_bs_seg seg = {.keys = all ? attn_bs_range(0, nd) : (attn_bs_keys){.n = nd, .idx = draws},
                        .r0 = 0,
                        .nrows = n,
                        .hi = s->causal ? hi : NULL};
     attn_bs_visit(run, &seg);
-    const attn_bs_seg self = {.keys = {.n = m, .idx = own},
-                              .r0 = 0,
-                              .nrows = n,
-                              .row_start = start};
-    attn_bs_visit(run, &self);
 }
 
 /* ---- the pattern ---- */

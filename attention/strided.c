@@ -8,14 +8,16 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·(l + S/l)·D), O(n^1.5) at l = sqrt(n); flops 4·D per allowed score (exact)
  *   layout (block-sparse engine, two phases):
- *     1. local: blocks of 256 queries against their band (as the window kind);
+ *     1. local: blocks of 256 queries against their band (as the window kind: groups of 32-64
+ *        rows, each group's keys in one masked visit);
  *     2. strided: the queries of one residue class p ≡ c (mod l) against the keys j ≡ c, one
  *        dense GEMM per class (its queries copied together once per task; its keys and values
  *        read with a leading dimension of l·D, or, causal, copied together once per task when
  *        at most 4096),
  *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
- *   workspace: threads × (256×256 scores + 2·256×D acc and queries + 2·max(256,
- *              min(ceil(S/l), 4096))·D keys and values + 2·256 floats + 2·256 int64)
+ *   workspace: threads × (256×c scores (c: a local group's keys rounded up to 64, in [256, 512]) +
+ * 2·256×D acc and queries + 2·max(256, min(ceil(S/l), 4096))·D keys and values + 2·256 floats +
+ * 2·256 int64)
  *              + 2·B·H·T floats (each row's running max and sum between the phases)
  *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
  */
@@ -47,7 +49,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->tasks[1] = attn_bs_class_tasks(s, l, CLASS_ROWS);
     pl->rows_max = attn_bs_min(attn_bs_max(BLOCK, CLASS_ROWS), s->T);
     pl->ints = 2 * pl->rows_max;
-    pl->sub = attn_bs_band_sub(s, l);
+    attn_bs_plan_band(s, l, pl);
     pl->gather_rows = true;
     pl->gathers = true; /* a class's keys are copied together once per task (if few enough) */
     pl->gather_max = attn_bs_min((s->S + l - 1) / l, GATHER_MAX);

@@ -3,10 +3,10 @@
  * query sees the keys within w positions of its own. Definition: .definition below.
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·w·D)   flops 4·D per allowed score, counted from the layout (exact)
- *   layout (block-sparse engine): blocks of 256 queries; the band keys every row of a block sees
- *           in one dense visit, the two triangles at its edges by groups of 16-64 rows
- *           (about an eighth of the band)
- *   workspace: threads × (256×256 scores + 256×D acc + 2·256 floats + 2·256 int64), any n
+ *   layout (block-sparse engine): blocks of 256 queries, by groups of 32-64 rows (about a quarter
+ *           of the band: attn_bs_plan_band), each group's keys in one masked visit (at most 512)
+ *   workspace: threads × (256×c scores + 256×D acc + 2·256 floats + 2·256 int64), any n;
+ *              c = the group's keys rounded up to 64, in [256, 512]
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
  */
 #include "blocksparse.h"
@@ -23,7 +23,7 @@ static const attn_param_def params[] = {
 static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 {
     attn_bs_plan_blocks(s, BLOCK, pl);
-    pl->sub = attn_bs_band_sub(s, (int64_t)p->v[P_WINDOW]);
+    attn_bs_plan_band(s, (int64_t)p->v[P_WINDOW], pl);
     pl->ints = 2 * pl->rows_max;
 }
 
