@@ -11,9 +11,15 @@
 #include "math_body.h"
 #include "peak_body.h"
 
+/* after math_body.h: they use its loops */
+#include "convert_body.h"
+#include "decode_body.h"
+
 const attn_kernel_set attn_kernels_avx2 = {
     .isa = ATTN_ISA_AVX2,
     .lanes = VW,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
+    .convert = CONVERT_SLOTS,
+    .decode = DECODE_SLOTS,
 };

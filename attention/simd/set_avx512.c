@@ -1,6 +1,6 @@
 /*
- * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h, with
- * this file's own compiler flags only (attention/meson.build).
+ * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h,
+ * with this file's own compiler flags only (attention/meson.build).
  */
 #include <math.h>
 #include <stdint.h>
@@ -11,9 +11,15 @@
 #include "math_body.h"
 #include "peak_body.h"
 
+/* after math_body.h: they use its loops */
+#include "convert_body.h"
+#include "decode_body.h"
+
 const attn_kernel_set attn_kernels_avx512 = {
     .isa = ATTN_ISA_AVX512,
     .lanes = VW,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
+    .convert = CONVERT_SLOTS,
+    .decode = DECODE_SLOTS,
 };
