@@ -39,9 +39,9 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 int64_t attn_decode_split(const attn_shape *s, int64_t requested)
 {
     const int64_t groups = s->B * s->Hkv;
-    const int64_t split = requested > 0 ? requested
-                                        : min64(ceil_div(TASKS_TARGET, groups),
-                                                max64(1, s->S / MIN_CHUNK_KEYS));
+    const int64_t split =
+        requested > 0 ? requested
+                      : min64(ceil_div(TASKS_TARGET, groups), max64(1, s->S / MIN_CHUNK_KEYS));
     return min64(split, s->S);
 }
 
@@ -56,7 +56,8 @@ static dplan make_dplan(const attn_shape *s, int64_t split)
     pl.split = attn_decode_split(s, split);
     pl.tasks = s->B * s->Hkv * pl.split;
     pl.slot_floats = round_up(pl.G * (s->D + 2));
-    pl.thread_floats = round_up(pl.G * s->D) + round_up(attn_ks()->decode.scratch_floats(pl.G, s->D));
+    pl.thread_floats =
+        round_up(pl.G * s->D) + round_up(attn_ks()->decode.scratch_floats(pl.G, s->D));
     return pl;
 }
 
@@ -89,8 +90,8 @@ static void merge(const attn_shape *s, const dplan *pl, const float *slots, int6
     }
 }
 
-attn_status attn_decode_forward(const attn_shape *s, int64_t split, const float *q,
-                                const float *k, const float *v, float *out, void *workspace)
+attn_status attn_decode_forward(const attn_shape *s, int64_t split, const float *q, const float *k,
+                                const float *v, float *out, void *workspace)
 {
     const dplan pl = make_dplan(s, split);
     const attn_kernel_set *ks = attn_ks();
@@ -128,8 +129,7 @@ attn_status attn_decode_forward(const attn_shape *s, int64_t split, const float 
 size_t attn_widen_bytes(const attn_shape *s)
 {
     if (s->dtype == ATTN_F32) return 0;
-    return sizeof(float) *
-           (size_t)(round_up(attn_q_elems(s)) + 2 * round_up(attn_kv_elems(s)));
+    return sizeof(float) * (size_t)(round_up(attn_q_elems(s)) + 2 * round_up(attn_kv_elems(s)));
 }
 
 /* n elements of src (dtype t) into dst, in pieces over the threads. */
@@ -147,7 +147,8 @@ void *attn_widen(const attn_shape *s, const float **q, const float **k, const fl
                  void *workspace)
 {
     if (s->dtype == ATTN_F32) return workspace;
-    float *wq = workspace, *wk = wq + round_up(attn_q_elems(s)), *wv = wk + round_up(attn_kv_elems(s));
+    float *wq = workspace, *wk = wq + round_up(attn_q_elems(s)),
+          *wv = wk + round_up(attn_kv_elems(s));
     widen_one(s, *q, wq, attn_q_elems(s));
     widen_one(s, *k, wk, attn_kv_elems(s));
     widen_one(s, *v, wv, attn_kv_elems(s));

@@ -13,8 +13,8 @@ int64_t attn_decode_split(const attn_shape *s, int64_t requested);
 size_t attn_decode_workspace_bytes(const attn_shape *s, int64_t split);
 /* out [B,H,1,D] of the G = H/Hkv query heads of each KV head against every key (T = 1: the
  * causal rule allows them all), no score modifiers; q, k, v of s->dtype. */
-attn_status attn_decode_forward(const attn_shape *s, int64_t split, const float *q,
-                                const float *k, const float *v, float *out, void *workspace);
+attn_status attn_decode_forward(const attn_shape *s, int64_t split, const float *q, const float *k,
+                                const float *v, float *out, void *workspace);
 
 /* The dense prefill of a non-f32 dtype: q, k, v converted up front into float32 copies at the
  * start of the workspace (4·(B·H·T + 2·B·Hkv·S·D)... bytes: attn_widen_bytes, 0 for f32), in

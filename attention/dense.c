@@ -153,9 +153,9 @@ size_t attn_dense_workspace_bytes(const attn_shape *s, const attn_params *p)
     const size_t tile = attn_widen_bytes(s) + (size_t)s->threads * pl.thread_bytes +
                         (size_t)pl.tasks * (size_t)pl.slot_floats * sizeof(float);
     if (!use_decode(s, p)) return tile;
-    /* forward_train keeps the tile (it saves the log-sum-exp): room for both */
+    /* forward_train (f32 only: no backward takes another dtype) keeps the tile: room for both */
     const size_t dec = attn_decode_workspace_bytes(s, (int64_t)p->v[P_SPLIT]);
-    return dec > tile ? dec : tile;
+    return dec > tile || s->dtype != ATTN_F32 ? dec : tile;
 }
 
 void attn_dense_resolve(const attn_shape *s, attn_params *p)

@@ -80,10 +80,10 @@ Test(dtype, sets_convert_like_the_scalar_rules)
             ks->convert.from_f32((int)lowp[t], x, h, N);
             ks->convert.to_f32((int)lowp[t], h, y, N);
             for (int i = 0; i < N; i++) {
-                const uint16_t want = lowp[t] == ATTN_BF16 ? attn_f32_to_bf16(x[i])
-                                                           : attn_f32_to_f16(x[i]);
-                const float back = lowp[t] == ATTN_BF16 ? attn_bf16_to_f32(want)
-                                                        : attn_f16_to_f32(want);
+                const uint16_t want =
+                    lowp[t] == ATTN_BF16 ? attn_f32_to_bf16(x[i]) : attn_f32_to_f16(x[i]);
+                const float back =
+                    lowp[t] == ATTN_BF16 ? attn_bf16_to_f32(want) : attn_f16_to_f32(want);
                 cr_assert_eq(h[i], want, "%s %s: %a", attn_isa_name((attn_isa)a),
                              attn_dtype_name(lowp[t]), x[i]);
                 cr_assert_eq(attn_f32_bits(y[i]), attn_f32_bits(back), "%s %s: %a",
@@ -132,7 +132,8 @@ static void check_case(const attn_ops *ops, const dcase *c, attn_dtype t)
     round_to(t, q, qn, &qh, &qr);
     round_to(t, k, kvn, &kh, &kr);
     round_to(t, v, kvn, &vh, &vr);
-    cr_assert_eq(tu_forward(ops, &s, &p, (const float *)qh, (const float *)kh, (const float *)vh, o),
+    cr_assert_eq(tu_forward(ops, &s, &p, (const float *)qh, (const float *)kh, (const float *)vh,
+                            o),
                  ATTN_OK, "%s: forward failed", label);
     double *exact = tu_reference(ops, &s32, &p, qr, kr, vr);
     double *orig = tu_reference(ops, &s32, &p, q, k, v);
@@ -149,8 +150,8 @@ static void check_case(const attn_ops *ops, const dcase *c, attn_dtype t)
 }
 
 static const dcase cases[] = {
-    {4, 0, 37, 37, 20, false, ""},      {4, 0, 64, 64, 64, true, "block_q=16,block_k=16"},
-    {8, 2, 33, 50, 16, true, ""},       {4, 0, 1, 700, 64, true, ""},
+    {4, 0, 37, 37, 20, false, ""},        {4, 0, 64, 64, 64, true, "block_q=16,block_k=16"},
+    {8, 2, 33, 50, 16, true, ""},         {4, 0, 1, 700, 64, true, ""},
     {8, 2, 1, 1500, 20, true, "split=3"}, {8, 1, 1, 999, 128, false, ""},
     {4, 0, 1, 5, 3, true, "split=5"},
 };
@@ -189,7 +190,8 @@ Test(dtype, decode_is_last_prefill_row)
             attn_shape dec = attn_shape_init(1, H, Hkv, 1, S, D, true);
             pre.threads = dec.threads = 2, dec.decode = true, pre.dtype = dec.dtype = t;
             attn_params pp = tu_params(ops, "", &pre), pd = tu_params(ops, "", &dec);
-            const int64_t qn = attn_q_elems(&pre), kvn = attn_kv_elems(&pre), es = attn_dtype_size(t);
+            const int64_t qn = attn_q_elems(&pre), kvn = attn_kv_elems(&pre),
+                          es = attn_dtype_size(t);
             float *q = tu_random(qn, 1, 31), *k = tu_random(kvn, 1, 32), *v = tu_random(kvn, 1, 33);
             char *qh = malloc((size_t)qn * es), *kh = malloc((size_t)kvn * es),
                  *vh = malloc((size_t)kvn * es), *qd = malloc((size_t)(H * D) * es);

@@ -71,4 +71,7 @@ static void cvt_from_f32(int t, const float *src, void *dst, int64_t n)
         for (int64_t i = 0; i < n; i++) h[i] = attn_f32_to_f16(src[i]);
 }
 
-#define CONVERT_SLOTS {.to_f32 = cvt_to_f32, .from_f32 = cvt_from_f32}
+#define CONVERT_SLOTS                                                                              \
+    {                                                                                              \
+        .to_f32 = cvt_to_f32, .from_f32 = cvt_from_f32                                             \
+    }

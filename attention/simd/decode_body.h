@@ -16,7 +16,7 @@
 
 /* Dot products and weighted sums over one dtype's rows, defined per element type. */
 #define DECODE_ROW_OPS(sfx, ELEM, VLOAD, SLOAD)                                                    \
-    static float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                          \
+    static float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                           \
     {                                                                                              \
         vf a0 = vzero(), a1 = vzero();                                                             \
         int64_t d = 0;                                                                             \
@@ -29,8 +29,8 @@
         for (; d < D; d++) s += q[d] * SLOAD(k[d]);                                                \
         return s;                                                                                  \
     }                                                                                              \
-    /* acc[d] += Σ_j p[j]·v[j·D + d], j < n: acc in registers, 4 vectors at a time */              \
-    static void dec_pv_##sfx(float *acc, const float *p, const ELEM *v, int64_t n, int64_t D)     \
+    /* acc[d] += Σ_j p[j]·v[j·D + d], j < n: acc in registers, 4 vectors at a time */           \
+    static void dec_pv_##sfx(float *acc, const float *p, const ELEM *v, int64_t n, int64_t D)      \
     {                                                                                              \
         int64_t d = 0;                                                                             \
         for (; d + 4 * VW <= D; d += 4 * VW) {                                                     \
@@ -144,12 +144,9 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
                     sr[j] = dec_dot_f16(qr, (const uint16_t *)kb + j * D, D);
             }
             dec_softmax_step(sr, nb, m + r, l + r, acc + r * D, D);
-            if (t == ATTN_F32 || convert)
-                dec_pv_f32(acc + r * D, sr, convert ? vbuf : vb, nb, D);
-            else if (t == ATTN_BF16)
-                dec_pv_bf16(acc + r * D, sr, vb, nb, D);
-            else
-                dec_pv_f16(acc + r * D, sr, vb, nb, D);
+            if (t == ATTN_F32 || convert) dec_pv_f32(acc + r * D, sr, convert ? vbuf : vb, nb, D);
+            else if (t == ATTN_BF16) dec_pv_bf16(acc + r * D, sr, vb, nb, D);
+            else dec_pv_f16(acc + r * D, sr, vb, nb, D);
         }
     }
 }

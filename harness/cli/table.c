@@ -17,10 +17,10 @@ static const char *err_text(double x, char *buf, size_t len)
 void bench_table_header(FILE *f, bool retrieval)
 {
     fprintf(f,
-            "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %-8s %11s %6s %9s %7s %8s %10s %10s %9s "
-            "%9s%s  %s\n",
-            "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "pass", "median_ms", "cv%",
-            "GFLOP/s", "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
+            "%-8s %-9s %-3s %-4s %-4s %-7s %-7s %-4s %-3s %-8s %-5s %11s %6s %9s %7s %8s %10s %10s "
+            "%9s %9s%s  %s\n",
+            "kind", "dataset", "B", "H", "Hkv", "T", "S", "D", "cau", "pass", "dtype", "median_ms",
+            "cv%", "GFLOP/s", "%sgemm", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
             retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
 }
 
@@ -37,10 +37,10 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, bool r
     bench_format_bytes((double)pt->workspace_bytes, ws, sizeof ws);
     if (pt->peak_rss_bytes >= 0) bench_format_bytes((double)pt->peak_rss_bytes, rss, sizeof rss);
     else snprintf(rss, sizeof rss, "?");
-    fprintf(f, "%-8s %-9s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d %-8s ", pt->kind,
+    fprintf(f, "%-8s %-9s %-3lld %-4lld %-4lld %-7lld %-7lld %-4lld %-3d %-8s %-5s ", pt->kind,
             pt->dataset, (long long)pt->batch, (long long)pt->heads, (long long)pt->kv_heads,
             (long long)pt->q_len, (long long)pt->kv_len, (long long)pt->head_dim, pt->causal,
-            *pt->pass ? pt->pass : "forward");
+            *pt->pass ? pt->pass : "forward", *pt->dtype ? pt->dtype : "f32");
     if (strcmp(pt->status, "ok") != 0 && strcmp(pt->status, "nonfinite") != 0) {
         fprintf(f, "error: %s\n", pt->message);
         return;

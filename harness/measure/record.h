@@ -75,6 +75,7 @@ typedef struct bench_point {
     char pass[16];            /* the timed pass: "forward", "backward" or "train" (forward and
                                  backward together); flops, bytes and workspace are its own */
     int64_t saved_bytes;      /* bytes the forward saves for the backward (0: forward pass) */
+    char dtype[8];            /* storage of q, k, v: "f32", "bf16" or "f16" (attn_dtype) */
     char status[16];          /* "ok" or "error" */
     char message[160];        /* why, when status is "error" */
 } bench_point;

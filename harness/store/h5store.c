@@ -179,6 +179,8 @@ static const field point_fields[] = {
           "the timed pass: forward, backward (dq, dk, dv given dout) or train (both)"),
     FIELD(bench_point, saved_bytes, F_I64, "B",
           "bytes the forward saves for the backward (row log-sum-exp ...; 0: forward pass)"),
+    FIELD(bench_point, dtype, F_STR, "text",
+          "storage of q, k, v: f32, bf16 or f16 (out and gradients float32); bytes count it"),
     FIELD(bench_point, status, F_STR, "text", "ok, nonfinite (output holds NaN or Inf) or error"),
     FIELD(bench_point, message, F_STR, "text", "why, when status is not ok; notes otherwise"),
 };
