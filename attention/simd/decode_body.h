@@ -200,9 +200,18 @@ static void dec_pv2(float *acc, const float *s, const float *v, int64_t G, int64
             vstore(xa + d + 3 * VW, a3), vstore(xb + d, b0), vstore(xb + d + VW, b1);
             vstore(xb + d + 2 * VW, b2), vstore(xb + d + 3 * VW, b3);
         }
-        if (d < D) { /* the rest of the columns, one row at a time */
-            dec_pv_f32(xa + d, pa, v + d, n, D - d);
-            dec_pv_f32(xb + d, pb, v + d, n, D - d);
+        for (; d + VW <= D; d += VW) { /* the rest: a vector, then single columns */
+            vf a = vload(xa + d), b = vload(xb + d);
+            for (int64_t j = 0; j < n; j++) {
+                const vf x = vload(v + j * D + d);
+                a = vfma(vset1(pa[j]), x, a), b = vfma(vset1(pb[j]), x, b);
+            }
+            vstore(xa + d, a), vstore(xb + d, b);
+        }
+        for (; d < D; d++) {
+            float a = xa[d], b = xb[d];
+            for (int64_t j = 0; j < n; j++) a += pa[j] * v[j * D + d], b += pb[j] * v[j * D + d];
+            xa[d] = a, xb[d] = b;
         }
     }
     if (G % 2) dec_pv_f32(acc + (G - 1) * D, s + (G - 1) * DECODE_KB, v, n, D);
