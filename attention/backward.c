@@ -22,6 +22,10 @@ attn_status attn_backward_check(const attn_ops *ops, const attn_shape *s, const 
     if (!attn_kind_has_backward(ops))
         return attn_fail(ATTN_ENODEF, msg, msg_len, "%s has no backward pass: %s", ops->name,
                          attn_kind_no_backward_reason(ops));
+    if (s->dtype != ATTN_F32)
+        return attn_fail(ATTN_ENODEF, msg, msg_len,
+                         "%s: the backward takes float32 q, k, v (not %s)", ops->name,
+                         attn_dtype_name(s->dtype));
     if (s->decode && ops->decode)
         return attn_fail(ATTN_ENODEF, msg, msg_len,
                          "%s: no backward pass in decode mode (a decode step from the recurrent "

@@ -49,6 +49,7 @@
 #include <omp.h>
 #include <string.h>
 
+#include "decode.h"
 #include "dense.h"
 #include "kernels.h"
 
@@ -141,11 +142,22 @@ attn_status attn_dense_check(const attn_shape *s, const attn_params *p, char *ms
     return ATTN_OK; /* every shape accepted by attn_shape_check and every in-range tile works */
 }
 
+/* T = 1 without modifiers or materialize: the streaming decode kernel (decode.c). */
+static bool use_decode(const attn_shape *s, const attn_params *p)
+{
+    const attn_score_mod mod = score_mod(s, p);
+    return s->T == 1 && p->v[P_MATERIALIZE] == 0 && !attn_score_mod_on(&mod);
+}
+
 size_t attn_dense_workspace_bytes(const attn_shape *s, const attn_params *p)
 {
     const plan pl = make_plan(s, p);
-    return (size_t)s->threads * pl.thread_bytes +
-           (size_t)pl.tasks * (size_t)pl.slot_floats * sizeof(float);
+    const size_t tile = attn_widen_bytes(s) + (size_t)s->threads * pl.thread_bytes +
+                        (size_t)pl.tasks * (size_t)pl.slot_floats * sizeof(float);
+    if (!use_decode(s, p)) return tile;
+    /* forward_train (f32 only: no backward takes another dtype) keeps the tile: room for both */
+    const size_t dec = attn_decode_workspace_bytes(s, (int64_t)p->v[P_SPLIT]);
+    return dec > tile || s->dtype != ATTN_F32 ? dec : tile;
 }
 
 void attn_dense_resolve(const attn_shape *s, attn_params *p)
@@ -171,7 +183,9 @@ double attn_dense_flops(const attn_shape *s, const attn_params *p)
 double attn_dense_bytes(const attn_shape *s, const attn_params *p)
 {
     (void)p;
-    return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s));
+    const double stored = (double)attn_dtype_size(s->dtype); /* q, k, v; out is float32 */
+    return (stored + sizeof(float)) * (double)attn_q_elems(s) +
+           2.0 * stored * (double)attn_kv_elems(s);
 }
 
 /* Row of q/out [B·H·T, D] holding tile row r of the group (b, g) whose first position is i0. */
@@ -247,6 +261,10 @@ static void merge_group(const attn_shape *s, const plan *pl, const float *slots,
 static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
                            const float *k, const float *v, float *out, float *lse, void *workspace)
 {
+    attn_shape wide = *s; /* a low-precision dtype: float32 copies at the workspace's head */
+    workspace = attn_widen(s, &q, &k, &v, workspace);
+    wide.dtype = ATTN_F32;
+    s = &wide;
     const plan pl = make_plan(s, p);
     const int64_t T = s->T, S = s->S, D = s->D, G = pl.G;
     float *slots = (float *)((char *)workspace + (size_t)s->threads * pl.thread_bytes);
@@ -314,6 +332,8 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
                                const float *k, const float *v, float *out, void *workspace)
 {
+    if (use_decode(s, p))
+        return attn_decode_forward(s, (int64_t)p->v[P_SPLIT], q, k, v, out, workspace);
     return forward(s, p, q, k, v, out, NULL, workspace);
 }
 

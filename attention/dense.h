@@ -59,6 +59,7 @@ void attn_dense_resolve(const attn_shape *s, attn_params *p);
     .resolve = attn_dense_resolve, .saved_bytes = attn_dense_saved_bytes,                          \
     .forward_train = attn_dense_forward_train,                                                     \
     .backward_workspace_bytes = attn_dense_backward_workspace_bytes,                               \
-    .backward = attn_dense_backward, .engine = ATTN_ENGINE_DENSE, .tests = {.as_full = ""}
+    .backward = attn_dense_backward, .dtypes = ATTN_DTYPES_ALL, .engine = ATTN_ENGINE_DENSE,       \
+    .tests = {.as_full = ""}
 
 #endif

@@ -167,5 +167,9 @@ attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_para
                        size_t msg_len)
 {
     if (attn_shape_check(s, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    const unsigned dtypes = ops->dtypes ? ops->dtypes : ATTN_DTYPE_BIT(ATTN_F32);
+    if (!(dtypes & ATTN_DTYPE_BIT(s->dtype)))
+        return attn_fail(ATTN_ENODEF, msg, msg_len, "%s takes float32 q, k, v only (not %s)",
+                         ops->name, attn_dtype_name(s->dtype));
     return ops->check(s, p, msg, msg_len);
 }

@@ -49,6 +49,9 @@ attn_status attn_shape_check(const attn_shape *s, char *msg, size_t msg_len)
                          "kv_heads %lld does not divide heads %lld (MQA: 1, MHA: heads)",
                          (long long)s->Hkv, (long long)s->H);
     }
+    if (s->dtype < 0 || s->dtype >= ATTN_DTYPE_COUNT)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "dtype %d is not f32, bf16 or f16",
+                         (int)s->dtype);
     if (s->threads < 1) {
         return attn_fail(ATTN_EINVAL, msg, msg_len, "threads must be at least 1 (got %d)",
                          s->threads);

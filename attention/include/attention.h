@@ -4,6 +4,11 @@
  *
  * Tensors are row-major float32:
  *   q [B,H,T,D]   k [B,Hkv,S,D]   v [B,Hkv,S,D]   out [B,H,T,D]
+ * Low precision (attn_shape.dtype, attn_core.h): with dtype bf16 or f16 the pointers q, k and v a
+ * forward (forward_train, prepare, decode) receives point at uint16_t elements of that format
+ * (typed const float * for the interface's sake: cast them back, never read them as floats);
+ * out stays float32. Only kinds whose attn_ops.dtypes lists the dtype get such a shape
+ * (attn_check refuses the others with ATTN_ENODEF); the float64 references always take float32.
  * Query head h reads KV head h / (H/Hkv): MHA is Hkv == H, MQA Hkv == 1, GQA in between.
  * T (queries) and S (keys) may differ (cross attention, decode). A causal mask aligns the last
  * query with the last key: query i sees key j iff j <= i + S - T. A query that sees no key
@@ -176,6 +181,10 @@ typedef struct attn_ops {
     /* Why the kind has no backward (one line, no period), when it has none; NULL: generic. */
     const char *no_backward;
 
+    /* Storage dtypes of q, k, v the forward accepts (ATTN_DTYPE_BIT set, attn_core.h); 0: f32
+     * only. The backward always takes float32 (attn_backward_check refuses other dtypes). */
+    unsigned dtypes;
+
     /* ---- descriptions (no behaviour) ---- */
 
     attn_engine engine;    /* set by the engine's slot macro */
@@ -269,7 +278,7 @@ static inline const attn_param_table *attn_kind_params(const attn_ops *ops) { re
 /* Resolve 'auto' parameter values for shape s (ops->resolve; nothing when NULL, or when s fails
  * attn_shape_check: resolvers divide by its sizes). */
 void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *p);
-/* Shape checks, then the kind's own check. */
+/* Shape checks, the dtype (ATTN_ENODEF unless ops->dtypes lists it), then the kind's own check. */
 attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_params *p, char *msg,
                        size_t msg_len);
 

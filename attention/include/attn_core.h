@@ -33,24 +33,46 @@ attn_status attn_fail(attn_status st, char *msg, size_t msg_len, const char *fmt
 
 /* ---- shapes (shape.c) ---- */
 
+/* The element type of the stored q, k and v (out, dout and the gradients are always float32):
+ * f32, or 16-bit words: bf16 (the top half of a float32, rounded to nearest even) or f16 (IEEE
+ * binary16). Kernels compute in float32 whatever the storage. */
+typedef enum attn_dtype { ATTN_F32 = 0, ATTN_BF16, ATTN_F16, ATTN_DTYPE_COUNT } attn_dtype;
+/* A set of dtypes (attn_ops.dtypes): bit (1 << dtype). */
+#define ATTN_DTYPE_BIT(t) (1u << (t))
+#define ATTN_DTYPES_ALL                                                                            \
+    (ATTN_DTYPE_BIT(ATTN_F32) | ATTN_DTYPE_BIT(ATTN_BF16) | ATTN_DTYPE_BIT(ATTN_F16))
+
+/* "f32", "bf16", "f16" ("?" out of range); parse returns false for an unknown name. */
+const char *attn_dtype_name(attn_dtype t);
+bool attn_dtype_parse(const char *name, attn_dtype *out);
+/* Bytes per stored element: 4 or 2. */
+size_t attn_dtype_size(attn_dtype t);
+/* float32 <-> dtype element-wise, n elements (portable C; the kernel sets have vector forms:
+ * simd/convert_body.h). to_dtype rounds to nearest even (bf16: NaN stays a quiet NaN; f16:
+ * overflow to ±inf, subnormals kept). For ATTN_F32 both copy. */
+void attn_dtype_from_f32(attn_dtype t, const float *src, void *dst, int64_t n);
+void attn_dtype_to_f32(attn_dtype t, const void *src, float *dst, int64_t n);
+
 /* The problem a forward solves, and the threads it may use.
- * Tensors are row-major float32: q [B,H,T,D]  k [B,Hkv,S,D]  v [B,Hkv,S,D]  out [B,H,T,D].
- * Query head h reads KV head h / (H/Hkv): MHA is Hkv == H, MQA Hkv == 1, GQA in between.
- * T (queries) and S (keys) may differ (cross attention, decode). A causal mask aligns the last
- * query with the last key: query i sees key j iff j <= i + S - T. */
+ * Tensors are row-major float32 (q, k, v: of s->dtype, see attn_dtype): q [B,H,T,D]  k [B,Hkv,S,D]
+ * v [B,Hkv,S,D]  out [B,H,T,D]. Query head h reads KV head h / (H/Hkv): MHA is Hkv == H, MQA Hkv ==
+ * 1, GQA in between. T (queries) and S (keys) may differ (cross attention, decode). A causal mask
+ * aligns the last query with the last key: query i sees key j iff j <= i + S - T. */
 typedef struct attn_shape {
-    int64_t B;    /* batch */
-    int64_t H;    /* query heads */
-    int64_t Hkv;  /* key/value heads; divides H */
-    int64_t T;    /* queries per head (q_len) */
-    int64_t S;    /* keys per head (kv_len) */
-    int64_t D;    /* head dimension (of q, k and v) */
-    bool causal;  /* query i sees key j only if j <= i + S - T */
-    double scale; /* score scale; attn_shape_init sets 1/sqrt(D) */
-    int threads;  /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
-    bool decode;  /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
-                     whose S keys are a KV cache; kinds with a decode state use it
-                     (attention.h) */
+    int64_t B;        /* batch */
+    int64_t H;        /* query heads */
+    int64_t Hkv;      /* key/value heads; divides H */
+    int64_t T;        /* queries per head (q_len) */
+    int64_t S;        /* keys per head (kv_len) */
+    int64_t D;        /* head dimension (of q, k and v) */
+    bool causal;      /* query i sees key j only if j <= i + S - T */
+    double scale;     /* score scale; attn_shape_init sets 1/sqrt(D) */
+    int threads;      /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
+    bool decode;      /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
+                         whose S keys are a KV cache; kinds with a decode state use it
+                         (attention.h) */
+    attn_dtype dtype; /* storage of q, k, v (default ATTN_F32); a kind accepts the dtypes its
+                         attn_ops.dtypes lists (attn_check) */
 } attn_shape;
 
 /* A shape with scale 1/sqrt(D), threads 1. */

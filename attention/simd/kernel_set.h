@@ -14,6 +14,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#include "attn_core.h"
 #include "attn_isa.h"
 
 /* math_body.h: vector loops over float rows (softmax inner loops, dot products). */
@@ -56,6 +57,25 @@ typedef struct attn_ks_tile {
     void (*pv)(float *o, int64_t ldo, const float *p, int64_t pr, int64_t pc, const float *v,
                int64_t ldv, int64_t rows, int64_t cols, int64_t D);
 } attn_ks_tile;
+/* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
+ * (ATTN_F32 copies). */
+typedef struct attn_ks_convert {
+    void (*to_f32)(int t, const void *src, float *dst, int64_t n);
+    void (*from_f32)(int t, const float *src, void *dst, int64_t n);
+} attn_ks_convert;
+
+/* decode_body.h: one chunk of the decode kernel: G query rows q [G,D] (float32, times the
+ * score scale) against n keys k, v [n,D] of dtype t, updating the online softmax state m [G],
+ * l [G], acc [G,D] (unnormalised). qh: the G rows as stored bf16 (unscaled; the scores then use
+ * vdpbf16ps and are multiplied by scale) when t is bf16 and has_dpbf16() and the CPU has
+ * AVX512_BF16, else NULL. scratch: scratch_floats(G, D) floats. */
+typedef struct attn_ks_decode {
+    void (*chunk)(int t, const float *q, const uint16_t *qh, float scale, int64_t G, int64_t D,
+                  const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
+                  float *scratch);
+    int64_t (*scratch_floats)(int64_t G, int64_t D);
+    bool (*has_dpbf16)(void);
+} attn_ks_decode;
 
 typedef struct attn_kernel_set {
     attn_isa isa;
@@ -63,6 +83,8 @@ typedef struct attn_kernel_set {
     attn_ks_math math;
     attn_ks_peak peak;
     attn_ks_tile tile;
+    attn_ks_convert convert;
+    attn_ks_decode decode;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

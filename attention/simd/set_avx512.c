@@ -12,10 +12,16 @@
 #include "peak_body.h"
 #include "tile_body.h"
 
+/* after math_body.h: they use its loops */
+#include "convert_body.h"
+#include "decode_body.h"
+
 const attn_kernel_set attn_kernels_avx512 = {
     .isa = ATTN_ISA_AVX512,
     .lanes = VW,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
     .tile = TILE_SLOTS,
+    .convert = CONVERT_SLOTS,
+    .decode = DECODE_SLOTS,
 };

@@ -123,6 +123,18 @@ attn_status bench_parse_pass(const char *text, bench_pass *pass, char *msg, size
                      s.best ? " (" : "", hint, s.best ? ")" : "");
 }
 
+attn_status bench_parse_dtype(const char *text, attn_dtype *dtype, char *msg, size_t msg_len)
+{
+    if (attn_dtype_parse(text, dtype)) return ATTN_OK;
+    char hint[96];
+    attn_suggest s = attn_suggest_start(text);
+    for (int i = 0; i < ATTN_DTYPE_COUNT; i++)
+        attn_suggest_offer(&s, attn_dtype_name((attn_dtype)i));
+    attn_suggest_hint(&s, NULL, hint, sizeof hint);
+    return attn_fail(ATTN_EINVAL, msg, msg_len, "--dtype: '%s' is not f32, bf16 or f16%s%s%s", text,
+                     s.best ? " (" : "", hint, s.best ? ")" : "");
+}
+
 attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len)
 {
     char hint[96];

@@ -19,6 +19,7 @@
 typedef struct run_opts {
     const char *help, *n, *mode, *q_len, *kv_len, *heads, *kv_heads, *head_dim, *batch, *causal;
     const char *dataset, *input, *output, *results, *pass;
+    const char *dtype;
     bench_measure_opts measure;
 } run_opts;
 
@@ -122,6 +123,8 @@ static attn_status parse_shape(const run_opts *o, bench_measure_cfg *mc, bench_s
         (o->batch && bench_parse_i64(o->batch, "--batch", 1, 1 << 20, &B, msg, msg_len)) ||
         (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)))
         return ATTN_EINVAL;
+    attn_dtype dtype = ATTN_F32;
+    if (o->dtype && bench_parse_dtype(o->dtype, &dtype, msg, msg_len)) return ATTN_EINVAL;
     *req = (bench_shape_req){.n = n,
                              .q_len = T,
                              .kv_len = S,
@@ -130,7 +133,8 @@ static attn_status parse_shape(const run_opts *o, bench_measure_cfg *mc, bench_s
                              .kv_heads = Hkv,
                              .head_dim = D,
                              .causal = causal != 0,
-                             .decode = decode};
+                             .decode = decode,
+                             .dtype = dtype};
     return ATTN_OK;
 }
 
@@ -321,6 +325,10 @@ int bench_cmd_run(int argc, char **argv)
          "forward, backward (dq, dk, dv given dout: the --input file's 'do' [B,H,T,D], else "
          "generated) or train (forward and backward; default forward)",
          &o.pass},
+        {"--dtype", "f32|bf16|f16",
+         "storage of q, k, v (default f32): the inputs rounded to it, out stays float32; "
+         "rel_err against the float64 result of the unrounded inputs",
+         &o.dtype},
         {"--out", "RESULTS.h5", "also append this point as a run to a results file", &o.results},
         {"--help", NULL, "this help", &o.help},
         BENCH_MEASURE_OPTS(&o.measure),

@@ -63,6 +63,7 @@ typedef struct grid {
     int_axis mode;         /* 0 prefill, 1 decode */
     int_axis pass;         /* bench_pass values */
     int_axis threads, isa; /* --threads (OpenMP threads per point), --isa (attn_isa values) */
+    int_axis dtype;        /* attn_dtype values */
     param_axis sets[MAX_SETS];
     int nsets;
 } grid;
@@ -73,7 +74,7 @@ static void grid_free(grid *g)
     bench_free_strings(g->dataset_names, g->ndatasets);
     free(g->datasets);
     int_axis *axes[] = {&g->n,    &g->heads, &g->kv_heads, &g->head_dim, &g->batch, &g->causal,
-                        &g->mode, &g->q_len, &g->pass,     &g->threads,  &g->isa};
+                        &g->mode, &g->q_len, &g->pass,     &g->threads,  &g->isa,   &g->dtype};
     for (size_t a = 0; a < sizeof axes / sizeof axes[0]; a++) free(axes[a]->v);
     for (int s = 0; s < g->nsets; s++) bench_free_strings(g->sets[s].values, g->sets[s].n);
 }
@@ -120,6 +121,14 @@ static attn_status isa_value(const char *text, int64_t *v, char *msg, size_t msg
     attn_isa isa = ATTN_ISA_PORTABLE;
     const attn_status st = bench_parse_isa(text, "--isa", &isa, msg, msg_len);
     *v = isa;
+    return st;
+}
+
+static attn_status dtype_value(const char *text, int64_t *v, char *msg, size_t msg_len)
+{
+    attn_dtype t = ATTN_F32;
+    const attn_status st = bench_parse_dtype(text, &t, msg, msg_len);
+    *v = t;
     return st;
 }
 
@@ -265,6 +274,7 @@ enum {
     AX_Q_LEN,
     AX_CAUSAL,
     AX_PASS,
+    AX_DTYPE,
     AX_DATASET,
     AX_MODE,
     NAXES
@@ -321,7 +331,8 @@ static attn_status build_point(const grid *g, const bench_measure_cfg *mc, const
                                  .head_dim = g->head_dim.v[i[AX_HEAD_DIM]],
                                  .kv_heads = g->kv_heads.n ? g->kv_heads.v[i[AX_KV_HEADS]] : 0,
                                  .causal = decode || causal,
-                                 .decode = decode};
+                                 .decode = decode,
+                                 .dtype = (attn_dtype)g->dtype.v[i[AX_DTYPE]]};
     char where[4200];
     snprintf(where, sizeof where, "--dataset %s=%s", dv->ops->name,
              dv->params.path ? dv->params.path : "");
@@ -361,10 +372,12 @@ static attn_status add_point(const grid *g, const bench_measure_cfg *mc, const a
             return ATTN_EFAIL;
     }
     if (st == ATTN_ENODEF) {
-        char what[64];
-        snprintf(what, sizeof what, "%s%s%s",
+        char what[80];
+        snprintf(what, sizeof what, "%s%s%s%s%s",
                  decode ? "decode" : (sp->shape.causal ? "causal=1" : "causal=0"),
-                 sp->pass ? " pass=" : "", sp->pass ? bench_pass_name(sp->pass) : "");
+                 sp->pass ? " pass=" : "", sp->pass ? bench_pass_name(sp->pass) : "",
+                 sp->shape.dtype ? " dtype=" : "",
+                 sp->shape.dtype ? attn_dtype_name(sp->shape.dtype) : "");
         return bench_skips_add(&out->undefined, ops->name, what, why, msg, msg_len);
     }
     if (st == ATTN_EFAIL) return attn_fail(ATTN_EINVAL, msg, msg_len, "%s", why);
@@ -391,6 +404,7 @@ static attn_status add_kind_points(const grid *g, const bench_measure_cfg *mc, c
                        [AX_Q_LEN] = g->q_len.n,
                        [AX_CAUSAL] = g->causal.n,
                        [AX_PASS] = g->pass.n,
+                       [AX_DTYPE] = g->dtype.n,
                        [AX_DATASET] = g->nvariants,
                        [AX_MODE] = g->mode.n};
     int i[NAXES] = {0};
@@ -480,9 +494,10 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
     attn_params_format(attn_kind_params(sp->ops), &sp->params, params, sizeof params);
     ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
     snprintf(buf, len,
-             "%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d threads=%d %s %s%s%s%s %s",
+             "%s%s%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d threads=%d %s %s%s%s%s %s",
              sp->ops->name, sp->shape.decode ? " decode" : "", sp->pass ? " " : "",
-             sp->pass ? bench_pass_name(sp->pass) : "", (long long)sp->shape.S,
+             sp->pass ? bench_pass_name(sp->pass) : "", sp->shape.dtype ? " " : "",
+             sp->shape.dtype ? attn_dtype_name(sp->shape.dtype) : "", (long long)sp->shape.S,
              (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
              (long long)sp->shape.D, sp->shape.causal, sp->shape.threads, attn_isa_name(sp->isa),
              sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
@@ -492,6 +507,7 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
 typedef struct sweep_opts {
     const char *help, *kinds, *n, *mode, *q_len, *heads, *kv_heads, *head_dim, *batch, *causal;
     const char *max_point_time, *pass;
+    const char *dtype;
     const char *dataset, *out, *quiet, *plots;
     const char *set[MAX_SETS];
     int nset;
@@ -578,6 +594,9 @@ static attn_status parse_grid(const sweep_opts *o, bench_measure_cfg *mc, grid *
     if (!st)
         st = parse_named(&g->pass, "--pass", o->pass ? o->pass : "forward", pass_value, msg,
                          msg_len);
+    if (!st)
+        st = parse_named(&g->dtype, "--dtype", o->dtype ? o->dtype : "f32", dtype_value, msg,
+                         msg_len);
     for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
     if (!st) st = expand_datasets(g, msg, msg_len);
     if (!st) st = parse_machine_axes(o, mc, g, msg, msg_len);
@@ -658,7 +677,8 @@ static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
            memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
            same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
            x->causal == y->causal && x->decode == y->decode && x->threads == y->threads &&
-           a->isa == b->isa && a->pass == b->pass && (x->decode ? x->T == y->T : true);
+           a->isa == b->isa && a->pass == b->pass && x->dtype == y->dtype &&
+           (x->decode ? x->T == y->T : true);
 }
 
 /* Would point p take longer than budget_s? Predicted (predict_s) at the rate of the previous
@@ -990,6 +1010,10 @@ int bench_cmd_sweep(int argc, char **argv)
          "given dout; train forward and backward together; a kind without a backward is "
          "skipped and listed",
          &o.pass},
+        {"--dtype", "LIST",
+         "storage of q, k, v: f32, bf16, f16 or a list (default f32); a kind that takes f32 "
+         "only is skipped and listed",
+         &o.dtype},
         {"--dataset", "LIST",
          "datasets, NAME or file=PATH.h5 (default " DEFAULT_DATASETS "; see "
          "bench datasets)",

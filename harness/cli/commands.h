@@ -121,6 +121,8 @@ void bench_print_entry(const char *name, const char *summary, const char *defini
 attn_status bench_parse_mode(const char *text, bool *decode, char *msg, size_t msg_len);
 /* "forward", "backward" or "train" (anything else is refused, with a did-you-mean). */
 attn_status bench_parse_pass(const char *text, bench_pass *pass, char *msg, size_t msg_len);
+/* "f32", "bf16" or "f16" (anything else is refused, with a did-you-mean). */
+attn_status bench_parse_dtype(const char *text, attn_dtype *dtype, char *msg, size_t msg_len);
 /* ATTN_EINVAL, msg "<prefix>unknown kind 'NAME' (did you mean 'KIND'?)" (or "(see bench list)"
  * when no kind is close). */
 attn_status bench_unknown_kind(const char *name, const char *prefix, char *msg, size_t msg_len);

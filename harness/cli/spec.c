@@ -30,6 +30,7 @@ attn_status bench_spec_build(bench_point_spec *spec, const bench_shape_req *req,
         file_shape(spec, s, req->q_len > 0 ? req->q_len : 0, where, hint, msg, msg_len))
         return ATTN_EINVAL;
     s->decode = req->decode;
+    s->dtype = req->dtype;
     s->threads = mc->threads;
     /* the shape first: a kind's resolve may divide by its sizes (H / Hkv) */
     if (attn_shape_check(s, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;

@@ -16,6 +16,7 @@ typedef struct bench_shape_req {
     int64_t batch, heads, head_dim;
     int64_t kv_heads; /* 0: the kind's default for heads */
     bool causal, decode;
+    attn_dtype dtype; /* storage of q, k, v (default f32) */
 } bench_shape_req;
 
 /* With spec->ops, params, dataset and dataset_params set: the shape from req (the kind's KV

@@ -21,6 +21,7 @@ bench_table_cols bench_table_columns(const bench_point *pts, int64_t n)
         c.threads |= pts[p].threads != pts[0].threads;
         c.isa |= strcmp(pts[p].isa, pts[0].isa) != 0;
     }
+    for (int64_t p = 0; p < n; p++) c.dtype |= *pts[p].dtype && strcmp(pts[p].dtype, "f32") != 0;
     return c;
 }
 
@@ -30,6 +31,7 @@ void bench_table_header(FILE *f, const bench_table_cols *c)
             "Hkv", "T", "S", "D", "cau", "pass");
     if (c->threads) fprintf(f, "%-3s ", "thr");
     if (c->isa) fprintf(f, "%-8s ", "isa");
+    if (c->dtype) fprintf(f, "%-5s ", "dtype");
     fprintf(f, "%11s %6s %9s %7s %6s %8s %10s %10s %9s %9s%s  %s\n", "median_ms", "cv%", "GFLOP/s",
             "%sgemm", "%peak", "GB/s", "workspace", "peak_rss", "rel_err", "self_err",
             c->retrieval ? "  retrieval/n" : "", "params (kind  dataset)");
@@ -63,6 +65,7 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, const 
             *pt->pass ? pt->pass : "forward");
     if (c->threads) fprintf(f, "%-3d ", (int)pt->threads);
     if (c->isa) fprintf(f, "%-8s ", pt->isa);
+    if (c->dtype) fprintf(f, "%-5s ", *pt->dtype ? pt->dtype : "f32");
     if (strcmp(pt->status, "ok") != 0 && strcmp(pt->status, "nonfinite") != 0) {
         fprintf(f, "error: %s\n", pt->message);
         return;

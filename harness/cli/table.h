@@ -8,9 +8,10 @@
 #include "results.h"
 
 /* The optional columns of a table: retrieval (some point has planted queries), threads and isa
- * (the points differ in them: a sweep over --threads or --isa). */
+ * (the points differ in them: a sweep over --threads or --isa), dtype (some point stores q, k, v
+ * in 16 bits). */
 typedef struct bench_table_cols {
-    bool retrieval, threads, isa;
+    bool retrieval, threads, isa, dtype;
 } bench_table_cols;
 /* The optional columns the n points need. */
 bench_table_cols bench_table_columns(const bench_point *pts, int64_t n);

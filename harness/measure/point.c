@@ -70,7 +70,10 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     const double passes = spec->pass == BENCH_PASS_TRAIN ? 3 : spec->pass ? 2 : 1;
     pt->flops = bench_point_flops(spec);
     pt->bytes = passes * spec->ops->bytes(s, &spec->params);
-    pt->kv_bytes = pt->bytes - passes * 2.0 * sizeof(float) * (double)attn_q_elems(s);
+    /* q of the dtype, out float32 */
+    pt->kv_bytes = pt->bytes - passes * (double)(attn_dtype_size(s->dtype) + sizeof(float)) *
+                                   (double)attn_q_elems(s);
+    snprintf(pt->dtype, sizeof pt->dtype, "%s", attn_dtype_name(s->dtype));
     pt->state_bytes = (int64_t)bench_point_state_bytes(spec);
     pt->workspace_bytes = (int64_t)bench_point_workspace_bytes(spec);
     snprintf(pt->pass, sizeof pt->pass, "%s", bench_pass_name(spec->pass));
@@ -111,10 +114,13 @@ double bench_point_bytes(const bench_point_spec *spec)
     const double grads = runs_backward(spec) ? 2 : 1; /* dout, dq beside q, out; dk, dv */
     const double saved =
         runs_backward(spec) ? (double)attn_kind_saved_bytes(spec->ops, s, &spec->params) : 0;
+    /* a low-precision dtype: q, k, v stored in it beside the float32 inputs they were rounded
+     * from (kept for the accuracy reference) */
+    const double stored = s->dtype == ATTN_F32 ? 0 : (double)attn_dtype_size(s->dtype);
     return sizeof(float) * grads *
                (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) +
-           weights + (double)workspace_alloc_bytes(spec) + (double)bench_point_state_bytes(spec) +
-           saved;
+           stored * ((double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s)) + weights +
+           (double)workspace_alloc_bytes(spec) + (double)bench_point_state_bytes(spec) + saved;
 }
 
 /* "[a,b,...]" of the first rank dims. */
@@ -307,6 +313,7 @@ typedef struct buffers {
     void *ws, *state;
     float *dout, *grad[3]; /* backward, train: dout; dq, dk, dv */
     void *saved;
+    void *low[3]; /* q, k, v rounded to a low-precision dtype (the kind's inputs then) */
 } buffers;
 
 static void free_buffers(buffers *b)
@@ -320,6 +327,7 @@ static void free_buffers(buffers *b)
     free(b->dout);
     for (int g = 0; g < 3; g++) free(b->grad[g]);
     free(b->saved);
+    for (int t = 0; t < 3; t++) free(b->low[t]);
 }
 
 /* Allocate b (the inputs too when make_inputs); false with a message when one fails. */
@@ -345,7 +353,14 @@ static bool alloc_buffers(const bench_point_spec *spec, const bench_point *pt, b
         b->own_k = bench_alloc(kvn * sizeof(float));
         b->own_v = bench_alloc(kvn * sizeof(float));
     }
-    if (b->out && b->ws && (!use_state || b->state) &&
+    const attn_dtype dt = spec->shape.dtype;
+    if (dt != ATTN_F32) {
+        b->low[0] = bench_alloc(qn * attn_dtype_size(dt));
+        b->low[1] = bench_alloc(kvn * attn_dtype_size(dt));
+        b->low[2] = bench_alloc(kvn * attn_dtype_size(dt));
+    }
+    if ((dt == ATTN_F32 || (b->low[0] && b->low[1] && b->low[2])) && b->out && b->ws &&
+        (!use_state || b->state) &&
         (!grads || (b->dout && b->grad[0] && b->grad[1] && b->grad[2] && b->saved)) &&
         (!make_inputs || (b->own_q && b->own_k && b->own_v)))
         return true;
@@ -540,6 +555,19 @@ attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, cha
     return st;
 }
 
+/* q, k, v rounded to the point's dtype into b->low (untimed); returns b->low. The accuracy is
+ * then measured against the float64 result of the unrounded q, k, v: rel_err includes what the
+ * rounding costs. */
+static void *const *lowp_inputs(const bench_point_spec *spec, const float *q, const float *k,
+                                const float *v, buffers *b)
+{
+    const attn_shape *s = &spec->shape;
+    attn_dtype_from_f32(s->dtype, q, b->low[0], attn_q_elems(s));
+    attn_dtype_from_f32(s->dtype, k, b->low[1], attn_kv_elems(s));
+    attn_dtype_from_f32(s->dtype, v, b->low[2], attn_kv_elems(s));
+    return b->low;
+}
+
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
                             const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
                             float **out_keep, char *msg, size_t msg_len)
@@ -599,10 +627,14 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     }
     if (!st && b.dout && make_dout(spec, b.dout, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EINVAL, msg);
-    if (!st && time_point(spec, q, k, v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
+    if (!st &&
+        time_point(spec, b.low[0] ? lowp_inputs(spec, q, k, v, &b)[0] : q, b.low[0] ? b.low[1] : k,
+                   b.low[0] ? b.low[2] : v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EFAIL, msg);
+    bench_point_spec wide = *spec; /* the references take the float32 inputs */
+    wide.shape.dtype = ATTN_F32;
     if (!st && (root || !together) &&
-        measure_point_accuracy(spec, q, k, v, b.out, generate, pt, msg, msg_len))
+        measure_point_accuracy(&wide, q, k, v, b.out, generate, pt, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
     if (!st && (root || !together)) check_output(spec, &b, pt);
     if (!st && out_keep) *out_keep = b.out, b.out = NULL;

@@ -191,6 +191,8 @@ static const field point_fields[] = {
           "memory read bandwidth on the point's threads, measured once per run and threads"),
     FIELD(bench_point, pct_peak, F_F64, "%", "100 * gflops_per_s / peak_gflops"),
     FIELD(bench_point, pct_sgemm, F_F64, "%", "100 * gflops_per_s / sgemm_gflops"),
+    FIELD(bench_point, dtype, F_STR, "text",
+          "storage of q, k, v: f32, bf16 or f16 (out and gradients float32); bytes count it"),
     FIELD(bench_point, status, F_STR, "text", "ok, nonfinite (output holds NaN or Inf) or error"),
     FIELD(bench_point, message, F_STR, "text", "why, when status is not ok; notes otherwise"),
 };

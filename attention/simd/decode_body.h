@@ -1,0 +1,321 @@
+/*
+ * decode_body.h — the decode kernel's inner loop (attention/decode.c), written once against the
+ * vector layer; included by simd/set_<isa>.c after vec_<isa>.h, math_body.h and convert_body.h.
+ *   One chunk: G query rows (float32, already multiplied by the score scale) against n keys of
+ *   one KV head, K/V rows of D elements stored as f32, bf16 or f16 (attn_dtype). Keys go by
+ *   blocks of DECODE_KB: scores s_rj = q_r·k_j, then per row the online softmax
+ *   m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' = acc·e^(m-m') +
+ *   Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
+ *   G = 1 (MHA: memory bound) reads the rows in place, bf16/f16 converted in registers, one dot
+ *   product per key; with AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), bf16 K, unscaled
+ *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums).
+ *   G < 8 runs each row so against the block (in L1 after the first row; converting it once
+ *   into float32 measured slower, the conversion in registers is cheap).
+ *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
+ *   runs the G rows two at a time against it, GEMM-like (eight independent FMA chains per load).
+ *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
+ *   (decode_scratch_floats); one thread.
+ */
+
+/* Dot products and weighted sums over one dtype's rows, defined per element type. */
+#define DECODE_ROW_OPS(sfx, ELEM, VLOAD, SLOAD)                                                    \
+    static float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                           \
+    {                                                                                              \
+        vf a0 = vzero(), a1 = vzero();                                                             \
+        int64_t d = 0;                                                                             \
+        for (; d + 2 * VW <= D; d += 2 * VW) {                                                     \
+            a0 = vfma(vload(q + d), VLOAD(k + d), a0);                                             \
+            a1 = vfma(vload(q + d + VW), VLOAD(k + d + VW), a1);                                   \
+        }                                                                                          \
+        for (; d + VW <= D; d += VW) a0 = vfma(vload(q + d), VLOAD(k + d), a0);                    \
+        float s = vhsum(vadd(a0, a1));                                                             \
+        for (; d < D; d++) s += q[d] * SLOAD(k[d]);                                                \
+        return s;                                                                                  \
+    }                                                                                              \
+    /* acc[d] += Σ_j p[j]·v[j·D + d], j < n: acc in registers, 4 vectors at a time */           \
+    static void dec_pv_##sfx(float *acc, const float *p, const ELEM *v, int64_t n, int64_t D)      \
+    {                                                                                              \
+        int64_t d = 0;                                                                             \
+        for (; d + 4 * VW <= D; d += 4 * VW) {                                                     \
+            vf a0 = vload(acc + d), a1 = vload(acc + d + VW), a2 = vload(acc + d + 2 * VW),        \
+               a3 = vload(acc + d + 3 * VW);                                                       \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                const vf pj = vset1(p[j]);                                                         \
+                const ELEM *r = v + j * D + d;                                                     \
+                a0 = vfma(pj, VLOAD(r), a0), a1 = vfma(pj, VLOAD(r + VW), a1);                     \
+                a2 = vfma(pj, VLOAD(r + 2 * VW), a2), a3 = vfma(pj, VLOAD(r + 3 * VW), a3);        \
+            }                                                                                      \
+            vstore(acc + d, a0), vstore(acc + d + VW, a1);                                         \
+            vstore(acc + d + 2 * VW, a2), vstore(acc + d + 3 * VW, a3);                            \
+        }                                                                                          \
+        for (; d + VW <= D; d += VW) {                                                             \
+            vf a = vload(acc + d);                                                                 \
+            for (int64_t j = 0; j < n; j++) a = vfma(vset1(p[j]), VLOAD(v + j * D + d), a);        \
+            vstore(acc + d, a);                                                                    \
+        }                                                                                          \
+        for (; d < D; d++) {                                                                       \
+            float a = acc[d];                                                                      \
+            for (int64_t j = 0; j < n; j++) a += p[j] * SLOAD(v[j * D + d]);                       \
+            acc[d] = a;                                                                            \
+        }                                                                                          \
+    }
+
+static inline float dec_f32_scalar(float x) { return x; }
+DECODE_ROW_OPS(f32, float, vload, dec_f32_scalar)
+DECODE_ROW_OPS(bf16, uint16_t, vload_bf16, attn_bf16_to_f32)
+DECODE_ROW_OPS(f16, uint16_t, vload_f16, attn_f16_to_f32)
+
+#if VW == 16 && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#define DECODE_HAVE_DPBF16 1
+/* Σ_d q[d]·k[d] of bf16 rows (D even, a multiple of 32 for the vector part) by vdpbf16ps. */
+__attribute__((target("avx512bf16"))) static float dec_dot_dpbf16(const uint16_t *q,
+                                                                  const uint16_t *k, int64_t D)
+{
+    __m512 a0 = _mm512_setzero_ps(), a1 = _mm512_setzero_ps();
+    int64_t d = 0;
+    for (; d + 64 <= D; d += 64) {
+        a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(q + d),
+                              (__m512bh)_mm512_loadu_si512(k + d));
+        a1 = _mm512_dpbf16_ps(a1, (__m512bh)_mm512_loadu_si512(q + d + 32),
+                              (__m512bh)_mm512_loadu_si512(k + d + 32));
+    }
+    for (; d + 32 <= D; d += 32)
+        a0 = _mm512_dpbf16_ps(a0, (__m512bh)_mm512_loadu_si512(q + d),
+                              (__m512bh)_mm512_loadu_si512(k + d));
+    float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
+    for (; d < D; d++) s += attn_bf16_to_f32(q[d]) * attn_bf16_to_f32(k[d]);
+    return s;
+}
+
+/* G >= DECODE_GROUPED, bf16, D even: s[r·KB + j] = scale·q_r·k_j from kt2 [D/2][KB] = the
+ * block's keys as bf16 pairs (32-bit words) transposed; two rows, 64 keys at a time. */
+__attribute__((target("avx512bf16"))) static void dec_scores_dp(const uint16_t *qh, int64_t G,
+                                                                int64_t D, const uint32_t *kt2,
+                                                                int64_t kb, float scale, float *s)
+{
+    for (int64_t r = 0; r < G; r += 2) {
+        const uint32_t *qa = (const uint32_t *)(qh + r * D), *qb = r + 1 < G ? qa + D / 2 : qa;
+        for (int64_t c = 0; c < kb; c += 64) {
+            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0,
+                   b3 = a0;
+            for (int64_t i = 0; i < D / 2; i++) {
+                const uint32_t *x = kt2 + i * kb + c;
+                const __m512bh x0 = (__m512bh)_mm512_loadu_si512(x),
+                               x1 = (__m512bh)_mm512_loadu_si512(x + 16),
+                               x2 = (__m512bh)_mm512_loadu_si512(x + 32),
+                               x3 = (__m512bh)_mm512_loadu_si512(x + 48);
+                const __m512bh pa = (__m512bh)_mm512_set1_epi32((int)qa[i]),
+                               pb = (__m512bh)_mm512_set1_epi32((int)qb[i]);
+                a0 = _mm512_dpbf16_ps(a0, pa, x0), a1 = _mm512_dpbf16_ps(a1, pa, x1);
+                a2 = _mm512_dpbf16_ps(a2, pa, x2), a3 = _mm512_dpbf16_ps(a3, pa, x3);
+                b0 = _mm512_dpbf16_ps(b0, pb, x0), b1 = _mm512_dpbf16_ps(b1, pb, x1);
+                b2 = _mm512_dpbf16_ps(b2, pb, x2), b3 = _mm512_dpbf16_ps(b3, pb, x3);
+            }
+            const __m512 sc = _mm512_set1_ps(scale);
+            float *sa = s + r * kb + c;
+            _mm512_storeu_ps(sa, _mm512_mul_ps(sc, a0));
+            _mm512_storeu_ps(sa + 16, _mm512_mul_ps(sc, a1));
+            _mm512_storeu_ps(sa + 32, _mm512_mul_ps(sc, a2));
+            _mm512_storeu_ps(sa + 48, _mm512_mul_ps(sc, a3));
+            if (r + 1 >= G) continue;
+            _mm512_storeu_ps(sa + kb, _mm512_mul_ps(sc, b0));
+            _mm512_storeu_ps(sa + kb + 16, _mm512_mul_ps(sc, b1));
+            _mm512_storeu_ps(sa + kb + 32, _mm512_mul_ps(sc, b2));
+            _mm512_storeu_ps(sa + kb + 48, _mm512_mul_ps(sc, b3));
+        }
+    }
+}
+#endif
+
+enum {
+    DECODE_KB = 64,     /* keys per block */
+    DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
+};
+
+/* scores [G][DECODE_KB], kt [D][DECODE_KB], vbuf [DECODE_KB][D] */
+static int64_t dec_scratch_floats(int64_t G, int64_t D) { return DECODE_KB * (G + 2 * D); }
+
+/* Row r's online-softmax step over the block's scores s[0..n): m, l updated, s turned into the
+ * weights e^(s - m'), acc rescaled by e^(m - m'). */
+static void dec_softmax_step(float *s, int64_t n, float *m, float *l, float *acc, int64_t D)
+{
+    const float mb = k_vmax(s, n);
+    if (mb == -INFINITY) return; /* NaN-free inputs never get here */
+    const float mn = *m > mb ? *m : mb;
+    const float corr = *m == -INFINITY ? 0.0f : attn_exp_scalar(*m - mn);
+    const float sum = k_vexp_sum(s, n, mn);
+    if (corr != 1.0f) k_vscale(acc, D, corr);
+    *l = *l * corr + sum;
+    *m = mn;
+}
+
+/* G > 1: s[r·DECODE_KB + j] = q_r·k_j for r < G and every j < DECODE_KB, from kt = the block's
+ * keys transposed [D][DECODE_KB] (columns past the block's keys zero): two rows at a time, four
+ * vectors of keys each, so eight independent FMA chains share each load of kt. */
+static void dec_scores_t(const float *q, int64_t G, int64_t D, const float *kt, float *s)
+{
+    for (int64_t r = 0; r < G; r += 2) {
+        const float *qa = q + r * D, *qb = r + 1 < G ? qa + D : qa;
+        for (int64_t c = 0; c < DECODE_KB; c += 4 * VW) {
+            vf a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
+            vf b0 = vzero(), b1 = vzero(), b2 = vzero(), b3 = vzero();
+            for (int64_t d = 0; d < D; d++) {
+                const float *kd = kt + d * DECODE_KB + c;
+                const vf x0 = vload(kd), x1 = vload(kd + VW), x2 = vload(kd + 2 * VW),
+                         x3 = vload(kd + 3 * VW), qd = vset1(qa[d]), pd = vset1(qb[d]);
+                a0 = vfma(qd, x0, a0), a1 = vfma(qd, x1, a1), a2 = vfma(qd, x2, a2);
+                a3 = vfma(qd, x3, a3), b0 = vfma(pd, x0, b0), b1 = vfma(pd, x1, b1);
+                b2 = vfma(pd, x2, b2), b3 = vfma(pd, x3, b3);
+            }
+            float *sa = s + r * DECODE_KB + c;
+            vstore(sa, a0), vstore(sa + VW, a1), vstore(sa + 2 * VW, a2), vstore(sa + 3 * VW, a3);
+            if (r + 1 >= G) continue;
+            float *sb = sa + DECODE_KB;
+            vstore(sb, b0), vstore(sb + VW, b1), vstore(sb + 2 * VW, b2), vstore(sb + 3 * VW, b3);
+        }
+    }
+}
+
+/* G > 1: acc_r[d] += Σ_j p_r[j]·v[j·D + d] (p_r = s + r·DECODE_KB), two rows at a time sharing
+ * each load of v (f32 rows). */
+static void dec_pv2(float *acc, const float *s, const float *v, int64_t G, int64_t n, int64_t D)
+{
+    for (int64_t r = 0; r + 1 < G; r += 2) {
+        float *xa = acc + r * D, *xb = xa + D;
+        const float *pa = s + r * DECODE_KB, *pb = pa + DECODE_KB;
+        int64_t d = 0;
+        for (; d + 4 * VW <= D; d += 4 * VW) {
+            vf a0 = vload(xa + d), a1 = vload(xa + d + VW), a2 = vload(xa + d + 2 * VW),
+               a3 = vload(xa + d + 3 * VW), b0 = vload(xb + d), b1 = vload(xb + d + VW),
+               b2 = vload(xb + d + 2 * VW), b3 = vload(xb + d + 3 * VW);
+            for (int64_t j = 0; j < n; j++) {
+                const float *vr = v + j * D + d;
+                const vf x0 = vload(vr), x1 = vload(vr + VW), x2 = vload(vr + 2 * VW),
+                         x3 = vload(vr + 3 * VW), ca = vset1(pa[j]), cb = vset1(pb[j]);
+                a0 = vfma(ca, x0, a0), a1 = vfma(ca, x1, a1), a2 = vfma(ca, x2, a2);
+                a3 = vfma(ca, x3, a3), b0 = vfma(cb, x0, b0), b1 = vfma(cb, x1, b1);
+                b2 = vfma(cb, x2, b2), b3 = vfma(cb, x3, b3);
+            }
+            vstore(xa + d, a0), vstore(xa + d + VW, a1), vstore(xa + d + 2 * VW, a2);
+            vstore(xa + d + 3 * VW, a3), vstore(xb + d, b0), vstore(xb + d + VW, b1);
+            vstore(xb + d + 2 * VW, b2), vstore(xb + d + 3 * VW, b3);
+        }
+        for (; d + VW <= D; d += VW) { /* the rest: a vector, then single columns */
+            vf a = vload(xa + d), b = vload(xb + d);
+            for (int64_t j = 0; j < n; j++) {
+                const vf x = vload(v + j * D + d);
+                a = vfma(vset1(pa[j]), x, a), b = vfma(vset1(pb[j]), x, b);
+            }
+            vstore(xa + d, a), vstore(xb + d, b);
+        }
+        for (; d < D; d++) {
+            float a = xa[d], b = xb[d];
+            for (int64_t j = 0; j < n; j++) a += pa[j] * v[j * D + d], b += pb[j] * v[j * D + d];
+            xa[d] = a, xb[d] = b;
+        }
+    }
+    if (G % 2) dec_pv_f32(acc + (G - 1) * D, s + (G - 1) * DECODE_KB, v, n, D);
+}
+
+/* kt [D][DECODE_KB] = the block's nb keys (dtype t) transposed, as floats; columns past nb
+ * zero (their scores are ignored). tmp: D floats. */
+static void dec_transpose(int t, const void *kb, int64_t nb, int64_t D, float *kt, float *tmp)
+{
+    for (int64_t j = 0; j < DECODE_KB; j++) {
+        if (j >= nb) { /* past the block's keys: zero scores, ignored below */
+            for (int64_t d = 0; d < D; d++) kt[d * DECODE_KB + j] = 0;
+            continue;
+        }
+        const float *row = (const float *)kb + j * D;
+        if (t != ATTN_F32) cvt_to_f32(t, (const uint16_t *)kb + j * D, tmp, D), row = tmp;
+        for (int64_t d = 0; d < D; d++) kt[d * DECODE_KB + j] = row[d];
+    }
+}
+
+/* One block of nb keys for G > 1: K transposed into kt (converted), V converted into vbuf
+ * (f32: read in place), scores, softmax steps, weighted sums. */
+static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float scale, int64_t G,
+                              int64_t D, const void *kb, const void *vb, int64_t nb, float *m,
+                              float *l, float *acc, float *scratch)
+{
+    float *s = scratch, *kt = s + DECODE_KB * G, *vbuf = kt + DECODE_KB * D;
+    (void)qh, (void)scale;
+#ifdef DECODE_HAVE_DPBF16
+    if (qh && D % 2 == 0) { /* bf16 pairs transposed as 32-bit words, vdpbf16ps */
+        uint32_t *kt2 = (uint32_t *)kt;
+        for (int64_t j = 0; j < DECODE_KB; j++) {
+            const uint32_t *row = (const uint32_t *)kb + j * (D / 2);
+            for (int64_t i = 0; i < D / 2; i++) kt2[i * DECODE_KB + j] = j < nb ? row[i] : 0;
+        }
+        dec_scores_dp(qh, G, D, kt2, DECODE_KB, scale, s);
+    } else
+#endif
+    {
+        dec_transpose(t, kb, nb, D, kt, vbuf);
+        dec_scores_t(q, G, D, kt, s);
+    }
+    const float *vf32 = vb;
+    if (t != ATTN_F32) cvt_to_f32(t, vb, vbuf, nb * D), vf32 = vbuf;
+    for (int64_t r = 0; r < G; r++)
+        dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
+    dec_pv2(acc, s, vf32, G, nb, D);
+}
+
+/* One row (G = 1) against nb keys read in place (bf16/f16 converted in registers). */
+static void dec_block_single(int t, const float *q, const uint16_t *qh, float scale, int64_t D,
+                             const void *kb, const void *vb, int64_t nb, float *m, float *l,
+                             float *acc, float *s)
+{
+    (void)qh, (void)scale;
+#ifdef DECODE_HAVE_DPBF16
+    if (qh && t == ATTN_BF16) {
+        for (int64_t j = 0; j < nb; j++)
+            s[j] = scale * dec_dot_dpbf16(qh, (const uint16_t *)kb + j * D, D);
+    } else
+#endif
+        if (t == ATTN_F32) {
+        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kb + j * D, D);
+    } else if (t == ATTN_BF16) {
+        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_bf16(q, (const uint16_t *)kb + j * D, D);
+    } else {
+        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f16(q, (const uint16_t *)kb + j * D, D);
+    }
+    dec_softmax_step(s, nb, m, l, acc, D);
+    if (t == ATTN_F32) dec_pv_f32(acc, s, vb, nb, D);
+    else if (t == ATTN_BF16) dec_pv_bf16(acc, s, vb, nb, D);
+    else dec_pv_f16(acc, s, vb, nb, D);
+}
+
+/* G rows against n keys of dtype t, by blocks of DECODE_KB keys. */
+static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, int64_t G, int64_t D,
+                      const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
+                      float *scratch)
+{
+    const size_t esz = t == ATTN_F32 ? 4 : 2;
+    for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
+        const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
+        const void *kb = (const char *)k + (size_t)(j0 * D) * esz;
+        const void *vb = (const char *)v + (size_t)(j0 * D) * esz;
+        if (G >= DECODE_GROUPED) {
+            dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
+            continue;
+        }
+        for (int64_t r = 0; r < G; r++) /* the block stays in L1 for the next rows */
+            dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kb, vb, nb, m + r,
+                             l + r, acc + r * D, scratch);
+    }
+}
+
+static bool dec_has_dpbf16(void)
+{
+#ifdef DECODE_HAVE_DPBF16
+    return true;
+#else
+    return false;
+#endif
+}
+
+#define DECODE_SLOTS                                                                               \
+    {                                                                                              \
+        .chunk = dec_chunk, .scratch_floats = dec_scratch_floats, .has_dpbf16 = dec_has_dpbf16     \
+    }
