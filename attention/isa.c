@@ -45,17 +45,28 @@ const attn_kernel_set *attn_ks_of(attn_isa isa)
 bool attn_isa_built(attn_isa isa) { return attn_ks_of(isa) != NULL; }
 
 #if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+
+/* F16C (the AVX2 and AVX-512 sets convert f16 with vcvtph2ps): CPUID leaf 1, ECX bit 29 (not a
+ * name every compiler's __builtin_cpu_supports knows). */
+static bool cpu_has_f16c(void)
+{
+    unsigned a, b, c, d;
+    return __get_cpuid(1, &a, &b, &c, &d) && (c >> 29 & 1u);
+}
+
 /* __builtin_cpu_supports checks the OS's XSAVE state too (AVX, AVX-512 registers enabled). */
 static bool cpu_runs(attn_isa isa)
 {
     __builtin_cpu_init();
     switch (isa) {
     case ATTN_ISA_PORTABLE: return true;
-    case ATTN_ISA_AVX2: return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+    case ATTN_ISA_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma") && cpu_has_f16c();
     case ATTN_ISA_AVX512:
         return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512dq") &&
-               __builtin_cpu_supports("fma");
+               __builtin_cpu_supports("fma") && cpu_has_f16c();
     default: return false;
     }
 }
