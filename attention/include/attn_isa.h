@@ -1,7 +1,7 @@
 /*
  * attn_isa.h — the instruction sets the kernels are built for, and which one is in force.
  * The kernels exist in up to three sets (attention/simd/): a portable C reference (every
- * platform), AVX2+FMA and AVX-512 (F/BW/VL/DQ; x86-64 builds with -Dsimd=true). One is chosen
+ * platform), AVX2+FMA+F16C and AVX-512 (F/BW/VL/DQ; x86-64 builds with -Dsimd=true). One is chosen
  * at start-up: the best the CPU and OS support, or the one the environment variable ATTN_ISA
  * names (portable|avx2|avx512), or attn_isa_select() (the CLI's --isa). Nothing is compiled
  * for an ISA the whole program then assumes: one binary runs on any x86-64.
