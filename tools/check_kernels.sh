@@ -1,7 +1,9 @@
 #!/bin/sh
-# check_kernels.sh — issue 13's targets for the kernels, measured, each group in ONE run (the sets,
-# causal settings and kinds interleaved, ROUNDS times; every verdict is the median over rounds of
-# that round's ratio, so one disturbed round does not decide):
+# check_kernels.sh — issue 13's targets for the kernels, measured: every ratio within one run, the
+# run repeated ROUNDS times; each verdict is the median over rounds of that round's ratio, so one
+# disturbed round does not decide.
+# Each round is one `bench sweep` run appended to one file; the compared points of a round are
+# measured one right after the other (--isa, --causal and --dtype turn inside the sweep).
 #   A. full prefill, B=1, H=8, D=64, n=4096, 2 threads:
 #        1. the avx512 set >= 60 % of the avx512 FMA peak measured in the same run (pct_peak);
 #        2. avx512 >= 1.5x the avx2 set;  3. causal >= 90 % of non-causal per allowed score;
@@ -23,11 +25,15 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 status=0
 
-# repeat LIST: LIST repeated ROUNDS times, comma-separated
-repeat() {
-    out=$1 i=1
-    while [ "$i" -lt "$rounds" ]; do out="$out,$1"; i=$((i + 1)); done
-    echo "$out"
+# measure_rounds FILE.h5 SWEEP-OPTIONS...: ROUNDS runs of bench sweep appended to FILE
+measure_rounds() {
+    file=$1
+    shift
+    i=0
+    while [ "$i" -lt "$rounds" ]; do
+        "$bench" sweep "$@" --out "$file" >/dev/null
+        i=$((i + 1))
+    done
 }
 
 # verdicts FILE.h5 GROUP: the targets of GROUP from the file's last run (python below)
@@ -39,9 +45,7 @@ import numpy as np
 
 path, group = sys.argv[1], sys.argv[2]
 with h5py.File(path, "r") as f:
-    run = f["runs"][-1]
     pts = f["points"][:]
-pts = pts[pts["run_id"] == run["run_id"]]
 bad = pts[pts["status"] != b"ok"]
 if len(bad):
     sys.exit("points failed: " + "; ".join(m.decode() for m in bad["message"]))
@@ -58,8 +62,9 @@ def target(label, value, goal, unit):
 
 
 def rounds_of(mask):
-    """the points of mask in the order measured: one per round"""
-    return pts[mask]
+    """the points of mask, one per round (run), in the order of the runs"""
+    sel = pts[mask]
+    return sel[np.argsort(sel["run_id"], kind="stable")]
 
 
 if group == "A":
@@ -81,11 +86,11 @@ if group == "A":
 elif group == "B":
     kind, n_ = s("kind"), pts["kv_len"]
     for n in sorted(set(n_)):
-        full = pts[(kind == "full") & (n_ == n)]["gflops_per_s"]
+        full = rounds_of((kind == "full") & (n_ == n))["gflops_per_s"]
         for k in dict.fromkeys(kind[n_ == n]):
             if k == "full":
                 continue
-            g = pts[(kind == k) & (n_ == n)]["gflops_per_s"]
+            g = rounds_of((kind == k) & (n_ == n))["gflops_per_s"]
             m = min(len(g), len(full))
             ratio = 100 * float(np.median(g[:m] / full[:m]))
             goal = 70 if n == 8192 else 50
@@ -93,11 +98,11 @@ elif group == "B":
                    ratio, goal, " %")
 else:
     kind, dtype = s("kind"), s("dtype")
-    t = lambda k, d: pts[(kind == k) & (dtype == d)]["time_median_s"]
+    t = lambda k, d: rounds_of((kind == k) & (dtype == d))["time_median_s"]
     full32, full16 = t("full", "f32"), t("full", "bf16")
     gqa, mqa = t("gqa", "f32"), t("mqa", "f32")
     m = min(len(full32), len(full16), len(gqa), len(mqa))
-    mha = pts[(kind == "full") & (dtype == "f32")][:m]
+    mha = rounds_of((kind == "full") & (dtype == "f32"))[:m]
     rate = mha["kv_bytes"] / mha["time_median_s"] / 1e9
     print("  round  MHA f32 ms  MHA bf16 ms  gqa ms  mqa ms  MHA KV GB/s  read GB/s")
     for r in range(m):
@@ -117,21 +122,21 @@ for g in $groups; do
     case "$g" in
     A)
         echo "== A: full prefill n=4096 H=8 D=64, 2 threads, --isa avx2,avx512, causal 0,1 ($rounds rounds)"
-        "$bench" sweep --kinds "$(repeat full)" --n 4096 --heads 8 --head-dim 64 --isa avx2,avx512 \
-            --causal 0,1 --reps 10 --min-time 1 $common --out "$tmp/a.h5" >/dev/null
+        measure_rounds "$tmp/a.h5" --kinds full --n 4096 --heads 8 --head-dim 64 --isa avx2,avx512 \
+            --causal 0,1 --reps 10 --min-time 1 $common
         verdicts "$tmp/a.h5" A ;;
     B)
         echo "== B: sparse kinds vs full, causal, H=8 D=64, 2 threads ($rounds rounds)"
-        "$bench" sweep --kinds "$(repeat full,window,dilated,global,random,strided,fixed,bigbird)" \
-            --n 8192 --causal 1 --heads 8 --head-dim 64 --reps 5 $common --out "$tmp/b.h5" >/dev/null
+        measure_rounds "$tmp/b.h5" --kinds full,window,dilated,global,random,strided,fixed,bigbird \
+            --n 8192 --causal 1 --heads 8 --head-dim 64 --reps 5 $common
         verdicts "$tmp/b.h5" B
-        "$bench" sweep --kinds "$(repeat full,strided)" --n 1024,2048,4096 --causal 1 --heads 8 \
-            --head-dim 64 --reps 10 --min-time 0.5 $common --out "$tmp/b2.h5" >/dev/null
+        measure_rounds "$tmp/b2.h5" --kinds full,strided --n 1024,2048,4096 --causal 1 --heads 8 \
+            --head-dim 64 --reps 10 --min-time 0.5 $common
         verdicts "$tmp/b2.h5" B ;;
     C)
         echo "== C: decode, n=65536 H=32 D=128, 2 threads, f32 and bf16 ($rounds rounds)"
-        "$bench" sweep --mode decode --kinds "$(repeat full,gqa,mqa)" --n 65536 --heads 32 \
-            --head-dim 128 --dtype f32,bf16 --reps 10 --min-time 0.5 $common --out "$tmp/c.h5" >/dev/null
+        measure_rounds "$tmp/c.h5" --mode decode --kinds full,gqa,mqa --n 65536 --heads 32 --head-dim 128 \
+            --dtype f32,bf16 --reps 10 --min-time 0.5 --max-point-time 0 $common
         verdicts "$tmp/c.h5" C ;;
     *) echo "check_kernels.sh: unknown group '$g' (A, B or C)" >&2; exit 2 ;;
     esac
