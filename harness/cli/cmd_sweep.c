@@ -493,14 +493,15 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
     char params[160], dparams[160];
     attn_params_format(attn_kind_params(sp->ops), &sp->params, params, sizeof params);
     ds_params_format(sp->dataset, &sp->dataset_params, dparams, sizeof dparams);
-    snprintf(buf, len,
-             "%s%s%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d threads=%d %s %s%s%s%s %s",
-             sp->ops->name, sp->shape.decode ? " decode" : "", sp->pass ? " " : "",
-             sp->pass ? bench_pass_name(sp->pass) : "", sp->shape.dtype ? " " : "",
-             sp->shape.dtype ? attn_dtype_name(sp->shape.dtype) : "", (long long)sp->shape.S,
-             (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
-             (long long)sp->shape.D, sp->shape.causal, sp->shape.threads, attn_isa_name(sp->isa),
-             sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
+    snprintf(
+        buf, len,
+        "%s%s%s%s%s%s n=%lld B=%lld H=%lld Hkv=%lld D=%lld causal=%d threads=%d %s %s%s%s%s %s",
+        sp->ops->name, sp->shape.decode ? " decode" : "", sp->pass ? " " : "",
+        sp->pass ? bench_pass_name(sp->pass) : "", sp->shape.dtype ? " " : "",
+        sp->shape.dtype ? attn_dtype_name(sp->shape.dtype) : "", (long long)sp->shape.S,
+        (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
+        (long long)sp->shape.D, sp->shape.causal, sp->shape.threads, attn_isa_name(sp->isa),
+        sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
 }
 
 /* The options of bench sweep as text (NULL: not given). */

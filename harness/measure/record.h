@@ -83,9 +83,9 @@ typedef struct bench_point {
     double bandwidth_gbs; /* memory read bandwidth on the point's threads */
     double pct_peak;      /* 100 * gflops_per_s / peak_gflops */
     double pct_sgemm;     /* 100 * gflops_per_s / sgemm_gflops */
-    char dtype[8];            /* storage of q, k, v: "f32", "bf16" or "f16" (attn_dtype) */
-    char status[16];          /* "ok" or "error" */
-    char message[160];        /* why, when status is "error" */
+    char dtype[8];        /* storage of q, k, v: "f32", "bf16" or "f16" (attn_dtype) */
+    char status[16];      /* "ok" or "error" */
+    char message[160];    /* why, when status is "error" */
 } bench_point;
 
 /* One host of a run (the /hosts table): its facts and yardsticks, measured once per host by the
