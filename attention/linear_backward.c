@@ -34,6 +34,7 @@
 
 #include "feature_maps.h"
 #include "kernels.h"
+#include "simd/kernel_set.h"
 
 enum { BLOCK = 128 }; /* non-causal rows per block (as the forward) */
 
@@ -142,11 +143,7 @@ static void row_grads(const lb *t, int64_t nq, const float *dt)
             memset(g, 0, (size_t)E * sizeof(float));
             continue;
         }
-        float gden = 0.0f;
-        for (int64_t d = 0; d < D; d++) {
-            g[d] = dt[i * D + d] / den;
-            gden -= g[d] * acc[i * E + d] / den;
-        }
+        const float gden = attn_ks()->linear.grad_row(g, dt + i * D, acc + i * E, den, D);
         g[D] = floored ? 0.0f : gden;
         if (floored) fl[i] = gden * (float)(t->den_floor * (double)t->f->m);
     }

@@ -41,11 +41,33 @@ typedef struct attn_ks_peak {
     int64_t flops_per_iter;
 } attn_ks_peak;
 
+/* linear_body.h: the elementwise loops of linear attention's feature maps and scan. */
+typedef struct attn_ks_linear {
+    void (*elu1)(const float *x, float *phi, int64_t n); /* phi = elu(x) + 1 */
+    void (*relu)(const float *x, float *phi, int64_t n); /* phi = max(x, 0) */
+    /* dx = dphi where x > 0, else dphi·phi (elu) or 0 (relu) */
+    void (*feature_grad)(const float *x, const float *phi, const float *dphi, float *dx, int64_t n,
+                         bool elu);
+    void (*sub_max)(float *row, float h, float *cmax, int64_t n); /* row -= h; cmax max= row */
+    void (*exp_sub)(const float *x, const float *c, float *y, int64_t n); /* y = exp(x - c) */
+    /* row[m + l] = wt·cos(row[l]), row[l] = wt·sin(row[l]), l < m */
+    void (*sincos)(float *row, int64_t m, float wt);
+    void (*trig_du)(float *g, const float *p, int64_t m); /* g[l] = g[l]p[m+l] - g[m+l]p[l] */
+    void (*add)(float *x, const float *c, int64_t n);     /* x += c */
+    void (*mul)(float *x, const float *r, int64_t n);     /* x ∘= r */
+    void (*scale_copy)(float *y, const float *x, float a, int64_t n); /* y = a·x */
+    void (*axpy)(float *y, float a, const float *x, int64_t n);       /* y += a·x */
+    void (*div)(float *out, const float *acc, float den, int64_t n);  /* out = acc / den */
+    /* g = dt / den; returns -Σ g·acc / den */
+    float (*grad_row)(float *g, const float *dt, const float *acc, float den, int64_t n);
+} attn_ks_linear;
+
 typedef struct attn_kernel_set {
     attn_isa isa;
     int lanes; /* floats per vector */
     attn_ks_math math;
     attn_ks_peak peak;
+    attn_ks_linear linear;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

@@ -8,6 +8,7 @@
 #include "kernel_set.h"
 #include "vec_avx2.h"
 
+#include "linear_body.h"
 #include "math_body.h"
 #include "peak_body.h"
 
@@ -16,4 +17,5 @@ const attn_kernel_set attn_kernels_avx2 = {
     .lanes = VW,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
+    .linear = LINEAR_SLOTS,
 };

@@ -1,6 +1,6 @@
 /*
- * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h, with
- * this file's own compiler flags only (attention/meson.build).
+ * set_avx512.c — the avx512 kernel set (kernel_set.h): the bodies compiled against vec_avx512.h,
+ * with this file's own compiler flags only (attention/meson.build).
  */
 #include <math.h>
 #include <stdint.h>
@@ -8,6 +8,7 @@
 #include "kernel_set.h"
 #include "vec_avx512.h"
 
+#include "linear_body.h"
 #include "math_body.h"
 #include "peak_body.h"
 
@@ -16,4 +17,5 @@ const attn_kernel_set attn_kernels_avx512 = {
     .lanes = VW,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
+    .linear = LINEAR_SLOTS,
 };
