@@ -62,12 +62,20 @@ typedef struct attn_ks_linear {
     float (*grad_row)(float *g, const float *dt, const float *acc, float den, int64_t n);
 } attn_ks_linear;
 
+/* additive_body.h: additive attention's pairwise tanh scores,
+ * sc[r][c] = Σ_u va[u]·tanh(a[r][u] + bt[u][c]), r < nr <= 4, c < n8 (a multiple of 8). */
+typedef struct attn_ks_additive {
+    void (*pair_scores)(const float *a, int64_t nr, const float *bt, int64_t Sp, const float *va,
+                        int64_t U, int64_t n8, float *sc, int64_t ldc);
+} attn_ks_additive;
+
 typedef struct attn_kernel_set {
     attn_isa isa;
     int lanes; /* floats per vector */
     attn_ks_math math;
     attn_ks_peak peak;
     attn_ks_linear linear;
+    attn_ks_additive additive;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

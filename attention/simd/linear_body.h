@@ -35,8 +35,8 @@ static inline void vsincos(vf x, vf *s, vf *c)
     const vf odd = vfnma(vset1(2.0f), hi, q), even = vsub(vset1(1.0f), odd);
     const vf sb = vfma(odd, cr, vmul(even, sr)), cb = vfma(odd, sr, vmul(even, cr));
     /* sin: - for q >= 2; cos: - for q = 1, 2 (odd xor hi) */
-    const vf sgn_c = vfnma(vset1(2.0f), vfnma(vmul(vset1(2.0f), odd), hi, vadd(odd, hi)),
-                           vset1(1.0f));
+    const vf sgn_c =
+        vfnma(vset1(2.0f), vfnma(vmul(vset1(2.0f), odd), hi, vadd(odd, hi)), vset1(1.0f));
     *s = vmul(sb, vfnma(vset1(2.0f), hi, vset1(1.0f)));
     *c = vmul(cb, sgn_c);
 }
@@ -193,6 +193,7 @@ static float k_grad_row(float *g, const float *dt, const float *acc, float den, 
 #define LINEAR_SLOTS                                                                               \
     {                                                                                              \
         .elu1 = k_elu1, .relu = k_relu, .feature_grad = k_feature_grad, .sub_max = k_sub_max,      \
-        .exp_sub = k_exp_sub, .sincos = k_sincos, .trig_du = k_trig_du, .add = k_add, .mul = k_mul,                      \
-        .scale_copy = k_scale_copy, .axpy = k_axpy, .div = k_div, .grad_row = k_grad_row,          \
+        .exp_sub = k_exp_sub, .sincos = k_sincos, .trig_du = k_trig_du, .add = k_add,              \
+        .mul = k_mul, .scale_copy = k_scale_copy, .axpy = k_axpy, .div = k_div,                    \
+        .grad_row = k_grad_row,                                                                    \
     }

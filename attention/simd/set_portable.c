@@ -4,10 +4,12 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernel_set.h"
 #include "vec_portable.h"
 
+#include "additive_body.h"
 #include "linear_body.h"
 #include "math_body.h"
 #include "peak_body.h"
@@ -18,4 +20,5 @@ const attn_kernel_set attn_kernels_portable = {
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
     .linear = LINEAR_SLOTS,
+    .additive = ADDITIVE_SLOTS,
 };
