@@ -15,7 +15,10 @@ enum { ADD_GROUP = 4 }; /* query rows at a time (additive.c calls with nr <= 4) 
 
 #if VW == 16
 typedef __mmask16 add_lanes;
-static inline add_lanes add_first(int64_t n) { return (add_lanes)(n >= 16 ? 0xFFFF : (1u << n) - 1); }
+static inline add_lanes add_first(int64_t n)
+{
+    return (add_lanes)(n >= 16 ? 0xFFFF : (1u << n) - 1);
+}
 static inline vf add_load(const float *p, add_lanes m) { return _mm512_maskz_loadu_ps(m, p); }
 static inline void add_store(float *p, vf x, add_lanes m) { _mm512_mask_storeu_ps(p, m, x); }
 #else
@@ -85,4 +88,7 @@ static void k_pair_scores(const float *a, int64_t nr, const float *bt, int64_t S
 }
 #endif
 
-#define ADDITIVE_SLOTS {.pair_scores = k_pair_scores}
+#define ADDITIVE_SLOTS                                                                             \
+    {                                                                                              \
+        .pair_scores = k_pair_scores                                                               \
+    }

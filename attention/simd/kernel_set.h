@@ -69,6 +69,15 @@ typedef struct attn_ks_additive {
                         int64_t U, int64_t n8, float *sc, int64_t ldc);
 } attn_ks_additive;
 
+/* reformer_body.h: reformer's buckets of ATTN_HASH_ROWS rows x (row stride ldx) under one
+ * round's rotation Rp [D, halfp] (halfp a multiple of ATTN_HASH_COLS, zero columns past half):
+ * argmax over [xR; -xR], the first maximum, into out. */
+enum { ATTN_HASH_ROWS = 4, ATTN_HASH_COLS = 8 };
+typedef struct attn_ks_reformer {
+    void (*hash_rows)(const float *x, int64_t ldx, const float *Rp, int64_t D, int64_t half,
+                      int64_t halfp, int32_t *out);
+} attn_ks_reformer;
+
 typedef struct attn_kernel_set {
     attn_isa isa;
     int lanes; /* floats per vector */
@@ -76,6 +85,7 @@ typedef struct attn_kernel_set {
     attn_ks_peak peak;
     attn_ks_linear linear;
     attn_ks_additive additive;
+    attn_ks_reformer reformer;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

@@ -13,6 +13,7 @@
 #include "linear_body.h"
 #include "math_body.h"
 #include "peak_body.h"
+#include "reformer_body.h"
 
 const attn_kernel_set attn_kernels_portable = {
     .isa = ATTN_ISA_PORTABLE,
@@ -21,4 +22,5 @@ const attn_kernel_set attn_kernels_portable = {
     .peak = PEAK_SLOTS,
     .linear = LINEAR_SLOTS,
     .additive = ADDITIVE_SLOTS,
+    .reformer = REFORMER_SLOTS,
 };
