@@ -36,6 +36,9 @@
  * When more keys raise c, sums taken with the old c are rescaled by exp(c_old - c_new).
  * Flops: 2 per multiply-add of the projection W x (favor, trig) and of the squared norms of keys,
  * plus 1 per feature value (its exp, sin, cos, max or elu) — see attn_fm_flops.
+ * Loops: the projections by sgemm; the elementwise maps, favor's shifted exponentials, trig's
+ * (sin, cos) pairs and the gradients' row loops by the kernel set in force (attn_ks()->linear,
+ * simd/linear_body.h: one body for the portable, AVX2 and AVX-512 sets).
  */
 #include <math.h>
 #include <string.h>

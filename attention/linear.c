@@ -39,6 +39,9 @@
  *          (M·(D+2)+1 floats), favor/trig the raw key logarithms [C, m+1] and 3 rows of M for
  *          own_shift_row. Independent of n. (W is an input, not workspace.)
  *   state (decode): one state per (b, kv head), padded to 64 bytes.
+ *   loops: sgemm for every product; the features (feature_maps.c) and the row loops (output
+ *          division, state rescaling, own_shift_row) by the kernel set in force
+ *          (simd/linear_body.h).
  *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode;
  *            a decode step under DECODE_SERIAL_FLOPS runs on one thread), over (b, head, query
  *            block) (non-causal phase 2; when B·Hkv >= threads, each (b, kv head) task answers

@@ -16,17 +16,18 @@ typedef float attn_hash_vec __attribute__((vector_size(ATTN_HASH_COLS * sizeof(f
  * The buckets of ATTN_HASH_ROWS rows x (row stride ldx) under one round's rotation Rp [D, halfp]
  * (R's half columns, then zero columns up to halfp, a multiple of ATTN_HASH_COLS): argmax over
  * [xR; -xR], the first maximum. One routine, never inlined, for the forward and the reference
- * alike (the reference hashes its row in a block of ATTN_HASH_ROWS as well): every bucket comes from
- * the same float32 operations in the same order, so both see the same buckets.
+ * alike (the reference hashes its row in a block of ATTN_HASH_ROWS as well): every bucket comes
+ * from the same float32 operations in the same order, so both see the same buckets.
  */
 static ATTN_HASH_NOINLINE void k_hash_rows(const float *x, int64_t ldx, const float *Rp, int64_t D,
-                               int64_t half, int64_t halfp, int32_t *out)
+                                           int64_t half, int64_t halfp, int32_t *out)
 {
     float pos[ATTN_HASH_ROWS], neg[ATTN_HASH_ROWS], y[ATTN_HASH_ROWS][ATTN_HASH_COLS];
     int32_t ipos[ATTN_HASH_ROWS] = {0}, ineg[ATTN_HASH_ROWS] = {0};
     for (int r = 0; r < ATTN_HASH_ROWS; r++) pos[r] = neg[r] = -INFINITY;
     for (int64_t c0 = 0; c0 < halfp; c0 += ATTN_HASH_COLS) {
-#if defined(__GNUC__) /* one vector of ATTN_HASH_COLS per row: element-wise, so the same as below */
+#if defined(__GNUC__) /* one vector of ATTN_HASH_COLS per row: element-wise, so the same as below  \
+                       */
         attn_hash_vec acc[ATTN_HASH_ROWS] = {0};
         for (int64_t d = 0; d < D; d++) {
             attn_hash_vec row;
@@ -51,4 +52,7 @@ static ATTN_HASH_NOINLINE void k_hash_rows(const float *x, int64_t ldx, const fl
         out[r] = neg[r] > pos[r] ? (int32_t)half + ineg[r] : ipos[r];
 }
 
-#define REFORMER_SLOTS {.hash_rows = k_hash_rows}
+#define REFORMER_SLOTS                                                                             \
+    {                                                                                              \
+        .hash_rows = k_hash_rows                                                                   \
+    }
