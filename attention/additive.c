@@ -10,14 +10,16 @@
  *     [B,Hkv,U,Sp] (Sp = S rounded up to 8, + 16 when a multiple of 256: no L1 set aliasing
  *     between its rows; padding zeroed) by sgemm; then per task (b, h,
  *     block of BLOCK_Q queries) the keys in blocks of block_k: scores[r][c] = Σ_u va[u]·
- *     tanh(A[r][u] + Bᵀ[u][j0+c]) (vtanh.h: 8 keys a vector, 4 queries at a time) into the
- *     tile, then the online softmax and p·v of softmax_tile.c (attn_tile_visit_scores). Causal:
+ *     tanh(A[r][u] + Bᵀ[u][j0+c]) (simd/additive_body.h in every kernel set: a vector of keys
+ *     against 4 queries at a time) into the tile, then the online softmax and p·v of
+ *     softmax_tile.c (attn_tile_visit_scores). Causal:
  *     key blocks past a block's last visible key are skipped, a block crossing the diagonal
  *     computes each group of 4 rows up to its last row's key. Never the T×S matrix.
  *   flops (counting rule): per allowed score U·(1 add + TANH_FLOPS + 2 for the mul-add by va)
  *     + 2·D (p·v); plus 2·T·U·D per query head (A) and 2·S·U·D per KV head (Bᵀ). TANH_FLOPS = 1
- *     (a tanh counts as one operation, as exp does in linear; vtanh.h spends ~13 vector
- *     operations and a division on it). Exponentials of the softmax are not counted (as dense).
+ *     (a tanh counts as one operation, as exp does in linear; vtanh, simd/vmath.h, spends ~13
+ *     vector operations and a division on it). Exponentials of the softmax are not counted
+ *     (as dense).
  *   bytes: q, k, v, out once, and the weights (2·U·D + U floats).
  *   workspace: A (B·H·T·U floats) + Bᵀ (B·Hkv·U·Sp floats), each padded to 64 bytes, + threads
  *     × (tile: BLOCK_Q rows × block_k scores + BLOCK_Q × D accumulator + 2·BLOCK_Q floats;
@@ -36,7 +38,7 @@
 
 #include "dense.h"
 #include "kernels.h"
-#include "vtanh.h"
+#include "simd/kernel_set.h"
 
 extern const attn_ops attn_kind_additive;
 
@@ -153,65 +155,13 @@ static double bytes(const attn_shape *s, const attn_params *p)
 
 /* ---- the pairwise scores ---- */
 
-#ifdef __AVX2__
-/* One vector of 8 keys (bt, rows of stride Sp) against GROUP query rows (a, stride U): the
- * scores into sc (stride ldc). A function of its own so that the compiler keeps the GROUP
- * accumulators in registers (inlined into the loops at -O3, gcc spilled them to the stack). */
-__attribute__((noinline)) static void group_vector(const float *a, const float *bt, int64_t Sp,
-                                                   const float *va, int64_t U, float *sc,
-                                                   int64_t ldc)
-{
-    const float *a0 = a, *a1 = a0 + U, *a2 = a1 + U, *a3 = a2 + U;
-    __m256 s0 = _mm256_setzero_ps(), s1 = s0, s2 = s0, s3 = s0;
-    for (int64_t u = 0; u < U; u++) {
-        const __m256 b = _mm256_loadu_ps(bt + u * Sp), w = _mm256_set1_ps(va[u]);
-        s0 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a0[u]), b)), s0);
-        s1 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a1[u]), b)), s1);
-        s2 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a2[u]), b)), s2);
-        s3 = _mm256_fmadd_ps(w, attn_tanh8(_mm256_add_ps(_mm256_set1_ps(a3[u]), b)), s3);
-    }
-    _mm256_storeu_ps(sc, s0);
-    _mm256_storeu_ps(sc + ldc, s1);
-    _mm256_storeu_ps(sc + 2 * ldc, s2);
-    _mm256_storeu_ps(sc + 3 * ldc, s3);
-}
-
-/* One vector of 8 keys against one query row. */
-static void row_vector(const float *a, const float *bt, int64_t Sp, const float *va, int64_t U,
-                       float *sc)
-{
-    __m256 s0 = _mm256_setzero_ps();
-    for (int64_t u = 0; u < U; u++) {
-        const __m256 x = _mm256_add_ps(_mm256_set1_ps(a[u]), _mm256_loadu_ps(bt + u * Sp));
-        s0 = _mm256_fmadd_ps(_mm256_set1_ps(va[u]), attn_tanh8(x), s0);
-    }
-    _mm256_storeu_ps(sc, s0);
-}
-#endif
-
 /* sc[r][c] = Σ_u va[u]·tanh(a[r][u] + bt[u][c]) for rows r < nr (row stride U of a, ldc of sc)
- * and columns c < n8 (a multiple of 8; bt rows have stride Sp). */
+ * and columns c < n8 (a multiple of 8; bt rows have stride Sp): the kernel set's slot
+ * (simd/additive_body.h). */
 static void scores(const float *a, int64_t nr, const float *bt, int64_t Sp, const float *va,
                    int64_t U, int64_t n8, float *sc, int64_t ldc)
 {
-#ifdef __AVX2__
-    int64_t r = 0;
-    for (; r + GROUP <= nr; r += GROUP)
-        for (int64_t c = 0; c < n8; c += 8)
-            group_vector(a + r * U, bt + c, Sp, va, U, sc + r * ldc + c, ldc);
-    for (; r < nr; r++)
-        for (int64_t c = 0; c < n8; c += 8)
-            row_vector(a + r * U, bt + c, Sp, va, U, sc + r * ldc + c);
-#else
-    for (int64_t r = 0; r < nr; r++) { /* u outer, columns inner (the compiler may vectorise) */
-        float *row = sc + r * ldc;
-        memset(row, 0, (size_t)n8 * sizeof(float));
-        for (int64_t u = 0; u < U; u++) {
-            const float au = a[r * U + u], w = va[u], *b = bt + u * Sp;
-            for (int64_t c = 0; c < n8; c++) row[c] += w * attn_tanh(au + b[c]);
-        }
-    }
-#endif
+    attn_ks()->additive.pair_scores(a, nr, bt, Sp, va, U, n8, sc, ldc);
 }
 
 /* ---- forward ---- */

@@ -36,6 +36,9 @@
  * When more keys raise c, sums taken with the old c are rescaled by exp(c_old - c_new).
  * Flops: 2 per multiply-add of the projection W x (favor, trig) and of the squared norms of keys,
  * plus 1 per feature value (its exp, sin, cos, max or elu) — see attn_fm_flops.
+ * Loops: the projections by sgemm; the elementwise maps, favor's shifted exponentials, trig's
+ * (sin, cos) pairs and the gradients' row loops by the kernel set in force (attn_ks()->linear,
+ * simd/linear_body.h: one body for the portable, AVX2 and AVX-512 sets).
  */
 #include <math.h>
 #include <string.h>
@@ -44,6 +47,7 @@
 
 #include "feature_maps.h"
 #include "kernels.h"
+#include "simd/kernel_set.h"
 
 const char *const attn_fm_names[] = {"elu", "relu", "favor", "trig", NULL};
 
@@ -102,17 +106,11 @@ void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
 
 /* ---- float32 features of row blocks ---- */
 
-/* phi = elu(x) + 1 or max(x, 0), rows of x [n, D] into phi [n, D] (branch-free selects). */
+/* phi = elu(x) + 1 or max(x, 0), rows of x [n, D] into phi [n, D] (kernel set's slots). */
 static void elementwise(const attn_fm *f, const float *restrict x, int64_t n, float *restrict phi)
 {
-    const int64_t cnt = n * f->D;
-    if (f->map == ATTN_FM_RELU) {
-        for (int64_t e = 0; e < cnt; e++) phi[e] = x[e] > 0.0f ? x[e] : 0.0f;
-        return;
-    }
-    for (int64_t e = 0; e < cnt; e++) phi[e] = x[e] < 0.0f ? x[e] : 0.0f;
-    attn_vexp_sum(phi, cnt, 0.0f); /* exp(min(x, 0)), vectorised */
-    for (int64_t e = 0; e < cnt; e++) phi[e] += x[e] > 0.0f ? x[e] : 0.0f; /* x + 1 when x > 0 */
+    if (f->map == ATTN_FM_RELU) attn_ks()->linear.relu(x, phi, n * f->D);
+    else attn_ks()->linear.elu1(x, phi, n * f->D);
 }
 
 /* out [n, ld] columns 0..m) = sqrt(scale) · x Wᵀ (the scale folded into sgemm's alpha). */
@@ -131,14 +129,7 @@ static float half_sq_norm(const attn_fm *f, const float *x)
 }
 
 /* (sin u, cos u) of the m projections in row[0..m) into row[0..m) and row[m..2m), times wt. */
-static void sincos_row(float *row, int64_t m, float wt)
-{
-    for (int64_t l = 0; l < m; l++) {
-        const float u = row[l];
-        row[m + l] = wt * cosf(u);
-        row[l] = wt * sinf(u);
-    }
-}
+static void sincos_row(float *row, int64_t m, float wt) { attn_ks()->linear.sincos(row, m, wt); }
 
 void attn_fm_keys(const attn_fm *f, const float *k, int64_t n, const float *c, float *c_new,
                   float *phi, float *w, float *raw)
@@ -151,21 +142,14 @@ void attn_fm_keys(const attn_fm *f, const float *k, int64_t n, const float *c, f
     project(f, k, n, phi, M);
     if (f->map == ATTN_FM_FAVOR) {
         /* log-features b = W y - |y|²/2, their maxima per feature, then exp(b - c_new) */
+        const attn_ks_linear *ks = &attn_ks()->linear;
         for (int64_t l = 0; l < M; l++) c_new[l] = c ? c[l] : -INFINITY;
         for (int64_t j = 0; j < n; j++) {
             float *row = phi + j * M;
-            const float h = half_sq_norm(f, k + j * D);
-            for (int64_t l = 0; l < M; l++) {
-                row[l] -= h;
-                c_new[l] = row[l] > c_new[l] ? row[l] : c_new[l];
-            }
+            ks->sub_max(row, half_sq_norm(f, k + j * D), c_new, M);
             if (raw) memcpy(raw + j * (m + 1), row, (size_t)m * sizeof(float));
         }
-        for (int64_t j = 0; j < n; j++) {
-            float *row = phi + j * M;
-            for (int64_t l = 0; l < M; l++) row[l] -= c_new[l];
-            attn_vexp_sum(row, M, 0.0f);
-        }
+        for (int64_t j = 0; j < n; j++) ks->exp_sub(phi + j * M, c_new, phi + j * M, M);
         return;
     }
     /* trig: weights exp(|y|²/2 - c_new), one shift for all features */
@@ -189,8 +173,7 @@ float attn_fm_key_from_raw(const attn_fm *f, const float *raw, const float *c, f
 {
     const int64_t m = f->m;
     if (f->map == ATTN_FM_FAVOR) {
-        for (int64_t l = 0; l < m; l++) phi[l] = raw[l] - c[l];
-        attn_vexp_sum(phi, m, 0.0f);
+        attn_ks()->linear.exp_sub(raw, c, phi, m);
         return 1.0f;
     }
     const float w = expf(raw[m] - c[0]);
@@ -213,7 +196,7 @@ void attn_fm_queries(const attn_fm *f, const float *q, int64_t n, const float *c
             sincos_row(row, f->m, 1.0f);
             continue;
         }
-        for (int64_t l = 0; l < M; l++) row[l] += c[l];
+        attn_ks()->linear.add(row, c, M);
         attn_vexp_sum(row, M, attn_vmax(row, M));
     }
 }
@@ -258,9 +241,7 @@ void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, con
 {
     const int64_t D = f->D, M = f->M, m = f->m;
     if (!attn_fm_shifted(f)) {
-        const bool elu = f->map == ATTN_FM_ELU;
-        for (int64_t e = 0; e < n * D; e++)
-            dx[e] = x[e] > 0.0f ? dphi[e] : (elu ? dphi[e] * phi[e] : 0.0f);
+        attn_ks()->linear.feature_grad(x, phi, dphi, dx, n * D, f->map == ATTN_FM_ELU);
         return;
     }
     const bool trig = f->map == ATTN_FM_TRIG;
@@ -270,16 +251,15 @@ void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, con
         float coef[BACK_ROWS]; /* of scale·x: favor keys -Σ dφ∘φ, trig keys Σ + dh, queries 0 */
         for (int64_t i = 0; i < nb; i++) {
             const float *p = phi + (i0 + i) * M;
-            float *g = dphi + (i0 + i) * M, sum = 0.0f;
-            for (int64_t l = 0; l < M; l++) sum += g[l] * p[l];
-            for (int64_t l = 0; l < m; l++) /* du_l in place (g[m + l] is read, not written) */
-                g[l] = trig ? g[l] * p[m + l] - g[m + l] * p[l] : g[l] * p[l];
+            float *g = dphi + (i0 + i) * M;
+            const float sum = attn_vdot(g, p, M);
+            if (trig) attn_ks()->linear.trig_du(g, p, m); /* du_l in place */
+            else attn_ks()->linear.mul(g, p, m);
             coef[i] = !key ? 0.0f : (trig ? sum + (dh ? dh[i0 + i] : 0.0f) : -sum);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, (int)D, (int)m, root,
                     dphi + i0 * M, (int)M, f->W, (int)D, 0.0f, dx + i0 * D, (int)D);
         for (int64_t i = 0; i < nb && key; i++)
-            for (int64_t d = 0; d < D; d++)
-                dx[(i0 + i) * D + d] += scale * coef[i] * x[(i0 + i) * D + d];
+            attn_ks()->linear.axpy(dx + (i0 + i) * D, scale * coef[i], x + (i0 + i) * D, D);
     }
 }

@@ -39,6 +39,9 @@
  *          (M·(D+2)+1 floats), favor/trig the raw key logarithms [C, m+1] and 3 rows of M for
  *          own_shift_row. Independent of n. (W is an input, not workspace.)
  *   state (decode): one state per (b, kv head), padded to 64 bytes.
+ *   loops: sgemm for every product; the features (feature_maps.c) and the row loops (output
+ *          division, state rescaling, own_shift_row) by the kernel set in force
+ *          (simd/linear_body.h).
  *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode;
  *            a decode step under DECODE_SERIAL_FLOPS runs on one thread), over (b, head, query
  *            block) (non-causal phase 2; when B·Hkv >= threads, each (b, kv head) task answers
@@ -56,6 +59,7 @@
 #include "attention.h"
 #include "feature_maps.h"
 #include "kernels.h"
+#include "simd/kernel_set.h"
 
 enum { P_MAP, P_FEATURES, P_SEED, P_CHUNK };
 
@@ -235,7 +239,8 @@ static void normalise(const task *t, int64_t nq, float *out)
             const float floor_ = (float)(DEN_FLOOR * (double)pl->fm.m) * nrow[i];
             den = den > floor_ ? den : floor_;
         }
-        for (int64_t d = 0; d < D; d++) out[i * D + d] = den > 0 ? acc[i * E + d] / den : 0.0f;
+        if (den > 0) attn_ks()->linear.div(out + i * D, acc + i * E, den, D);
+        else memset(out + i * D, 0, (size_t)D * sizeof(float));
     }
 }
 
@@ -273,9 +278,7 @@ static void own_shift_row(const task *t, const float *qrow, int64_t i, int64_t s
     memset(acc, 0, (size_t)E * sizeof(float));
     for (int64_t j = 0; j < sees; j++) {
         nsum += attn_fm_key_from_raw(f, raw + j * (m + 1), crow, frow);
-        float kappa = 0;
-        for (int64_t l = 0; l < M; l++) kappa += prow[l] * frow[l];
-        for (int64_t e = 0; e < E; e++) acc[e] += kappa * ws[pl->vx + j * E + e];
+        attn_ks()->linear.axpy(acc, attn_vdot(prow, frow, M), ws + pl->vx + j * E, E);
     }
     if (in) {
         for (int64_t l = 0; l < M; l++) prow[l] *= expf(c_in[l] - crow[l]);
@@ -314,8 +317,8 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
 
     /* key features; shift c_new = max(c_in, chunk maxima); r = exp(c_in - c_new) rescales in */
     attn_fm_keys(f, t->k + j0 * D, nk, c_in, cnew, phik, wk, pl->own ? ws + pl->raw : NULL);
-    if (shifted)
-        for (int64_t l = 0; l < M; l++) r[l] = in ? expf(c_in[l] - cnew[l]) : 0.0f;
+    if (shifted && in) attn_ks()->linear.exp_sub(c_in, cnew, r, M);
+    else if (shifted) memset(r, 0, (size_t)M * sizeof(float));
     if (trig) /* prefix sums of the key weights (for the denominator floor) */
         for (int64_t j = 1; j < nk; j++) wk[j] += wk[j - 1];
     for (int64_t j = 0; j < nk; j++) {
@@ -332,16 +335,14 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
         float *nrow = ws + pl->nrow;
         for (int64_t i = 0; i < nq; i++) {
             const int64_t sees = clamp64(i0 + i + s->S - T - j0 + 1, 0, nk); /* keys of the chunk */
-            for (int64_t j = sees; j < nk; j++) a[i * nk + j] = 0.0f;
+            memset(a + i * nk + sees, 0, (size_t)(nk - sees) * sizeof(float));
             if (trig) nrow[i] = (in ? r[0] * nsum_in : 0.0f) + (sees ? wk[sees - 1] : 0.0f);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nq, (int)E, (int)nk, 1.0f, a,
                     (int)nk, vx, (int)E, 0.0f, ws + pl->acc, (int)E);
         /* inter-chunk: (ψ ∘ r) · KV'_in */
         if (in) {
-            if (shifted)
-                for (int64_t i = 0; i < nq; i++)
-                    for (int64_t l = 0; l < M; l++) psi[i * M + l] *= r[l];
+            for (int64_t i = 0; i < nq && shifted; i++) attn_ks()->linear.mul(psi + i * M, r, M);
             from_state(t, nq, in, 1.0f);
         }
         for (int64_t i = 0; i < nq && pl->own; i++) /* underflowed rows (see the header) */
@@ -356,7 +357,7 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
     if (!in) beta = 0.0f;
     else if (shifted)
         for (int64_t l = 0; l < M; l++)
-            for (int64_t e = 0; e < E; e++) upd[l * E + e] = r[l] * in[l * E + e];
+            attn_ks()->linear.scale_copy(upd + l * E, in + l * E, r[l], E);
     else if (upd != in) memcpy(upd, in, (size_t)(M * E) * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, (int)E, (int)nk, 1.0f, phik,
                 (int)M, vx, (int)E, beta, upd, (int)E);

@@ -24,6 +24,8 @@
  *          gradients [C, M] each, scores and their gradients [C, C] each, acc and G [C, E],
  *          dx [C, D], a few rows of M and C, R [M·E + 1]; non-causal one state [M·E + 1];
  *          causal one state per chunk. (W is an input, not workspace.)
+ *   loops: sgemm for every product; the row gradients (row_grads) and the features' gradients by
+ *          the kernel set in force (simd/linear_body.h).
  *   threads: OpenMP over (b, kv head), dynamic: a thread owns the dk, dv of its KV head and the
  *            dq rows of its query heads; OpenBLAS single-threaded inside.
  */
@@ -34,6 +36,7 @@
 
 #include "feature_maps.h"
 #include "kernels.h"
+#include "simd/kernel_set.h"
 
 enum { BLOCK = 128 }; /* non-causal rows per block (as the forward) */
 
@@ -142,11 +145,7 @@ static void row_grads(const lb *t, int64_t nq, const float *dt)
             memset(g, 0, (size_t)E * sizeof(float));
             continue;
         }
-        float gden = 0.0f;
-        for (int64_t d = 0; d < D; d++) {
-            g[d] = dt[i * D + d] / den;
-            gden -= g[d] * acc[i * E + d] / den;
-        }
+        const float gden = attn_ks()->linear.grad_row(g, dt + i * D, acc + i * E, den, D);
         g[D] = floored ? 0.0f : gden;
         if (floored) fl[i] = gden * (float)(t->den_floor * (double)t->f->m);
     }

@@ -60,14 +60,15 @@
 #include "attention.h"
 #include "feature_maps.h"
 #include "kernels.h"
+#include "simd/kernel_set.h"
 
 extern const attn_ops attn_kind_reformer;
 
 enum { P_BUCKETS, P_HASHES, P_CHUNK, P_SHARED_QK, P_SEED };
-enum { QBLOCK = 64 };                  /* query rows per sgemm block */
-enum { MAX_ROUNDS = 16 };              /* the range of `hashes` */
-enum { HASH_ROWS = 4, HASH_COLS = 8 }; /* rows hashed together, rotation columns per pass */
-#define SELF_MASK 1e5                  /* the paper's self mask: a token's own score minus 1e5 */
+enum { QBLOCK = 64 };                                            /* query rows per sgemm block */
+enum { MAX_ROUNDS = 16 };                                        /* the range of `hashes` */
+enum { HASH_ROWS = ATTN_HASH_ROWS, HASH_COLS = ATTN_HASH_COLS }; /* simd/kernel_set.h */
+#define SELF_MASK 1e5 /* the paper's self mask: a token's own score minus 1e5 */
 
 static const attn_param_def params[] = {
     [P_BUCKETS] = {"buckets", "b: hash buckets per round (even): h(x) = argmax([xR; -xR])", 64, 2,
@@ -82,54 +83,17 @@ static const attn_param_def params[] = {
     [P_SEED] = {"seed", "seed of the random rotations", 0, 0, 4294967295.0, true},
 };
 
-#if defined(__GNUC__)
-#define NOINLINE __attribute__((noinline))
-typedef float hash_vec __attribute__((vector_size(HASH_COLS * sizeof(float))));
-#else
-#define NOINLINE
-#endif
-
 static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; } /* 64-byte pieces */
 
-/*
- * The buckets of HASH_ROWS rows x (row stride ldx) under one round's rotation Rp [D, halfp]
- * (R's half columns, then zero columns up to halfp, a multiple of HASH_COLS): argmax over
- * [xR; -xR], the first maximum. One routine, never inlined, for the forward and the reference
- * alike (the reference hashes its row in a block of HASH_ROWS as well): every bucket comes from
- * the same float32 operations in the same order, so both see the same buckets.
- */
-static NOINLINE void hash_rows(const float *x, int64_t ldx, const float *Rp, int64_t D,
-                               int64_t half, int64_t halfp, int32_t *out)
+/* The buckets of HASH_ROWS rows x (row stride ldx) under one round's rotation Rp [D, halfp]: the
+ * kernel set's slot (simd/reformer_body.h), one routine for the forward and the reference
+ * alike, so both see the same buckets. */
+static void hash_rows(const float *x, int64_t ldx, const float *Rp, int64_t D, int64_t half,
+                      int64_t halfp, int32_t *out)
 {
-    float pos[HASH_ROWS], neg[HASH_ROWS], y[HASH_ROWS][HASH_COLS];
-    int32_t ipos[HASH_ROWS] = {0}, ineg[HASH_ROWS] = {0};
-    for (int r = 0; r < HASH_ROWS; r++) pos[r] = neg[r] = -INFINITY;
-    for (int64_t c0 = 0; c0 < halfp; c0 += HASH_COLS) {
-#if defined(__GNUC__) /* one vector of HASH_COLS per row: element-wise, so the same as below */
-        hash_vec acc[HASH_ROWS] = {0};
-        for (int64_t d = 0; d < D; d++) {
-            hash_vec row;
-            memcpy(&row, Rp + d * halfp + c0, sizeof row);
-            for (int r = 0; r < HASH_ROWS; r++) acc[r] += x[r * ldx + d] * row;
-        }
-        memcpy(y, acc, sizeof y);
-#else
-        memset(y, 0, sizeof y);
-        for (int64_t d = 0; d < D; d++)
-            for (int r = 0; r < HASH_ROWS; r++)
-                for (int c = 0; c < HASH_COLS; c++)
-                    y[r][c] += x[r * ldx + d] * Rp[d * halfp + c0 + c];
-#endif
-        for (int r = 0; r < HASH_ROWS; r++)
-            for (int c = 0; c < HASH_COLS && c0 + c < half; c++) {
-                if (y[r][c] > pos[r]) pos[r] = y[r][c], ipos[r] = (int32_t)(c0 + c);
-                if (-y[r][c] > neg[r]) neg[r] = -y[r][c], ineg[r] = (int32_t)(c0 + c);
-            }
-    }
-    for (int r = 0; r < HASH_ROWS; r++)
-        out[r] = neg[r] > pos[r] ? (int32_t)half + ineg[r] : ipos[r];
+    attn_ks()->reformer.hash_rows(x, ldx, Rp, D, half, halfp, out);
 }
 
 /* Rp [n_r, D, halfp] from the rotations R [n_r, D, half]: zero columns appended. */

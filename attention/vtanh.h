@@ -5,14 +5,11 @@
  *   ±1 in float32 beyond). Absolute and relative error below 4e-7 everywhere (measured against
  *   double tanh on a 1e-5 grid of [-12, 12]: 3.3e-7 with FMA, 4.0e-7 without; exact 0 at 0).
  *   Cost per value: 1 mul (x²), 6 FMA + 1 mul (P), 3 FMA (Q), 1 division, 2 compares (clamp).
- *   attn_tanh: scalar, every build; attn_tanh8: 8 lanes, AVX2+FMA builds only. Same algorithm.
+ *   attn_tanh: scalar, here; the same algorithm on vectors: vtanh in simd/vmath.h (every kernel
+ *   set), used by the bodies (math_body.h's softcap, additive_body.h's pairwise scores).
  */
 #ifndef ATTN_VTANH_H
 #define ATTN_VTANH_H
-
-#ifdef __AVX2__
-#include <immintrin.h>
-#endif
 
 #define ATTN_TANH_CLAMP 9.0f
 #define ATTN_TANH_P6 (-2.76076847742355e-16f)
@@ -44,24 +41,5 @@ static inline float attn_tanh(float x)
     q = q * x2 + ATTN_TANH_Q0;
     return x * p / q;
 }
-
-#ifdef __AVX2__
-static inline __m256 attn_tanh8(__m256 x)
-{
-    const __m256 c = _mm256_set1_ps(ATTN_TANH_CLAMP);
-    x = _mm256_max_ps(_mm256_min_ps(x, c), _mm256_sub_ps(_mm256_setzero_ps(), c));
-    const __m256 x2 = _mm256_mul_ps(x, x);
-    __m256 p = _mm256_fmadd_ps(_mm256_set1_ps(ATTN_TANH_P6), x2, _mm256_set1_ps(ATTN_TANH_P5));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(ATTN_TANH_P4));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(ATTN_TANH_P3));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(ATTN_TANH_P2));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(ATTN_TANH_P1));
-    p = _mm256_fmadd_ps(p, x2, _mm256_set1_ps(ATTN_TANH_P0));
-    __m256 q = _mm256_fmadd_ps(_mm256_set1_ps(ATTN_TANH_Q3), x2, _mm256_set1_ps(ATTN_TANH_Q2));
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(ATTN_TANH_Q1));
-    q = _mm256_fmadd_ps(q, x2, _mm256_set1_ps(ATTN_TANH_Q0));
-    return _mm256_div_ps(_mm256_mul_ps(x, p), q);
-}
-#endif
 
 #endif

@@ -76,6 +76,42 @@ typedef struct attn_ks_decode {
     int64_t (*scratch_floats)(int64_t G, int64_t D);
     bool (*has_dpbf16)(void);
 } attn_ks_decode;
+/* linear_body.h: the elementwise loops of linear attention's feature maps and scan. */
+typedef struct attn_ks_linear {
+    void (*elu1)(const float *x, float *phi, int64_t n); /* phi = elu(x) + 1 */
+    void (*relu)(const float *x, float *phi, int64_t n); /* phi = max(x, 0) */
+    /* dx = dphi where x > 0, else dphi·phi (elu) or 0 (relu) */
+    void (*feature_grad)(const float *x, const float *phi, const float *dphi, float *dx, int64_t n,
+                         bool elu);
+    void (*sub_max)(float *row, float h, float *cmax, int64_t n); /* row -= h; cmax max= row */
+    void (*exp_sub)(const float *x, const float *c, float *y, int64_t n); /* y = exp(x - c) */
+    /* row[m + l] = wt·cos(row[l]), row[l] = wt·sin(row[l]), l < m */
+    void (*sincos)(float *row, int64_t m, float wt);
+    void (*trig_du)(float *g, const float *p, int64_t m); /* g[l] = g[l]p[m+l] - g[m+l]p[l] */
+    void (*add)(float *x, const float *c, int64_t n);     /* x += c */
+    void (*mul)(float *x, const float *r, int64_t n);     /* x ∘= r */
+    void (*scale_copy)(float *y, const float *x, float a, int64_t n); /* y = a·x */
+    void (*axpy)(float *y, float a, const float *x, int64_t n);       /* y += a·x */
+    void (*div)(float *out, const float *acc, float den, int64_t n);  /* out = acc / den */
+    /* g = dt / den; returns -Σ g·acc / den */
+    float (*grad_row)(float *g, const float *dt, const float *acc, float den, int64_t n);
+} attn_ks_linear;
+
+/* additive_body.h: additive attention's pairwise tanh scores,
+ * sc[r][c] = Σ_u va[u]·tanh(a[r][u] + bt[u][c]), r < nr <= 4, c < n8 (a multiple of 8). */
+typedef struct attn_ks_additive {
+    void (*pair_scores)(const float *a, int64_t nr, const float *bt, int64_t Sp, const float *va,
+                        int64_t U, int64_t n8, float *sc, int64_t ldc);
+} attn_ks_additive;
+
+/* reformer_body.h: reformer's buckets of ATTN_HASH_ROWS rows x (row stride ldx) under one
+ * round's rotation Rp [D, halfp] (halfp a multiple of ATTN_HASH_COLS, zero columns past half):
+ * argmax over [xR; -xR], the first maximum, into out. */
+enum { ATTN_HASH_ROWS = 4, ATTN_HASH_COLS = 8 };
+typedef struct attn_ks_reformer {
+    void (*hash_rows)(const float *x, int64_t ldx, const float *Rp, int64_t D, int64_t half,
+                      int64_t halfp, int32_t *out);
+} attn_ks_reformer;
 
 typedef struct attn_kernel_set {
     attn_isa isa;
@@ -85,6 +121,9 @@ typedef struct attn_kernel_set {
     attn_ks_tile tile;
     attn_ks_convert convert;
     attn_ks_decode decode;
+    attn_ks_linear linear;
+    attn_ks_additive additive;
+    attn_ks_reformer reformer;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

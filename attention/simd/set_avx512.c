@@ -4,10 +4,13 @@
  */
 #include <math.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "kernel_set.h"
 #include "vec_avx512.h"
 
+#include "additive_body.h"
+#include "linear_body.h"
 #include "math_body.h"
 #include "peak_body.h"
 #include "tile_body.h"
@@ -15,6 +18,7 @@
 /* after math_body.h: they use its loops */
 #include "convert_body.h"
 #include "decode_body.h"
+#include "reformer_body.h"
 
 const attn_kernel_set attn_kernels_avx512 = {
     .isa = ATTN_ISA_AVX512,
@@ -24,4 +28,7 @@ const attn_kernel_set attn_kernels_avx512 = {
     .tile = TILE_SLOTS,
     .convert = CONVERT_SLOTS,
     .decode = DECODE_SLOTS,
+    .linear = LINEAR_SLOTS,
+    .additive = ADDITIVE_SLOTS,
+    .reformer = REFORMER_SLOTS,
 };
