@@ -32,11 +32,18 @@
 
 #include "blocksparse.h"
 #include "kernels.h"
+#include "simd/kernel_set.h" /* attn_ks()->tile: packing a span's keys once for its row groups */
 
 enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
+/* Rows per group of a band: a multiple of the micro-kernels' 6 register rows (avx2, avx512), small
+ * so that a group's triangle of unseen scores stays small (measured at w = 256 causal, the span
+ * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on. */
+enum { BAND_SUB = 30 };
 /* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
  * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
 enum { BWD_SUB_MIN = 32 };
+/* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
+enum { SPAN_MAX = 1024 };
 
 struct attn_bs_run {
     bool counting;
@@ -49,7 +56,14 @@ struct attn_bs_run {
     const attn_bs_keys *at; /* with keys gathered into a buffer: where segment key x really is
                                (key_at(at, x), for ALiBi); NULL: the segment's own keys */
     int64_t D, cols_max, gather_max, sub;
-    bool fresh;  /* the tile has seen no key yet (first phase, before the first segment) */
+    bool fresh; /* the tile has seen no key yet (first phase, before the first segment) */
+    /* the forward's packed span: keys [span_u0, span_u1) of the segment being computed, kᵀ in
+     * span_kt [D, span_ld] (span_ld = padded length + one column block of slack, so that a
+     * visit from any column reads its padded blocks inside the row); span_kt NULL: none */
+    float *span; /* [D, span_max + ATTN_TILE_COLS_ALIGN] floats (NULL in the backward) */
+    int64_t span_max;
+    const float *span_kt;
+    int64_t span_ld, span_u0, span_u1;
     float *seed; /* with plan.seeds: rows_max·(D + 2) floats to start the tile from (forward) */
     /* the backward (bt set): the backward tile (tile is &bt->t), dout of task row 0 (rows lddo
      * apart), the gradients of this (b, kv head) [S, D] and their gather buffers */
@@ -149,9 +163,7 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 {
     const int64_t width = s->causal ? w : 2 * w - 1;
-    int64_t sub = 32;
-    while (sub < 64 && 2 * sub <= width / 4) sub *= 2;
-    return sub;
+    return width >= 1024 ? 2 * BAND_SUB : BAND_SUB;
 }
 
 void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl)
@@ -238,6 +250,8 @@ typedef struct layout {
     int64_t tile_floats, mod_floats;
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
     size_t seed_bytes;             /* per thread, with plan.seeds (forward only) */
+    int64_t span_max;              /* keys of a packed span at most (forward only) */
+    size_t span_bytes;             /* per thread: its packed keys */
 } layout;
 
 static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, const attn_shape *s,
@@ -255,10 +269,13 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
     const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
     L.seed_bytes = L.pl.seeds ? (size_t)(L.pl.rows_max * (s->D + 2)) * sizeof(float) : 0;
+    L.span_max = attn_bs_min(SPAN_MAX, s->S);
+    L.span_bytes =
+        (size_t)(s->D * (attn_tile_score_ld(L.span_max) + ATTN_TILE_COLS_ALIGN)) * sizeof(float);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
                      align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t)) +
-                     align_up(L.seed_bytes);
+                     align_up(L.seed_bytes) + align_up(L.span_bytes);
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
@@ -357,6 +374,33 @@ static void backward_visit(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0,
     scatter_add(run, &seg->keys, dvp, run->dvg, x0, cols);
 }
 
+/* Task rows [g0, g0 + gn) against keys [x0, x0 + cols) of the packed span (v rows ld apart):
+ * the scores micro-kernel from the span's kᵀ, then the tile's softmax and p·v. */
+static void visit_span(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int64_t cols,
+                       const float *vp, int64_t ld, const attn_tile_mask *mask)
+{
+    attn_tile *t = run->tile;
+    attn_ks()->tile.scores(t->scores, attn_tile_score_ld(cols), run->q + g0 * run->ldq, run->ldq,
+                           run->span_kt + (x0 - run->span_u0), run->span_ld, gn, cols, run->D,
+                           t->scale);
+    attn_tile_visit_scores(t, g0, gn, vp, ld, cols, mask);
+}
+
+/* Pack keys [u0, u1) of a segment read in place (contiguous, or every step-th) into the span,
+ * when there is one and they fit: the forward's row groups then share one packing. */
+static void pack_span(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int64_t u1)
+{
+    run->span_kt = NULL;
+    if (!run->span || u1 - u0 > run->span_max ||
+        !(contiguous(&seg->keys) || every_step(&seg->keys, run->D)))
+        return;
+    int64_t ld;
+    const float *kp = keys_of(run, &seg->keys, run->kg, NULL, u0, u1 - u0, &ld, false);
+    run->span_ld = attn_tile_score_ld(u1 - u0) + ATTN_TILE_COLS_ALIGN;
+    attn_ks()->tile.pack_kt(run->span, run->span_ld, kp, ld, u1 - u0, run->D);
+    run->span_kt = run->span, run->span_u0 = u0, run->span_u1 = u1;
+}
+
 /* Task rows [g0, g0 + gn) against keys [c0, c1) of the segment, masked by the row bounds
  * (bounds) and the exclusions, in blocks of cols_max keys. */
 static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, int64_t gn,
@@ -378,6 +422,8 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
             for (int64_t c = 0; c < cols; c++)
                 run->tile->kpos[c] = (float)key_at(run->at ? run->at : &seg->keys, x0 + c);
         if (run->bt) backward_visit(run, seg, g0, gn, x0, cols, kp, vp, ld, masked ? &mask : NULL);
+        else if (run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
+            visit_span(run, g0, gn, x0, cols, vp, ld, masked ? &mask : NULL);
         else
             attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
                                    cols, masked ? &mask : NULL);
@@ -500,6 +546,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
     const bool common = i0 < i1 && nr > run->sub;
+    if (nr > run->sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
@@ -513,6 +560,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         if (g_u0 < i0) visit_range(run, seg, g0, gn, g_u0, attn_bs_min(g_u1, i0), true);
         if (g_u1 > i1) visit_range(run, seg, g0, gn, attn_bs_max(g_u0, i1), g_u1, true);
     }
+    run->span_kt = NULL;
 }
 
 /* ---- counting a segment ---- */
@@ -672,6 +720,8 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         int64_t *ints = (int64_t *)mine;
         mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
         float *seed = L.pl.seeds ? (float *)mine : NULL;
+        mine += align_up(L.seed_bytes);
+        float *span = (float *)mine;
         attn_tile tile;
 
         for (int phase = 0; phase < L.pl.nphases; phase++) {
@@ -712,7 +762,9 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                    .gather_max = L.pl.gather_max,
                                    .sub = L.pl.sub,
                                    .fresh = first,
-                                   .seed = seed};
+                                   .seed = seed,
+                                   .span = span,
+                                   .span_max = L.span_max};
                 pat->visit(s, p, &L.pl, &t, &run);
                 if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
                 if (last) attn_tile_end_strided(&tile, o, ld);
