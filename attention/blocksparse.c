@@ -37,8 +37,9 @@
 enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
 /* Rows per group of a band: a multiple of the micro-kernels' 6 register rows (avx2, avx512), small
  * so that a group's triangle of unseen scores stays small (measured at w = 256 causal, the span
- * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on. */
-enum { BAND_SUB = 30 };
+ * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on, 12
+ * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster). */
+enum { BAND_SUB = 30, BAND_NARROW = 128 };
 /* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
  * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
 enum { BWD_SUB_MIN = 32 };
@@ -163,6 +164,7 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 {
     const int64_t width = s->causal ? w : 2 * w - 1;
+    if (width < BAND_NARROW) return BAND_SUB / 5 * 2; /* 12: a triangle of at most 11 extra */
     return width >= 1024 ? 2 * BAND_SUB : BAND_SUB;
 }
 
@@ -512,9 +514,12 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         return;
     }
     /* scattered keys that groups of rows visit again and again: copied together once, then read
-     * in place (the backward reads and updates every step-th key in place: no scatter) */
+     * in place (the backward reads and updates every step-th key in place: no scatter; the
+     * forward packs every step-th key into its span in place: no copy) */
+    const bool stepped = every_step(&seg->keys, run->D); /* read in place by a leading dim. */
     if (!contiguous(&seg->keys) && run->kbuf && (seg->lo || seg->hi) &&
-        seg->keys.n <= run->gather_max && !(run->bt && every_step(&seg->keys, run->D))) {
+        seg->keys.n <= run->gather_max && !(run->bt && stepped) &&
+        !(stepped && run->span && seg->keys.n <= run->span_max)) {
         int64_t ld;
         if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, seg->keys.n);
         keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
