@@ -40,6 +40,9 @@ enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
  * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on, 12
  * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster). */
 enum { BAND_SUB = 30, BAND_NARROW = 128 };
+/* Keys every row of a segment sees, at least, for a visit of their own (fewer: each group visits
+ * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
+enum { COMMON_MIN = 64 };
 /* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
  * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
 enum { BWD_SUB_MIN = 32 };
@@ -550,7 +553,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     if (u0 >= u1) return;
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
-    const bool common = i0 < i1 && nr > run->sub;
+    const bool common = i1 - i0 >= COMMON_MIN && nr > run->sub;
     if (nr > run->sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
