@@ -38,8 +38,9 @@ enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
 /* Rows per group of a band: a multiple of the micro-kernels' 6 register rows (avx2, avx512), small
  * so that a group's triangle of unseen scores stays small (measured at w = 256 causal, the span
  * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on, 12
- * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster). */
-enum { BAND_SUB = 30, BAND_NARROW = 128 };
+ * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster; dilated
+ * w = 128: 8 %). */
+enum { BAND_SUB = 30, BAND_NARROW = 192 };
 /* Keys every row of a segment sees, at least, for a visit of their own (fewer: each group visits
  * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
 enum { COMMON_MIN = 64 };
