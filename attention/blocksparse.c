@@ -2,28 +2,34 @@
  * blocksparse.c — the block-sparse engine (see blocksparse.h for the pattern contract).
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   per task: tile begin (or load the first phase's state), the pattern's segments, each
- *     1. the keys every row of the segment sees: one visit of all rows, masks only for the
- *        excluded interval;
+ *     1. the keys every row of the segment sees, when at least COMMON_MIN: one visit of all
+ *        rows, masks only for the excluded interval;
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
- *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
- *     running max and sum, acc += p v (sgemm);
+ *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
+ *     and sum, acc += p v (the tile's micro-kernels, kernels.h);
  *   then normalise into out (or save the state for the next phase).
+ *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
+ *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
+ *     once per segment; each group's scores start at its column of the span.
+ *   bands (attn_bs_plan_band): groups of 30 rows (12 below width BAND_NARROW, 60 from 1024), a
+ *     group's keys in one visit (cols_max up to 512).
+ *   seeds (plan.seeds, the forward): a list segment of at most one key per row seen first starts
+ *     the tile from those keys (m = score, l = 1, acc = v row, by attn_tile_load), no visit per
+ *     row.
  *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
- * place (other scattered keys as above, their dk, dv in gradient buffers added back after). score
- * modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row positions and
- * slopes once per task, key positions once per visit (from the segment's keys, also when they were
- * gathered); not counted in flops (like the exp). time O(visited scores · D); flops 4·D per listed
- * score (exact, from the same layout) a list segment of at most one key per row seen first
- * (plan.seeds, the forward): the tile starts from those keys (m = score, l = 1, acc = v row, by
- * attn_tile_load), no visit per row. bands (attn_bs_plan_band): groups of 32-64 rows, a group's
- * keys in one visit (cols_max up to 512): fewer, larger GEMMs for at most a quarter more scores
- * computed than seen. workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+
- * 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys] [+ rows_max·D gathered
- * queries] + plan.ints int64
- *              [+ rows_max·(D + 2) floats with plan.seeds])
+ *     place (other scattered keys as above, their dk, dv in gradient buffers added back after).
+ *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
+ *     positions and slopes once per task, key positions once per visit (from the segment's keys,
+ *     also when they were gathered); not counted in flops (like the exp).
+ *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout).
+ *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats
+ *              [+ 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys]
+ *              [+ rows_max·D gathered queries] + plan.ints int64
+ *              [+ rows_max·(D + 2) floats with plan.seeds]
+ *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span)
  *              [+ 2·B·H·T floats for two phases]
- *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
+ *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; one thread per tile.
  */
 #include <math.h>
 #include <omp.h>

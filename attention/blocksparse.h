@@ -8,10 +8,11 @@
  * interval [lo, hi) of those keys it sees minus an excluded interval [xlo, xhi). The pattern
  * must list every allowed key of a row exactly once over its segments (the union of its
  * components, never a key twice). The engine computes only what is listed with the online-
- * softmax tile (scores and p·v by sgemm, running max and sum): the keys every row of the
- * segment sees in one dense visit of all rows, the rest by groups of `sub` rows, each up to its
- * own bounds. Keys are read in place (strided rows by sgemm leading dimension) or gathered into
- * scratch (runs, lists). Nothing of size T×S exists.
+ * softmax tile (scores and p·v by its micro-kernels, running max and sum): the keys every row of
+ * the segment sees in one dense visit of all rows, the rest by groups of `sub` rows, each up to its
+ * own bounds (the forward packs the keys of such groups once per segment). Keys are read in
+ * place (every step-th key by a leading dimension) or gathered into scratch (runs, lists).
+ * Nothing of size T×S exists.
  *
  * Two-phase patterns (strided) revisit every row in a second arrangement of tasks: the first
  * phase leaves each row's unnormalised output in `out` and its running (max, sum) in the
@@ -21,9 +22,9 @@
  * out, and each K/V row some query of its group reads, once) come from the real layout.
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
- * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + gathered query
- * rows + the pattern's int64 scratch [+ the seed rows of plan.seeds]) + 2 floats per query row
- * for two-phase patterns, exact.
+ * one thread per tile. Workspace: threads × (tile + gather buffers + gathered query rows + the
+ * pattern's int64 scratch [+ the seed rows of plan.seeds] + the forward's packed span) + 2 floats
+ * per query row for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
 #define ATTN_BLOCKSPARSE_H
