@@ -477,11 +477,14 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
     if (run->bt || !run->fresh || !run->seed) return false;
     for (int64_t r = 0; r < seg->nrows; r++)
         if (start[r + 1] - start[r] > 1) return false;
-    prefetch_rows(run, idx + start[0], start[seg->nrows] - start[0]); /* misses overlap */
+    const int64_t ahead = 8; /* rows whose keys are asked for ahead of their use */
+    prefetch_rows(run, idx + start[0], attn_bs_min(ahead, start[seg->nrows] - start[0]));
     float *acc = run->seed, *ml = acc + t->rows * D;
     memset(acc, 0, (size_t)(t->rows * D) * sizeof(float));
     for (int64_t r = 0; r < t->rows; r++) ml[2 * r] = -INFINITY, ml[2 * r + 1] = 0.0f;
     for (int64_t x = 0; x < seg->nrows; x++) {
+        if (x + ahead < seg->nrows)
+            prefetch_rows(run, idx + start[x + ahead], start[x + ahead + 1] - start[x + ahead]);
         if (start[x + 1] == start[x]) continue;
         const int64_t r = seg->r0 + x, j = idx[start[x]];
         float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
