@@ -2,28 +2,36 @@
  * blocksparse.c — the block-sparse engine (see blocksparse.h for the pattern contract).
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   per task: tile begin (or load the first phase's state), the pattern's segments, each
- *     1. the keys every row of the segment sees: one visit of all rows, masks only for the
- *        excluded interval;
+ *     1. the keys every row of the segment sees, when at least COMMON_MIN: one visit of all
+ *        rows, masks only for the excluded interval;
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
- *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ (sgemm), mask,
- *     running max and sum, acc += p v (sgemm);
+ *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
+ *     and sum, acc += p v (the tile's micro-kernels, kernels.h);
  *   then normalise into out (or save the state for the next phase).
+ *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
+ *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
+ *     once per segment; each group's scores start at its column of the span.
+ *   bands (attn_bs_plan_band): groups of 30 rows (12 below width BAND_NARROW, 60 from 1024), a
+ *     group's keys in one visit (cols_max up to 512).
+ *   seeds (plan.seeds, the forward): a list segment of at most one key per row seen first starts
+ *     the tile from those keys (m = score, l = 1, acc = v row, by attn_tile_load), no visit per
+ *     row.
  *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
- * place (other scattered keys as above, their dk, dv in gradient buffers added back after). score
- * modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row positions and
- * slopes once per task, key positions once per visit (from the segment's keys, also when they were
- * gathered); not counted in flops (like the exp). time O(visited scores · D); flops 4·D per listed
- * score (exact, from the same layout) a list segment of at most one key per row seen first
- * (plan.seeds, the forward): the tile starts from those keys (m = score, l = 1, acc = v row, by
- * attn_tile_load), no visit per row. bands (attn_bs_plan_band): groups of 32-64 rows, a group's
- * keys in one visit (cols_max up to 512): fewer, larger GEMMs for at most a quarter more scores
- * computed than seen. workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats [+
- * 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys] [+ rows_max·D gathered
- * queries] + plan.ints int64
- *              [+ rows_max·(D + 2) floats with plan.seeds])
+ *     place (other scattered keys as above, their dk, dv in gradient buffers added back after).
+ *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
+ *     positions and slopes once per task, key positions once per visit (from the segment's keys,
+ *     also when they were gathered); not counted in flops (like the exp).
+ *   time O(visited scores · D); flops 4·D per listed score (exact, from the same layout).
+ *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats
+ *              [+ 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys]
+ *              [+ rows_max·D gathered queries] + plan.ints int64
+ *              [+ rows_max·(D + 2) floats with plan.seeds]
+ *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span)
  *              [+ 2·B·H·T floats for two phases]
- *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; OpenBLAS single-threaded.
+ *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; one thread per tile; two
+ *     phases run by chunks of (b, h) (phase_chunk: both phases of a chunk while its rows are
+ *     cached).
  */
 #include <math.h>
 #include <omp.h>
@@ -32,11 +40,24 @@
 
 #include "blocksparse.h"
 #include "kernels.h"
+#include "simd/kernel_set.h" /* attn_ks()->tile: packing a span's keys once for its row groups */
 
 enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
+/* Rows per group of a band: a multiple of the micro-kernels' 6 register rows (avx2, avx512), small
+ * so that a group's triangle of unseen scores stays small (measured at w = 256 causal, the span
+ * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on, 12
+ * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster; dilated
+ * w = 128: 8 %). */
+enum { BAND_SUB = 30, BAND_NARROW = 192 };
+/* Keys every row of a segment sees, at least, for a visit of their own (fewer: each group visits
+ * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
+enum { COMMON_MIN = 64 };
+enum { PHASE_CHUNK_BYTES = 8 << 20 }; /* see phase_chunk */
 /* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
  * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
 enum { BWD_SUB_MIN = 32 };
+/* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
+enum { SPAN_MAX = 1024 };
 
 struct attn_bs_run {
     bool counting;
@@ -49,7 +70,14 @@ struct attn_bs_run {
     const attn_bs_keys *at; /* with keys gathered into a buffer: where segment key x really is
                                (key_at(at, x), for ALiBi); NULL: the segment's own keys */
     int64_t D, cols_max, gather_max, sub;
-    bool fresh;  /* the tile has seen no key yet (first phase, before the first segment) */
+    bool fresh; /* the tile has seen no key yet (first phase, before the first segment) */
+    /* the forward's packed span: keys [span_u0, span_u1) of the segment being computed, kᵀ in
+     * span_kt [D, span_ld] (span_ld = padded length + one column block of slack, so that a
+     * visit from any column reads its padded blocks inside the row); span_kt NULL: none */
+    float *span; /* [D, span_max + ATTN_TILE_COLS_ALIGN] floats (NULL in the backward) */
+    int64_t span_max;
+    const float *span_kt;
+    int64_t span_ld, span_u0, span_u1;
     float *seed; /* with plan.seeds: rows_max·(D + 2) floats to start the tile from (forward) */
     /* the backward (bt set): the backward tile (tile is &bt->t), dout of task row 0 (rows lddo
      * apart), the gradients of this (b, kv head) [S, D] and their gather buffers */
@@ -149,9 +177,8 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 {
     const int64_t width = s->causal ? w : 2 * w - 1;
-    int64_t sub = 32;
-    while (sub < 64 && 2 * sub <= width / 4) sub *= 2;
-    return sub;
+    if (width < BAND_NARROW) return BAND_SUB / 5 * 2; /* 12: a triangle of at most 11 extra */
+    return width >= 1024 ? 2 * BAND_SUB : BAND_SUB;
 }
 
 void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl)
@@ -238,6 +265,8 @@ typedef struct layout {
     int64_t tile_floats, mod_floats;
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
     size_t seed_bytes;             /* per thread, with plan.seeds (forward only) */
+    int64_t span_max;              /* keys of a packed span at most (forward only) */
+    size_t span_bytes;             /* per thread: its packed keys */
 } layout;
 
 static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, const attn_shape *s,
@@ -255,10 +284,13 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
     const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
     L.seed_bytes = L.pl.seeds ? (size_t)(L.pl.rows_max * (s->D + 2)) * sizeof(float) : 0;
+    L.span_max = attn_bs_min(SPAN_MAX, s->S);
+    L.span_bytes =
+        (size_t)(s->D * (attn_tile_score_ld(L.span_max) + ATTN_TILE_COLS_ALIGN)) * sizeof(float);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
                      align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t)) +
-                     align_up(L.seed_bytes);
+                     align_up(L.seed_bytes) + align_up(L.span_bytes);
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
@@ -357,6 +389,33 @@ static void backward_visit(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0,
     scatter_add(run, &seg->keys, dvp, run->dvg, x0, cols);
 }
 
+/* Task rows [g0, g0 + gn) against keys [x0, x0 + cols) of the packed span (v rows ld apart):
+ * the scores micro-kernel from the span's kᵀ, then the tile's softmax and p·v. */
+static void visit_span(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int64_t cols,
+                       const float *vp, int64_t ld, const attn_tile_mask *mask)
+{
+    attn_tile *t = run->tile;
+    attn_ks()->tile.scores(t->scores, attn_tile_score_ld(cols), run->q + g0 * run->ldq, run->ldq,
+                           run->span_kt + (x0 - run->span_u0), run->span_ld, gn, cols, run->D,
+                           t->scale);
+    attn_tile_visit_scores(t, g0, gn, vp, ld, cols, mask);
+}
+
+/* Pack keys [u0, u1) of a segment read in place (contiguous, or every step-th) into the span,
+ * when there is one and they fit: the forward's row groups then share one packing. */
+static void pack_span(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int64_t u1)
+{
+    run->span_kt = NULL;
+    if (!run->span || u1 - u0 > run->span_max ||
+        !(contiguous(&seg->keys) || every_step(&seg->keys, run->D)))
+        return;
+    int64_t ld;
+    const float *kp = keys_of(run, &seg->keys, run->kg, NULL, u0, u1 - u0, &ld, false);
+    run->span_ld = attn_tile_score_ld(u1 - u0) + ATTN_TILE_COLS_ALIGN;
+    attn_ks()->tile.pack_kt(run->span, run->span_ld, kp, ld, u1 - u0, run->D);
+    run->span_kt = run->span, run->span_u0 = u0, run->span_u1 = u1;
+}
+
 /* Task rows [g0, g0 + gn) against keys [c0, c1) of the segment, masked by the row bounds
  * (bounds) and the exclusions, in blocks of cols_max keys. */
 static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, int64_t gn,
@@ -378,6 +437,8 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
             for (int64_t c = 0; c < cols; c++)
                 run->tile->kpos[c] = (float)key_at(run->at ? run->at : &seg->keys, x0 + c);
         if (run->bt) backward_visit(run, seg, g0, gn, x0, cols, kp, vp, ld, masked ? &mask : NULL);
+        else if (run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
+            visit_span(run, g0, gn, x0, cols, vp, ld, masked ? &mask : NULL);
         else
             attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
                                    cols, masked ? &mask : NULL);
@@ -419,11 +480,14 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
     if (run->bt || !run->fresh || !run->seed) return false;
     for (int64_t r = 0; r < seg->nrows; r++)
         if (start[r + 1] - start[r] > 1) return false;
-    prefetch_rows(run, idx + start[0], start[seg->nrows] - start[0]); /* misses overlap */
+    const int64_t ahead = 8; /* rows whose keys are asked for ahead of their use */
+    prefetch_rows(run, idx + start[0], attn_bs_min(ahead, start[seg->nrows] - start[0]));
     float *acc = run->seed, *ml = acc + t->rows * D;
     memset(acc, 0, (size_t)(t->rows * D) * sizeof(float));
     for (int64_t r = 0; r < t->rows; r++) ml[2 * r] = -INFINITY, ml[2 * r + 1] = 0.0f;
     for (int64_t x = 0; x < seg->nrows; x++) {
+        if (x + ahead < seg->nrows)
+            prefetch_rows(run, idx + start[x + ahead], start[x + ahead + 1] - start[x + ahead]);
         if (start[x + 1] == start[x]) continue;
         const int64_t r = seg->r0 + x, j = idx[start[x]];
         float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
@@ -466,9 +530,12 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         return;
     }
     /* scattered keys that groups of rows visit again and again: copied together once, then read
-     * in place (the backward reads and updates every step-th key in place: no scatter) */
+     * in place (the backward reads and updates every step-th key in place: no scatter; the
+     * forward packs every step-th key into its span in place: no copy) */
+    const bool stepped = every_step(&seg->keys, run->D); /* read in place by a leading dim. */
     if (!contiguous(&seg->keys) && run->kbuf && (seg->lo || seg->hi) &&
-        seg->keys.n <= run->gather_max && !(run->bt && every_step(&seg->keys, run->D))) {
+        seg->keys.n <= run->gather_max && !(run->bt && stepped) &&
+        !(stepped && run->span && seg->keys.n <= run->span_max)) {
         int64_t ld;
         if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, seg->keys.n);
         keys_of(run, &seg->keys, run->kg, run->kbuf, 0, seg->keys.n, &ld, true);
@@ -499,7 +566,8 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     if (u0 >= u1) return;
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
-    const bool common = i0 < i1 && nr > run->sub;
+    const bool common = i1 - i0 >= COMMON_MIN && nr > run->sub;
+    if (nr > run->sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
@@ -513,6 +581,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         if (g_u0 < i0) visit_range(run, seg, g0, gn, g_u0, attn_bs_min(g_u1, i0), true);
         if (g_u1 > i1) visit_range(run, seg, g0, gn, attn_bs_max(g_u0, i1), g_u1, true);
     }
+    run->span_kt = NULL;
 }
 
 /* ---- counting a segment ---- */
@@ -642,6 +711,17 @@ double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn
 
 /* ---- the forward ---- */
 
+/* (b, h) pairs whose q, k, v and out rows stay cached between two phases (about a quarter of a
+ * 32 MiB L3: at n = 8192, D = 64 one head; strided 7 % faster there than phase by phase over all
+ * heads); all of them for one-phase patterns (no barrier per chunk). */
+static int64_t phase_chunk(const attn_shape *s, int nphases)
+{
+    const int64_t BH = s->B * s->H;
+    if (nphases < 2) return BH;
+    const double head_bytes = 2.0 * (double)(s->T + s->S) * (double)s->D * sizeof(float);
+    return attn_bs_clamp((int64_t)((double)PHASE_CHUNK_BYTES / head_bytes), 1, BH);
+}
+
 attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *table,
                                   const attn_shape *s, const attn_params *p, const float *q,
                                   const float *k, const float *v, float *out, void *saved,
@@ -672,53 +752,63 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         int64_t *ints = (int64_t *)mine;
         mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
         float *seed = L.pl.seeds ? (float *)mine : NULL;
+        mine += align_up(L.seed_bytes);
+        float *span = (float *)mine;
         attn_tile tile;
 
-        for (int phase = 0; phase < L.pl.nphases; phase++) {
-            const int64_t per_head = L.pl.tasks[phase], tasks = s->B * H * per_head;
-            const bool first = phase == 0, last = phase + 1 == L.pl.nphases;
+        /* two phases: both for a chunk of heads before the next, while their rows are cached */
+        const int64_t BH = s->B * H, chunk = phase_chunk(s, L.pl.nphases);
+        for (int64_t c0 = 0; c0 < BH; c0 += chunk)
+            for (int phase = 0; phase < L.pl.nphases; phase++) {
+                const int64_t per_head = L.pl.tasks[phase];
+                const int64_t tasks = attn_bs_min(chunk, BH - c0) * per_head;
+                const bool first = phase == 0, last = phase + 1 == L.pl.nphases;
 #pragma omp for schedule(dynamic, 1)
-            for (int64_t task = 0; task < tasks; task++) {
-                const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
-                const attn_bs_task t = {.phase = phase,
-                                        .h = h,
-                                        .rows = task_rows(pat, s, &L.pl, phase, task % per_head),
-                                        .ints = ints};
-                if (t.rows.n <= 0) continue;
-                const int64_t row0 = bh * T + t.rows.i0, ld = t.rows.step * D;
-                float *o = out + row0 * D, *m = ml + 2 * row0;
+                for (int64_t i = 0; i < tasks; i++) {
+                    const int64_t task = c0 * per_head + i;
+                    const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
+                    const attn_bs_task t = {.phase = phase,
+                                            .h = h,
+                                            .rows =
+                                                task_rows(pat, s, &L.pl, phase, task % per_head),
+                                            .ints = ints};
+                    if (t.rows.n <= 0) continue;
+                    const int64_t row0 = bh * T + t.rows.i0, ld = t.rows.step * D;
+                    float *o = out + row0 * D, *m = ml + 2 * row0;
 
-                const float *qt = q + row0 * D;
-                int64_t ldq = ld;
-                if (t.rows.step > 1 && qbuf) { /* the task's queries together, once */
-                    for (int64_t r = 0; r < t.rows.n; r++)
-                        memcpy(qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
-                    qt = qbuf, ldq = D;
+                    const float *qt = q + row0 * D;
+                    int64_t ldq = ld;
+                    if (t.rows.step > 1 && qbuf) { /* the task's queries together, once */
+                        for (int64_t r = 0; r < t.rows.n; r++)
+                            memcpy(qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
+                        qt = qbuf, ldq = D;
+                    }
+                    attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
+                    if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
+                    attn_tile_mods(&tile, &L.mod, mods);
+                    for (int64_t r = 0; tile.alibi && r < t.rows.n; r++)
+                        attn_tile_mod_row(&tile, &L.mod, r, h, t.rows.i0 + r * t.rows.step);
+                    attn_bs_run run = {.tile = &tile,
+                                       .q = qt,
+                                       .ldq = ldq,
+                                       .kg = k + (b * s->Hkv + g) * S * D,
+                                       .vg = v + (b * s->Hkv + g) * S * D,
+                                       .kbuf = kbuf,
+                                       .vbuf = vbuf,
+                                       .D = D,
+                                       .cols_max = L.pl.cols_max,
+                                       .gather_max = L.pl.gather_max,
+                                       .sub = L.pl.sub,
+                                       .fresh = first,
+                                       .seed = seed,
+                                       .span = span,
+                                       .span_max = L.span_max};
+                    pat->visit(s, p, &L.pl, &t, &run);
+                    if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
+                    if (last) attn_tile_end_strided(&tile, o, ld);
+                    else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);
                 }
-                attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
-                if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
-                attn_tile_mods(&tile, &L.mod, mods);
-                for (int64_t r = 0; tile.alibi && r < t.rows.n; r++)
-                    attn_tile_mod_row(&tile, &L.mod, r, h, t.rows.i0 + r * t.rows.step);
-                attn_bs_run run = {.tile = &tile,
-                                   .q = qt,
-                                   .ldq = ldq,
-                                   .kg = k + (b * s->Hkv + g) * S * D,
-                                   .vg = v + (b * s->Hkv + g) * S * D,
-                                   .kbuf = kbuf,
-                                   .vbuf = vbuf,
-                                   .D = D,
-                                   .cols_max = L.pl.cols_max,
-                                   .gather_max = L.pl.gather_max,
-                                   .sub = L.pl.sub,
-                                   .fresh = first,
-                                   .seed = seed};
-                pat->visit(s, p, &L.pl, &t, &run);
-                if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
-                if (last) attn_tile_end_strided(&tile, o, ld);
-                else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);
             }
-        }
     }
     return ATTN_OK;
 }

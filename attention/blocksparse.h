@@ -8,10 +8,11 @@
  * interval [lo, hi) of those keys it sees minus an excluded interval [xlo, xhi). The pattern
  * must list every allowed key of a row exactly once over its segments (the union of its
  * components, never a key twice). The engine computes only what is listed with the online-
- * softmax tile (scores and p·v by sgemm, running max and sum): the keys every row of the
- * segment sees in one dense visit of all rows, the rest by groups of `sub` rows, each up to its
- * own bounds. Keys are read in place (strided rows by sgemm leading dimension) or gathered into
- * scratch (runs, lists). Nothing of size T×S exists.
+ * softmax tile (scores and p·v by its micro-kernels, running max and sum): the keys every row of
+ * the segment sees in one dense visit of all rows, the rest by groups of `sub` rows, each up to its
+ * own bounds (the forward packs the keys of such groups once per segment). Keys are read in
+ * place (every step-th key by a leading dimension) or gathered into scratch (runs, lists).
+ * Nothing of size T×S exists.
  *
  * Two-phase patterns (strided) revisit every row in a second arrangement of tasks: the first
  * phase leaves each row's unnormalised output in `out` and its running (max, sum) in the
@@ -21,9 +22,9 @@
  * out, and each K/V row some query of its group reads, once) come from the real layout.
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
- * OpenBLAS single-threaded inside. Workspace: threads × (tile + gather buffers + gathered query
- * rows + the pattern's int64 scratch [+ the seed rows of plan.seeds]) + 2 floats per query row
- * for two-phase patterns, exact.
+ * one thread per tile. Workspace: threads × (tile + gather buffers + gathered query rows + the
+ * pattern's int64 scratch [+ the seed rows of plan.seeds] + the forward's packed span) + 2 floats
+ * per query row for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
 #define ATTN_BLOCKSPARSE_H
@@ -228,9 +229,10 @@ attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size,
  * bounds in ints[r0..r1) and ints[n + r0..n + r1) (n = t->rows.n: 2n int64 of scratch). */
 void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
                   int64_t from, int64_t *ints, attn_bs_run *run);
-/* Rows per group for a band of half-width w (plan.sub): about a quarter of a row's keys (2w - 1,
- * causal w), 32 or 64 — groups of fewer rows waste fewer scores but run smaller GEMMs (16 rows
- * measured slower than 32 at every width). */
+/* Rows per group for a band of half-width w (plan.sub): 30; 12 below a row width (2w - 1, causal
+ * w) of 192 keys, 60 from 1024 — a multiple of the micro-kernels' 6 register rows; small groups
+ * waste fewer scores in their triangle, and the band's keys are packed once for all groups (the
+ * forward). */
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w);
 /* A band's plan.sub (attn_bs_band_sub) and plan.cols_max: a group's keys in one visit (width +
  * sub - 1 rounded up to 64, in [256, 512]). */

@@ -167,7 +167,8 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
         }
         if (a8 > 0) memset(row, 0, (size_t)a8 * sizeof(float));
         if (e8 < cols) memset(row + e8, 0, (size_t)(cols - e8) * sizeof(float));
-        float alpha = expf(m[r] - m_new); /* 0 on the first block (m = -inf) */
+        /* 0 on the first block (m = -inf: no call, libm's expf(-inf) is a slow path) */
+        float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - m_new);
         float sum = attn_vexp_sum(row + a8, e8 - a8, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;

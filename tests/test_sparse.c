@@ -238,6 +238,25 @@ Test(sparse, larger_shapes_match_the_mask)
                 }
 }
 
+/* strided's two phases run by chunks of heads when a head's rows are large (blocksparse.c's
+ * phase_chunk: 8 MiB of q, k, v, out rows per chunk): at D = 128, S = 3500 two (b, h) pairs per
+ * chunk, so 3 query heads make a partial last chunk; grouped KV heads, causal and not. */
+Test(sparse, two_phases_by_chunks_of_heads_match_the_mask)
+{
+    const attn_ops *ops = attn_kind_find("strided");
+    for (int causal = 0; causal < 2; causal++)
+        for (int64_t Hkv = 1; Hkv <= 3; Hkv += 2) {
+            attn_shape s = shape(3, Hkv, 64, 3500, 128, causal);
+            attn_params p = tu_params(ops, NULL, &s);
+            float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+            double *ref = tu_reference(ops, &s, &p, q, k, v);
+            const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
+            cr_expect_leq(err, 1e-5, "strided H=3 Hkv=%lld causal=%d: rel L2 error %.3g",
+                          (long long)Hkv, causal, err);
+            free(q), free(k), free(v), free(o), free(ref);
+        }
+}
+
 /* Memory O(n·keys per row) at most: at n = 1M (H=1, 2 threads) every workspace is small. */
 Test(sparse, workspace_is_small_at_a_million_keys)
 {

@@ -5,8 +5,10 @@
  *   pack_kt  kt [D, ldk] = kᵀ of a key block k [cols, D] (row stride ldkv), zero columns
  *            cols..ldk: the keys along the lanes, so that the scores need no horizontal sum.
  *            O(cols·D), no flops.
- *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, TILE_NR·VW) scores
- *            (the padding columns are written too: lds and ldk cover them). 2·rows·cols·D flops.
+ *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, VW) scores (the
+ *            padding columns of the last vector are written too: lds and ldk cover them; a last
+ *            column block narrower than TILE_NR·VW computes only its vectors). 2·rows·cols·D
+ *            flops.
  *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (element i, c at p[i·pr + c·pc]:
  *            row-major, or transposed for the backward's Pᵀ dO), v [cols, D] (row stride ldv),
  *            read in place. 2·rows·cols·D flops.
@@ -80,35 +82,51 @@ static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv,
             for (int64_t c = cols; c < ldk; c++) kt[d * ldk + c] = 0.0f;
 }
 
-/* One TILE_MR × TILE_NR·VW block of scores: rows qr[i], columns kt[.. + j·VW]. */
+/* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR. */
 TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
-                                   int64_t ldk, int64_t D, vf scale)
+                                   int64_t ldk, int64_t D, vf scale, int nv)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
     for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
-    for (int j = 0; j < TILE_NR; j++) acc[i][j] = vzero();
+    for (int j = 0; j < nv; j++) acc[i][j] = vzero();
     for (int64_t d = 0; d < D; d++, kt += ldk) {
         vf b[TILE_NR];
         TILE_UNROLL
-        for (int j = 0; j < TILE_NR; j++) b[j] = vload(kt + j * VW);
+        for (int j = 0; j < nv; j++) b[j] = vload(kt + j * VW);
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const vf a = vset1(qr[i][d]);
             TILE_UNROLL
-            for (int j = 0; j < TILE_NR; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
     TILE_UNROLL
     for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
-    for (int j = 0; j < TILE_NR; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
+    for (int j = 0; j < nv; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
+}
+
+/* The last column block: only the vectors that hold columns (a constant nv per call). */
+static void tile_scores_tail(float *const *sr, const float *const *qr, const float *kt, int64_t ldk,
+                             int64_t D, vf scale, int nv)
+{
+#if TILE_NR == 4
+    if (nv == 1) tile_scores_block(sr, qr, kt, ldk, D, scale, 1);
+    else if (nv == 2) tile_scores_block(sr, qr, kt, ldk, D, scale, 2);
+    else if (nv == 3) tile_scores_block(sr, qr, kt, ldk, D, scale, 3);
+    else tile_scores_block(sr, qr, kt, ldk, D, scale, 4);
+#else
+    if (nv == 1) tile_scores_block(sr, qr, kt, ldk, D, scale, 1);
+    else tile_scores_block(sr, qr, kt, ldk, D, scale, TILE_NR);
+#endif
 }
 
 static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt,
                           int64_t ldk, int64_t rows, int64_t cols, int64_t D, float scale)
 {
     const vf vs = vset1(scale);
-    for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW)
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) {
+        const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW); /* vectors with columns */
         for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
             const float *qr[TILE_MR];
             float *sr[TILE_MR];
@@ -118,8 +136,10 @@ static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, co
                 qr[i] = q + r * ldq;
                 sr[i] = s + r * lds + c0;
             }
-            tile_scores_block(sr, qr, kt + c0, ldk, D, vs);
+            if (nv == TILE_NR) tile_scores_block(sr, qr, kt + c0, ldk, D, vs, TILE_NR);
+            else tile_scores_tail(sr, qr, kt + c0, ldk, D, vs, nv);
         }
+    }
 }
 
 /* o rows orow[i], nv vectors from column d0, += Σ_c p[i][c·pc] v[c][d0..]: nv <= TILE_NR. */
