@@ -1,6 +1,7 @@
 /*
  * decode_body.h — the decode kernel's inner loop (attention/decode.c), written once against the
- * vector layer; included by simd/set_<isa>.c after vec_<isa>.h, math_body.h and convert_body.h.
+ * vector layer; included by simd/set_<isa>.c after vec_<isa>.h, math_body.h, tile_body.h (its
+ * packing of Kᵀ) and convert_body.h.
  *   One chunk: G query rows (float32, already multiplied by the score scale) against n keys of
  *   one KV head, K/V rows of D elements stored as f32, bf16 or f16 (attn_dtype). Keys go by
  *   blocks of DECODE_KB: scores s_rj = q_r·k_j, then per row the online softmax
@@ -218,18 +219,13 @@ static void dec_pv2(float *acc, const float *s, const float *v, int64_t G, int64
 }
 
 /* kt [D][DECODE_KB] = the block's nb keys (dtype t) transposed, as floats; columns past nb
- * zero (their scores are ignored). tmp: D floats. */
+ * zero (their scores are ignored). tmp: DECODE_KB·D floats (16-bit keys are widened there
+ * first). By the tile's packing (tile_body.h: 8×8 register transposes with AVX2/AVX-512). */
 static void dec_transpose(int t, const void *kb, int64_t nb, int64_t D, float *kt, float *tmp)
 {
-    for (int64_t j = 0; j < DECODE_KB; j++) {
-        if (j >= nb) { /* past the block's keys: zero scores, ignored below */
-            for (int64_t d = 0; d < D; d++) kt[d * DECODE_KB + j] = 0;
-            continue;
-        }
-        const float *row = (const float *)kb + j * D;
-        if (t != ATTN_F32) cvt_to_f32(t, (const uint16_t *)kb + j * D, tmp, D), row = tmp;
-        for (int64_t d = 0; d < D; d++) kt[d * DECODE_KB + j] = row[d];
-    }
+    const float *rows = kb;
+    if (t != ATTN_F32) cvt_to_f32(t, kb, tmp, nb * D), rows = tmp;
+    k_tile_pack_kt(kt, DECODE_KB, rows, D, nb, D);
 }
 
 /* One block of nb keys for G > 1: K transposed into kt (converted), V converted into vbuf
