@@ -1,12 +1,11 @@
 /*
  * decode_body.h — the decode kernel's inner loop (attention/decode.c), written once against the
- * vector layer; included by simd/set_<isa>.c after vec_<isa>.h, math_body.h, tile_body.h (its
- * packing of Kᵀ) and convert_body.h.
- *   One chunk: G query rows (float32, already multiplied by the score scale) against n keys of
- *   one KV head, K/V rows of D elements stored as f32, bf16 or f16 (attn_dtype). Keys go by
- *   blocks of DECODE_KB: scores s_rj = q_r·k_j, then per row the online softmax
- *   m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' = acc·e^(m-m') +
- *   Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
+ * vector layer; included by simd/set_<isa>.c via set_body.h after vec_<isa>.h, math_body.h,
+ * tile_body.h (its packing of Kᵀ) and convert_body.h. One chunk: G query rows (float32, already
+ * multiplied by the score scale) against n keys of one KV head, K/V rows of D elements stored as
+ * f32, bf16 or f16 (attn_dtype). Keys go by blocks of DECODE_KB: scores s_rj = q_r·k_j, then per
+ * row the online softmax m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' =
+ * acc·e^(m-m') + Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
  *   G = 1 (MHA: memory bound) reads the rows in place, bf16/f16 converted in registers, one dot
  *   product per key; with AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), bf16 K, unscaled
  *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums).

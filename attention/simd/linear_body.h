@@ -1,15 +1,15 @@
 /*
  * linear_body.h — the elementwise loops of linear attention (feature_maps.c, linear.c,
  * linear_backward.c), written once against the vector layer (vec_<isa>.h, included before this
- * by simd/set_<isa>.c); the set file puts them in its table (LINEAR_SLOTS). Each loop: O(n)
- * time, no scratch, one thread; the flops rule is the callers' (feature_maps.c, linear.c).
- *   feature maps: elu + 1 (exp of vmath.h), relu, their gradients; favor's shifted logarithms
- *   and exponentials; trig's (sin, cos) pairs, vsincos below.
- *   sin, cos (vsincos): x = j·π/2 + r, j = round(x·2/π), r by a three-part π/2 (Cephes DP1-3,
- *   with FMA), |r| <= π/4; sin r, cos r by Cephes sinf/cosf polynomials, then the quadrant
- *   j mod 4 picks and signs them (by exact 0/1 arithmetic, no integer lanes). Error < 2 ulp
- *   for |x| <= SINCOS_MAX; a vector with a larger (or non-finite) lane goes to libm sinf/cosf.
- *   rows: x ∘ r, x + c, acc / den, y + a·x, a·x copies (the scan's state and output rows).
+ * by simd/set_<isa>.c via set_body.h); the set file puts them in its table (LINEAR_SLOTS). Each
+ * loop: O(n) time, no scratch, one thread; the flops rule is the callers' (feature_maps.c,
+ * linear.c). feature maps: elu + 1 (exp of vmath.h), relu, their gradients; favor's shifted
+ * logarithms and exponentials; trig's (sin, cos) pairs, vsincos below. sin, cos (vsincos): x =
+ * j·π/2 + r, j = round(x·2/π), r by a three-part π/2 (Cephes DP1-3, with FMA), |r| <= π/4; sin r,
+ * cos r by Cephes sinf/cosf polynomials, then the quadrant j mod 4 picks and signs them (by exact
+ * 0/1 arithmetic, no integer lanes). Error < 2 ulp for |x| <= SINCOS_MAX; a vector with a larger
+ * (or non-finite) lane goes to libm sinf/cosf. rows: x ∘ r, x + c, acc / den, y + a·x, a·x copies
+ * (the scan's state and output rows).
  */
 #include "vmath.h"
 

@@ -1,34 +1,8 @@
 /*
- * set_portable.c — the portable kernel set (kernel_set.h): the bodies compiled against
- * vec_portable.h, with this file's own compiler flags only (attention/meson.build).
+ * set_portable.c — the portable kernel set: set_body.h against vec_portable.h, compiled with this
+ * file's own flags only (attention/meson.build).
  */
-#include <math.h>
-#include <stdint.h>
-#include <string.h>
-
-#include "kernel_set.h"
 #include "vec_portable.h"
+#define VSET_ISA ATTN_ISA_PORTABLE
 
-#include "additive_body.h"
-#include "linear_body.h"
-#include "math_body.h"
-#include "peak_body.h"
-#include "tile_body.h"
-
-/* after math_body.h: they use its loops */
-#include "convert_body.h"
-#include "decode_body.h"
-#include "reformer_body.h"
-
-const attn_kernel_set attn_kernels_portable = {
-    .isa = ATTN_ISA_PORTABLE,
-    .lanes = VW,
-    .math = MATH_SLOTS,
-    .peak = PEAK_SLOTS,
-    .tile = TILE_SLOTS,
-    .convert = CONVERT_SLOTS,
-    .decode = DECODE_SLOTS,
-    .linear = LINEAR_SLOTS,
-    .additive = ADDITIVE_SLOTS,
-    .reformer = REFORMER_SLOTS,
-};
+#include "set_body.h"
