@@ -90,6 +90,24 @@ Test(yardstick, peak_is_positive_and_wider_sets_are_faster)
     if (!attn_isa_supported(ATTN_ISA_AVX512)) cr_log_info("avx512 not supported: not compared");
 }
 
+/* One thread count and one set: no thr or isa column, also when points were skipped over the
+ * time budget (a skipped point carries no threads or set: it once turned both columns on). */
+Test(yardstick, no_thr_or_isa_column_when_they_do_not_vary)
+{
+    char path[128];
+    snprintf(path, sizeof path, "%s/k.h5", dir);
+    const int st =
+        bench_env("",
+                  "sweep --kinds full --n 256,512,8192 --max-point-time 0.0005 --dataset "
+                  "gaussian --reps 1 --warmup 0 --min-time 0 --out %s",
+                  path);
+    cr_assert_eq(st, 0, "exit %d: %s", st, err_text);
+    cr_assert(strstr(err_text, "skipped"), "%s", err_text);
+    cr_assert(strstr(out_text, "median_ms") && !strstr(out_text, " thr ") &&
+                  !strstr(out_text, " isa "),
+              "%s", out_text);
+}
+
 Test(yardstick, sweep_records_threads_isa_and_yardsticks_per_point)
 {
     const attn_isa best = attn_isa_best();

@@ -17,11 +17,14 @@ static const char *err_text(double x, char *buf, size_t len)
 bench_table_cols bench_table_columns(const bench_point *pts, int64_t n)
 {
     bench_table_cols c = {.retrieval = bench_table_has_retrieval(pts, n)};
-    for (int64_t p = 1; p < n; p++) {
-        c.threads |= pts[p].threads != pts[0].threads;
-        c.isa |= strcmp(pts[p].isa, pts[0].isa) != 0;
+    const bench_point *first = NULL; /* the first point measured (skipped ones carry no values) */
+    for (int64_t p = 0; p < n; p++) {
+        if (strcmp(pts[p].status, "skipped") == 0) continue;
+        if (!first) first = &pts[p];
+        c.threads |= pts[p].threads != first->threads;
+        c.isa |= strcmp(pts[p].isa, first->isa) != 0;
+        c.dtype |= *pts[p].dtype && strcmp(pts[p].dtype, "f32") != 0;
     }
-    for (int64_t p = 0; p < n; p++) c.dtype |= *pts[p].dtype && strcmp(pts[p].dtype, "f32") != 0;
     return c;
 }
 
