@@ -82,8 +82,8 @@ typedef struct bench_measure_cfg {
 /* The option table entries for m (a bench_measure_opts *), to end a command's table, which the
  * compiler then sizes: bench_opt opts[] = {..., BENCH_MEASURE_OPTS(&mo)}. */
 #define BENCH_MEASURE_OPTS(m)                                                                      \
-    {"--threads", "N", "OpenMP threads for the forward (default: all CPUs); BLAS runs 1 inside",   \
-     &(m)->threads},                                                                               \
+    {"--threads", "N",                                                                             \
+     "OpenMP threads (default: all CPUs; sweep: a list, an axis); BLAS 1 inside", &(m)->threads},  \
         {"--reps", "N", "timed repetitions, at least (default 5)", &(m)->reps},                    \
         {"--warmup", "N", "untimed runs first, at least (default 1; 0: none)", &(m)->warmup},      \
         {"--warmup-time", "SEC", "and warm up for at least this long (default 0.05)",              \
@@ -93,7 +93,9 @@ typedef struct bench_measure_cfg {
         {"--seed", "N", "seed of the generated inputs (default 1)", &(m)->seed},                   \
         {"--accuracy-rows", "N", "query rows checked against float64 (default 64; all if fewer)",  \
          &(m)->accuracy_rows},                                                                     \
-        {"--isa", "SET", "kernel set: portable, avx2, avx512 (default: ATTN_ISA, else the best)",  \
+        {"--isa", "SET",                                                                           \
+         "kernel set: portable, avx2, avx512 (default: ATTN_ISA, else the best; "                  \
+         "sweep: a list, an axis)",                                                                \
          &(m)->isa},                                                                               \
     {                                                                                              \
         "--allow-nonfinite", NULL, "measure inputs holding NaN or Inf (default: refused)",         \
