@@ -274,9 +274,12 @@ def interrupt_sweep(exe, tmp, sig, env):
 def double_interrupt(exe, tmp, env):
     """A second SIGINT ends a long point at once; the new --out file's temporary name goes."""
     out = os.path.join(tmp, "double.h5")
-    # one forward at n = 12288 takes about 2 s on 2 cores: the first SIGINT waits for its end
-    p = subprocess.Popen([exe, "run", "full", "--n", "12288", "--warmup", "0", "--reps", "3",
-                          "--out", out], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    # one forward at n = 16384, H = 16 (1.1 TFLOP) takes 2 s or more on 2 cores even at the FMA
+    # peak (at n = 12288, H = 8 the avx512 tile finished it before the second SIGINT): the first
+    # SIGINT waits for its end
+    p = subprocess.Popen([exe, "run", "full", "--n", "16384", "--heads", "16", "--causal", "0",
+                          "--warmup", "0", "--reps", "3", "--out", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          env=env, preexec_fn=default_signals)
     time.sleep(1.0)
     p.send_signal(signal.SIGINT)
