@@ -53,8 +53,9 @@ enum { BAND_SUB = 30, BAND_NARROW = 192 };
  * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
 enum { COMMON_MIN = 64 };
 enum { PHASE_CHUNK_BYTES = 8 << 20 }; /* see phase_chunk */
-/* Rows per group in the backward at least: its tile is 5 sgemms, whose fixed cost per call
- * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %). */
+/* Rows per group in the backward at least: its tile runs 5 products (and packs kᵀ) per visit,
+ * whose fixed cost outweighs the masked scores of groups of 32 rather than 16 (strided, window:
+ * +8 %, measured with sgemm products). */
 enum { BWD_SUB_MIN = 32 };
 /* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
 enum { SPAN_MAX = 1024 };
