@@ -10,7 +10,8 @@
  * components, never a key twice). The engine computes only what is listed with the online-
  * softmax tile (scores and p·v by its micro-kernels, running max and sum): the keys every row of
  * the segment sees in one dense visit of all rows, the rest by groups of `sub` rows, each up to its
- * own bounds (the forward packs the keys of such groups once per segment). Keys are read in
+ * own bounds (the forward packs the keys of such groups once per segment, and then each group
+ * visits all its keys, the common ones too). Keys are read in
  * place (every step-th key by a leading dimension) or gathered into scratch (runs, lists).
  * Nothing of size T×S exists.
  *
