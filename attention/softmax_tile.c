@@ -25,8 +25,6 @@ enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
-static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
-
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);
@@ -155,8 +153,10 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
             const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
             for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
         }
-        /* exp over [a8, e8): whole vectors of 8, the unseen columns in it at -inf (exp 0) */
-        const int64_t a8 = a / 8 * 8, e8 = a8 + round8(e - a8);
+        /* exp over [a8, e8): whole vectors of 16 (the widest set's: a partial one falls to the
+         * scalar exp, 3-5x the vector's cost per row at narrow visits), the unseen columns in it
+         * at -inf (exp 0); the rows are padded to ATTN_TILE_COLS_ALIGN */
+        const int64_t a8 = a / ALIGN_FLOATS * ALIGN_FLOATS, e8 = a8 + round_up(e - a8);
         for (int64_t j = a8; j < a; j++) row[j] = -INFINITY;
         for (int64_t j = e; j < e8; j++) row[j] = -INFINITY;
         float mb = attn_vmax(row + a, e - a);
@@ -197,8 +197,8 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
     const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
     if (m_new == -INFINITY) return;
     const float alpha = expf(t->m[r] - m_new);
-    for (int64_t x = n; x < round8(n); x++) sc[x] = -INFINITY; /* exp on whole vectors */
-    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, round8(n), m_new);
+    for (int64_t x = n; x < round_up(n); x++) sc[x] = -INFINITY; /* exp on whole vectors */
+    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, round_up(n), m_new);
     t->m[r] = m_new;
     if (alpha != 1.0f)
         for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
