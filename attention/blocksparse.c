@@ -8,7 +8,8 @@
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
  *     and sum, acc += p v (the tile's micro-kernels, kernels.h);
- *   then normalise into out (or save the state for the next phase).
+ *   then normalise into out (or save the state for the next phase); out by non-temporal stores
+ *   when q, k, v and out exceed STREAM_BYTES (attn_tile_end_stream).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
  *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
  *     once per segment; each group's scores start at its column of the span.
@@ -59,6 +60,8 @@ enum { PHASE_CHUNK_BYTES = 8 << 20 }; /* see phase_chunk */
 enum { BWD_SUB_MIN = 32 };
 /* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
 enum { SPAN_MAX = 1024 };
+/* Bytes of q, k, v and out from which the forward stores out past the caches (a 32 MiB L3). */
+enum { STREAM_BYTES = 32 << 20 };
 
 struct attn_bs_run {
     bool counting;
@@ -740,6 +743,10 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         most = attn_bs_max(most, s->B * H * L.pl.tasks[phase]);
     const int threads = (int)attn_bs_min(s->threads, most);
     attn_blas_threads(1);
+    /* q, k, v and out beyond STREAM_BYTES: out's rows would leave the caches before anyone reads
+     * them, they are stored past the caches (no read for ownership; dilated n = 8192: 4 %) */
+    const double tensors = 2.0 * (double)(attn_q_elems(s) + s->B * s->Hkv * S * D) * sizeof(float);
+    const bool stream = tensors > (double)STREAM_BYTES;
 
 #pragma omp parallel num_threads(threads)
     {
@@ -809,7 +816,8 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                        .span_max = L.span_max};
                     pat->visit(s, p, &L.pl, &t, &run);
                     if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
-                    if (last) attn_tile_end_strided(&tile, o, ld);
+                    if (last && stream) attn_tile_end_stream(&tile, o, ld);
+                    else if (last) attn_tile_end_strided(&tile, o, ld);
                     else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);
                 }
             }

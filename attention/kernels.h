@@ -123,6 +123,9 @@ void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml
                     int64_t ml_stride);
 /* attn_tile_end into rows of stride ldo floats. */
 void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo);
+/* attn_tile_end_strided by non-temporal stores (attn_ks()->tile.end_stream): for an output far
+ * larger than the caches, written once and not read again soon (no read for ownership). */
+void attn_tile_end_stream(const attn_tile *t, float *out, int64_t ldo);
 
 /* The log-sum-exp m + log l of tile rows r0, r0 + rstep, ... into lse[0], lse[stride], ...
  * (+INFINITY for a row that saw no key: its probabilities exp(s - lse) are 0 in the backward). */

@@ -242,6 +242,11 @@ void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo)
     }
 }
 
+void attn_tile_end_stream(const attn_tile *t, float *out, int64_t ldo)
+{
+    attn_ks()->tile.end_stream(out, ldo, t->acc, t->l, t->rows, t->D);
+}
+
 void attn_tile_end(const attn_tile *t, float *out) { attn_tile_end_strided(t, out, t->D); }
 
 void attn_blas_threads(int n)

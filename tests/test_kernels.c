@@ -162,3 +162,32 @@ Test(kernels, tile_micro_kernels_match_float64_in_every_set)
     }
     free(q), free(k), free(v), free(p), free(o), free(kt), free(s), free(acc), free(pt);
 }
+
+/* The tile's streamed end (tile.end_stream) of every set equals acc / l row by row (0 where
+ * l = 0): rows aligned for non-temporal stores (D = 48, 64-byte rows 2·D apart), and not (D = 19,
+ * odd strides), exactly as the plain end computes it. */
+Test(kernels, tile_end_stream_matches_plain_division_in_every_set)
+{
+    const int64_t rows = 7, Ds[2] = {48, 19}, ldos[2] = {96, 23};
+    for (int e = 0; e < 2; e++) {
+        const int64_t D = Ds[e], ldo = ldos[e];
+        float *a = tu_random(rows * D, 1, 9), *l = tu_random(rows, 1, 10);
+        float *o = bench_alloc((size_t)(rows * ldo + 1) * sizeof(float));
+        l[3] = 0.0f;
+        for (int64_t r = 0; r < rows; r++) l[r] = fabsf(l[r]) + (r == 3 ? 0.0f : 0.5f);
+        for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+            const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+            if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+            float *out = o + e; /* the second case also off the 64-byte alignment */
+            memset(o, 0, (size_t)(rows * ldo + 1) * sizeof(float));
+            ks->tile.end_stream(out, ldo, a, l, rows, D);
+            for (int64_t r = 0; r < rows; r++) {
+                const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+                for (int64_t d = 0; d < D; d++)
+                    cr_expect(out[r * ldo + d] == a[r * D + d] * inv, "%s: D=%ld row %ld d %ld",
+                              attn_isa_name(isa), (long)D, (long)r, (long)d);
+            }
+        }
+        free(a), free(l), free(o);
+    }
+}

@@ -56,6 +56,10 @@ typedef struct attn_ks_tile {
     /* o[i·ldo + d] += Σ_c p[i·pr + c·pc]·v[c·ldv + d], i < rows, c < cols, d < D */
     void (*pv)(float *o, int64_t ldo, const float *p, int64_t pr, int64_t pc, const float *v,
                int64_t ldv, int64_t rows, int64_t cols, int64_t D);
+    /* o[i·ldo + d] = a[i·D + d]·(l[i] > 0 ? 1/l[i] : 0), i < rows, d < D, stored past the caches
+     * (non-temporal) where the set has such stores and the row is aligned for them */
+    void (*end_stream)(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
+                       int64_t D);
 } attn_ks_tile;
 /* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
  * (ATTN_F32 copies). */

@@ -12,6 +12,9 @@
  *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (element i, c at p[i·pr + c·pc]:
  *            row-major, or transposed for the backward's Pᵀ dO), v [cols, D] (row stride ldv),
  *            read in place. 2·rows·cols·D flops.
+ *   end_stream  o [rows, D] (row stride ldo) = acc / l per row, by non-temporal stores (avx512,
+ *            avx2: rows 32-byte aligned, D a multiple of VW; else plain stores), then a store
+ *            fence: the output of a large forward, not read again soon, bypasses the caches.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
  * place), so each kernel has one shape of inner loop. No scratch, one thread.
@@ -196,7 +199,34 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_
     }
 }
 
+static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
+                              int64_t D)
+{
+    for (int64_t r = 0; r < rows; r++) {
+        float * or = o + r * ldo;
+        const float *ar = a + r * D;
+        const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
+        int64_t d = 0;
+#if defined(__AVX512F__)
+        if (((uintptr_t) or &63) == 0)
+            for (; d + 16 <= D; d += 16)
+                _mm512_stream_ps(or +d,
+                                 _mm512_mul_ps(_mm512_loadu_ps(ar + d), _mm512_set1_ps(inv)));
+#elif defined(__AVX2__)
+        if (((uintptr_t) or &31) == 0)
+            for (; d + 8 <= D; d += 8)
+                _mm256_stream_ps(or +d,
+                                 _mm256_mul_ps(_mm256_loadu_ps(ar + d), _mm256_set1_ps(inv)));
+#endif
+        for (; d < D; d++) or [d] = ar[d] * inv;
+    }
+#if defined(__AVX2__)
+    _mm_sfence();
+#endif
+}
+
 #define TILE_SLOTS                                                                                 \
     {                                                                                              \
-        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv                        \
+        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv,                       \
+        .end_stream = k_tile_end_stream                                                            \
     }
