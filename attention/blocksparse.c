@@ -16,8 +16,8 @@
  *   bands (attn_bs_plan_band): groups of 30 rows (12 below width BAND_NARROW, 60 from 1024), a
  *     group's keys in one visit (cols_max up to 512).
  *   seeds (plan.seeds, the forward): a list segment of at most one key per row seen first starts
- *     the tile from those keys (m = score, l = 1, acc = v row, by attn_tile_load), no visit per
- *     row.
+ *     the tile from those keys (m = score, l = 1, acc = v row, written into the fresh tile), no
+ *     visit per row.
  *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
  *     place (other scattered keys as above, their dk, dv in gradient buffers added back after).
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
@@ -27,7 +27,6 @@
  *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats
  *              [+ 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys]
  *              [+ rows_max·D gathered queries] + plan.ints int64
- *              [+ rows_max·(D + 2) floats with plan.seeds]
  *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span)
  *              [+ 2·B·H·T floats for two phases]
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; one thread per tile; two
@@ -82,7 +81,7 @@ struct attn_bs_run {
     int64_t span_max;
     const float *span_kt;
     int64_t span_ld, span_u0, span_u1;
-    float *seed; /* with plan.seeds: rows_max·(D + 2) floats to start the tile from (forward) */
+    bool seeds; /* plan.seeds: the fresh tile may start from one key per row (forward) */
     /* the backward (bt set): the backward tile (tile is &bt->t), dout of task row 0 (rows lddo
      * apart), the gradients of this (b, kv head) [S, D] and their gather buffers */
     attn_btile *bt;
@@ -268,7 +267,6 @@ typedef struct layout {
     attn_score_mod mod;
     int64_t tile_floats, mod_floats;
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
-    size_t seed_bytes;             /* per thread, with plan.seeds (forward only) */
     int64_t span_max;              /* keys of a packed span at most (forward only) */
     size_t span_bytes;             /* per thread: its packed keys */
 } layout;
@@ -287,14 +285,13 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     L.mod_floats = attn_tile_mod_floats(&L.mod, L.pl.rows_max, L.pl.cols_max);
     const size_t gather = L.pl.gathers ? 2 * (size_t)(L.pl.gather_max * s->D) * sizeof(float) : 0;
     const size_t rows = L.pl.gather_rows ? (size_t)(L.pl.rows_max * s->D) * sizeof(float) : 0;
-    L.seed_bytes = L.pl.seeds ? (size_t)(L.pl.rows_max * (s->D + 2)) * sizeof(float) : 0;
     L.span_max = attn_bs_min(SPAN_MAX, s->S);
     L.span_bytes =
         (size_t)(s->D * (attn_tile_score_ld(L.span_max) + ATTN_TILE_COLS_ALIGN)) * sizeof(float);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
                      align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t)) +
-                     align_up(L.seed_bytes) + align_up(L.span_bytes);
+                     align_up(L.span_bytes);
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
@@ -481,20 +478,17 @@ static void span(const attn_bs_seg *seg, int64_t r0, int64_t nr, int64_t *u0, in
 }
 
 /* A fresh tile and at most one key per row: start each row from its key (score s: m = s, l = 1,
- * acc = its v row; no key: m = -inf, l = 0, acc = 0) through attn_tile_load, instead of a visit
- * per row. False (nothing done) when the case does not apply. */
+ * acc = its v row; no key: the fresh m = -inf, l = 0, acc = 0) written into the tile, instead of
+ * a visit per row. False (nothing done) when the case does not apply. */
 static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t *idx = seg->keys.idx, *start = seg->row_start, D = run->D;
     attn_tile *t = run->tile;
-    if (run->bt || !run->fresh || !run->seed) return false;
+    if (run->bt || !run->fresh || !run->seeds) return false;
     for (int64_t r = 0; r < seg->nrows; r++)
         if (start[r + 1] - start[r] > 1) return false;
     const int64_t ahead = 8; /* rows whose keys are asked for ahead of their use */
     prefetch_rows(run, idx + start[0], attn_bs_min(ahead, start[seg->nrows] - start[0]));
-    float *acc = run->seed, *ml = acc + t->rows * D;
-    memset(acc, 0, (size_t)(t->rows * D) * sizeof(float));
-    for (int64_t r = 0; r < t->rows; r++) ml[2 * r] = -INFINITY, ml[2 * r + 1] = 0.0f;
     for (int64_t x = 0; x < attn_bs_min(ahead, seg->nrows); x++) prefetch_query(run, seg->r0 + x);
     for (int64_t x = 0; x < seg->nrows; x++) {
         if (x + ahead < seg->nrows) {
@@ -506,10 +500,9 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
         float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
         if (t->cap > 0.0f) attn_vsoftcap(&sc, 1, t->cap);
         if (t->alibi) sc -= t->slope[r] * fabsf(t->qpos[r] - (float)j);
-        ml[2 * r] = sc, ml[2 * r + 1] = 1.0f;
-        memcpy(acc + r * D, run->vg + j * D, (size_t)D * sizeof(float));
+        t->m[r] = sc, t->l[r] = 1.0f;
+        memcpy(t->acc + r * D, run->vg + j * D, (size_t)D * sizeof(float));
     }
-    attn_tile_load(t, acc, D, ml, 2);
     return true;
 }
 
@@ -771,8 +764,6 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         if (L.pl.gather_rows) mine += align_up((size_t)(L.pl.rows_max * D) * sizeof(float));
         int64_t *ints = (int64_t *)mine;
         mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
-        float *seed = L.pl.seeds ? (float *)mine : NULL;
-        mine += align_up(L.seed_bytes);
         float *span = (float *)mine;
         attn_tile tile;
 
@@ -820,7 +811,7 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                        .gather_max = L.pl.gather_max,
                                        .sub = L.pl.sub,
                                        .fresh = first,
-                                       .seed = seed,
+                                       .seeds = L.pl.seeds,
                                        .span = span,
                                        .span_max = L.span_max};
                     pat->visit(s, p, &L.pl, &t, &run);

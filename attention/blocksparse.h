@@ -24,7 +24,7 @@
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
  * one thread per tile. Workspace: threads × (tile + gather buffers + gathered query rows + the
- * pattern's int64 scratch [+ the seed rows of plan.seeds] + the forward's packed span) + 2 floats
+ * pattern's int64 scratch + the forward's packed span) + 2 floats
  * per query row for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
@@ -71,8 +71,8 @@ typedef struct attn_bs_plan {
     bool gather_rows;   /* tasks may have rows a step apart: their queries are copied together
                            once per task (rows_max·D floats per thread) */
     bool seeds;         /* a task's first segment may be a list of at most one key per row: the
-                           forward starts the tile from those keys (m = score, l = 1, acc = v row;
-                           rows_max·(D + 2) floats), no per-row visit */
+                           forward starts the tile from those keys (m = score, l = 1, acc = v row,
+                           written into the fresh tile), no per-row visit */
     bool gathers;       /* some segment has a key list, or runs that are not contiguous
                            (or every step-th key with step·D > INT_MAX) */
     int64_t gather_max; /* with gathers: a segment of scattered keys up to this many that groups

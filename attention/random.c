@@ -20,8 +20,7 @@
  *           keys): scores and p·v by vector loops over the keys read in place, the next row's
  *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
  *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
- *              2·max(256, min(r, 4096))·D gathered floats when r < S, rows·(D + 2) floats to
- *              start the tile from the own keys]), rows = min(b, T) (block)
+ *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
  *              or min(64, T) (token); ints = min(r, S) + 3·rows + 1 (block) or
  *              max(4096, min(r, S) + 1) + rows + 1 (token)
  *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
