@@ -59,6 +59,10 @@ enum { PHASE_CHUNK_BYTES = 8 << 20 }; /* see phase_chunk */
 enum { BWD_SUB_MIN = 32 };
 /* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
 enum { SPAN_MAX = 1024 };
+/* Floats of the widest vector (avx512): the scores micro-kernel reads a visit's columns rounded up
+ * to it (tile_body.h), so a span's rows need that much slack, not a whole column block (64: the
+ * packing zeroed up to 112 padding columns per row, 3 % of strided's time at n = 1024). */
+enum { SPAN_VEC = 16 };
 /* Bytes of q, k, v and out from which the forward stores out past the caches (a 32 MiB L3). */
 enum { STREAM_BYTES = 32 << 20 };
 
@@ -75,8 +79,9 @@ struct attn_bs_run {
     int64_t D, cols_max, gather_max, sub;
     bool fresh; /* the tile has seen no key yet (first phase, before the first segment) */
     /* the forward's packed span: keys [span_u0, span_u1) of the segment being computed, kᵀ in
-     * span_kt [D, span_ld] (span_ld = padded length + one column block of slack, so that a
-     * visit from any column reads its padded blocks inside the row); span_kt NULL: none */
+     * span_kt [D, span_ld] (span_ld = length rounded up to SPAN_VEC + SPAN_VEC of slack, so that
+     * a visit from any column reads its last, partial vector inside the row; the packing zeroes
+     * only that much padding); span_kt NULL: none */
     float *span; /* [D, span_max + ATTN_TILE_COLS_ALIGN] floats (NULL in the backward) */
     int64_t span_max;
     const float *span_kt;
@@ -418,7 +423,7 @@ static void pack_span(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int6
         return;
     int64_t ld;
     const float *kp = keys_of(run, &seg->keys, run->kg, NULL, u0, u1 - u0, &ld, false);
-    run->span_ld = attn_tile_score_ld(u1 - u0) + ATTN_TILE_COLS_ALIGN;
+    run->span_ld = (u1 - u0 + SPAN_VEC - 1) / SPAN_VEC * SPAN_VEC + SPAN_VEC;
     attn_ks()->tile.pack_kt(run->span, run->span_ld, kp, ld, u1 - u0, run->D);
     run->span_kt = run->span, run->span_u0 = u0, run->span_u1 = u1;
 }
