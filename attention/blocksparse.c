@@ -18,7 +18,8 @@
  *     the tile from those keys (m = score, l = 1, acc = v row, by attn_tile_load), no visit per
  *     row.
  *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
- *     place (other scattered keys as above, their dk, dv in gradient buffers added back after).
+ *     place (other scattered keys as above, their dk, dv in gradient buffers added back after);
+ *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one).
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
  *     also when they were gathered); not counted in flops (like the exp).
@@ -501,10 +502,49 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
     return true;
 }
 
+/* Ask for the rows idx[0..n) of k, v and of their gradients (the backward). */
+static void prefetch_grads(const attn_bs_run *run, const int64_t *idx, int64_t n)
+{
+    prefetch_rows(run, idx, n);
+    for (int64_t x = 0; x < n; x++)
+        for (int64_t d = 0; d < run->D; d += 16) {
+            __builtin_prefetch(run->dkg + idx[x] * run->D + d, 1);
+            __builtin_prefetch(run->dvg + idx[x] * run->D + d, 1);
+        }
+}
+
+/* The backward of a list per row: row by row (a one-key list in one pass: attn_btile_visit_one),
+ * the keys and gradients of the row AHEAD rows on prefetched meanwhile. */
+static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const int64_t *idx = seg->keys.idx, *start = seg->row_start, D = run->D, ahead = 4;
+    for (int64_t r = 0; r < attn_bs_min(ahead, seg->nrows); r++)
+        prefetch_grads(run, idx + start[r], start[r + 1] - start[r]);
+    for (int64_t r = 0; r < seg->nrows; r++) {
+        if (r + ahead < seg->nrows)
+            prefetch_grads(run, idx + start[r + ahead], start[r + ahead + 1] - start[r + ahead]);
+        const int64_t row = seg->r0 + r, n = start[r + 1] - start[r];
+        const float *q = run->q + row * run->ldq, *dout = run->dout + row * run->lddo;
+        if (n == 1) {
+            const int64_t j = idx[start[r]];
+            attn_btile_visit_one(run->bt, row, q, dout, j, run->kg + j * D, run->vg + j * D,
+                                 run->dkg + j * D, run->dvg + j * D);
+            continue;
+        }
+        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max)
+            attn_btile_visit_list(run->bt, row, q, dout, run->kg, run->vg, run->dkg, run->dvg,
+                                  idx + x0, attn_bs_min(run->cols_max, start[r + 1] - x0));
+    }
+}
+
 /* A list per row: row by row, the next row's keys prefetched while this one computes. */
 static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t *idx = seg->keys.idx, *start = seg->row_start;
+    if (run->bt) {
+        backward_lists(run, seg);
+        return;
+    }
     if (seed_lists(run, seg)) return;
     prefetch_rows(run, idx + start[0], start[1] - start[0]);
     for (int64_t r = 0; r < seg->nrows; r++) {
@@ -512,13 +552,8 @@ static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
         const int64_t row = seg->r0 + r;
         for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max) {
             const int64_t n = attn_bs_min(run->cols_max, start[r + 1] - x0);
-            if (run->bt)
-                attn_btile_visit_list(run->bt, row, run->q + row * run->ldq,
-                                      run->dout + row * run->lddo, run->kg, run->vg, run->dkg,
-                                      run->dvg, idx + x0, n);
-            else
-                attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
-                                     idx + x0, n);
+            attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
+                                 idx + x0, n);
         }
     }
 }

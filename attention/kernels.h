@@ -171,5 +171,10 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
                            const float *k, const float *v, float *dk, float *dv, const int64_t *idx,
                            int64_t n);
+/* One row r against one key (position j: ALiBi's; row kj of k, vj of v, whose gradients dkj, dvj
+ * are accumulated): attn_btile_visit_list of a one-key list, in one pass of two dot products and
+ * one of three axpys (no scores row). */
+void attn_btile_visit_one(attn_btile *b, int64_t r, const float *q, const float *dout, int64_t j,
+                          const float *kj, const float *vj, float *dkj, float *dvj);
 
 #endif

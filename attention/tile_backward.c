@@ -9,6 +9,8 @@
  *   4  dS = scale · P∘(dP - Δ)·ds/du            (vectorised)
  *   5  dv += Pᵀ dout,  dk += dSᵀ q,  dq += dS k  the p·v micro-kernel (Pᵀ, dSᵀ read transposed)
  *   The micro-kernels are the kernel set's (simd/tile_body.h, as the forward tile's; no BLAS).
+ *   Rows against listed keys (attn_btile_visit_list, _visit_one: one row, one key) by vector
+ *   loops: the dot products, then dq, dk, dv in one pass (the set's dot2, axpy3).
  *   time O(rows·cols·D), 10·rows·cols·D flops; scratch attn_btile_floats; single-threaded.
  */
 #include <math.h>
@@ -102,17 +104,12 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
     kt->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldkv, nrows, cols, D); /* dq += scale·dS k */
 }
 
-/* y[0..D) += a·x[0..D) */
-static void axpy(float *y, float a, const float *x, int64_t D)
-{
-    for (int64_t d = 0; d < D; d++) y[d] += a * x[d];
-}
-
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
                            const float *k, const float *v, float *dk, float *dv, const int64_t *idx,
                            int64_t n)
 {
     attn_tile *t = &b->t;
+    const attn_ks_tile *kt = &attn_ks()->tile;
     const int64_t D = t->D;
     float *P = t->scores, *dcap = b->dcap;
     for (int64_t x = 0; x < n; x++) P[x] = t->scale * attn_vdot(q, k + idx[x] * D, D);
@@ -129,8 +126,24 @@ void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float
         const float *kx = k + idx[x] * D, *vx = v + idx[x] * D;
         float ds = P[x] * (attn_vdot(dout, vx, D) - t->l[r]) * t->scale;
         if (t->cap > 0.0f) ds *= dcap[x];
-        axpy(dq, ds, kx, D);
-        axpy(dk + idx[x] * D, ds, q, D);
-        axpy(dv + idx[x] * D, P[x], dout, D);
+        kt->axpy3(dq, ds, kx, dk + idx[x] * D, ds, q, dv + idx[x] * D, P[x], dout, D);
     }
+}
+
+void attn_btile_visit_one(attn_btile *b, int64_t r, const float *q, const float *dout, int64_t j,
+                          const float *kj, const float *vj, float *dkj, float *dvj)
+{
+    attn_tile *t = &b->t;
+    const attn_ks_tile *kt = &attn_ks()->tile;
+    float dots[2]; /* q·k, dout·v */
+    kt->dot2(q, kj, dout, vj, t->D, dots);
+    float s = t->scale * dots[0], dcap = 1.0f;
+    if (t->cap > 0.0f) {
+        attn_vsoftcap(&s, 1, t->cap);
+        dcap = 1.0f - (s / t->cap) * (s / t->cap);
+    }
+    if (t->alibi) s -= t->slope[r] * fabsf(t->qpos[r] - (float)j);
+    const float p = expf(s - t->m[r]); /* lse = +inf (a row that sees no key): 0 */
+    const float ds = p * (dots[1] - t->l[r]) * t->scale * dcap;
+    kt->axpy3(t->acc + r * t->D, ds, kj, dkj, ds, q, dvj, p, dout, t->D);
 }

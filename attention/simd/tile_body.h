@@ -12,6 +12,8 @@
  *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (element i, c at p[i·pr + c·pc]:
  *            row-major, or transposed for the backward's Pᵀ dO), v [cols, D] (row stride ldv),
  *            read in place. 2·rows·cols·D flops.
+ *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
+ *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
  * place), so each kernel has one shape of inner loop. No scratch, one thread.
@@ -196,7 +198,38 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_
     }
 }
 
+/* The backward of one score (tile_backward.c, a row against one listed key): both dot products
+ * a·b and c·e over n floats in one pass, into out[0], out[1]. */
+static void k_tile_dot2(const float *a, const float *b, const float *c, const float *e, int64_t n,
+                        float *out)
+{
+    vf s0 = vzero(), s1 = vzero();
+    int64_t d = 0;
+    for (; d + VW <= n; d += VW) {
+        s0 = vfma(vload(a + d), vload(b + d), s0);
+        s1 = vfma(vload(c + d), vload(e + d), s1);
+    }
+    float x = vhsum(s0), y = vhsum(s1);
+    for (; d < n; d++) x += a[d] * b[d], y += c[d] * e[d];
+    out[0] = x, out[1] = y;
+}
+
+/* y0 += a0·x0, y1 += a1·x1, y2 += a2·x2 over n floats (the backward of one score: dq, dk, dv). */
+static void k_tile_axpy3(float *y0, float a0, const float *x0, float *y1, float a1, const float *x1,
+                         float *y2, float a2, const float *x2, int64_t n)
+{
+    const vf v0 = vset1(a0), v1 = vset1(a1), v2 = vset1(a2);
+    int64_t d = 0;
+    for (; d + VW <= n; d += VW) {
+        vstore(y0 + d, vfma(v0, vload(x0 + d), vload(y0 + d)));
+        vstore(y1 + d, vfma(v1, vload(x1 + d), vload(y1 + d)));
+        vstore(y2 + d, vfma(v2, vload(x2 + d), vload(y2 + d)));
+    }
+    for (; d < n; d++) y0[d] += a0 * x0[d], y1[d] += a1 * x1[d], y2[d] += a2 * x2[d];
+}
+
 #define TILE_SLOTS                                                                                 \
     {                                                                                              \
-        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv                        \
+        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv, .dot2 = k_tile_dot2,  \
+        .axpy3 = k_tile_axpy3                                                                      \
     }
