@@ -166,6 +166,14 @@ void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, cons
 void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                       const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
                       float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask);
+/* attn_btile_visit from keys packed by the caller, so that several visits share one packing:
+ * kt = kᵀ and vt = vᵀ of keys [0, cols) ([D, ldt] as attn_ks()->tile.pack_kt writes them, each
+ * row readable up to column round_up(cols, 64): the columns past cols are masked, anything
+ * finite), k rows ldk apart (dq = dS k). */
+void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                             const float *dout, int64_t lddo, const float *kt, const float *vt,
+                             int64_t ldt, const float *k, int64_t ldk, float *dk, float *dv,
+                             int64_t ldg, int64_t cols, const attn_tile_mask *mask);
 /* One row r against keys idx[0..n) of k, v (rows of D floats, read and accumulated in place in
  * dk, dv), n <= cols_max; vector loops. */
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,

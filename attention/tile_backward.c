@@ -4,6 +4,7 @@
  * Δ = rowsum(dout∘out); never more than rows × cols scores.
  *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D]
  *   1  S  = scale · q kᵀ                        kᵀ packed, scores micro-kernel, rows×cols×D
+ *                                               (attn_btile_visit_packed: kᵀ, vᵀ given packed)
  *   2  per row: softcap (keeping 1 - tanh²), ALiBi, mask, P = exp(S - lse)   (exp on vectors)
  *   3  dP = dout vᵀ                             vᵀ packed, scores micro-kernel, rows×cols×D
  *   4  dS = scale · P∘(dP - Δ)·ds/du            (vectorised)
@@ -70,16 +71,15 @@ static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int
     attn_vexp_sum(row, round8(cols), t->m[r]);
 }
 
-void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                      const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
-                      float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
+/* Steps 1-2 of a visit: P [nrows, ld] from the packed kᵀ (kt, ldkt floats a row). */
+static void visit_probabilities(attn_btile *b, int64_t r0, int64_t nrows, const float *q,
+                                int64_t ldq, const float *kt, int64_t ldkt, int64_t cols,
+                                const attn_tile_mask *mask)
 {
     attn_tile *t = &b->t;
-    const attn_ks_tile *kt = &attn_ks()->tile;
-    const int64_t D = t->D, ld = attn_tile_score_ld(cols);
-    float *P = t->scores, *dS = b->dp, *packed = t->scores + round_up(t->rows * ld);
-    kt->pack_kt(packed, ld, k, ldkv, cols, D);
-    kt->scores(P, ld, q, ldq, packed, ld, nrows, cols, D, t->scale);
+    const int64_t ld = attn_tile_score_ld(cols);
+    float *P = t->scores;
+    attn_ks()->tile.scores(P, ld, q, ldq, kt, ldkt, nrows, cols, t->D, t->scale);
     for (int64_t r = 0; r < nrows; r++) {
         int64_t a = 0, e = cols, xa = 0, xe = 0;
         if (mask) {
@@ -92,16 +92,51 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
         }
         probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, a, e, xa, xe);
     }
-    kt->pack_kt(packed, ld, v, ldkv, cols, D); /* vᵀ: dP = dout vᵀ */
-    kt->scores(dS, ld, dout, lddo, packed, ld, nrows, cols, D, 1.0f);
+}
+
+/* Steps 3-5 of a visit, given P: dP from the packed vᵀ (vt, ldvt floats a row), dS, then
+ * dv, dk (rows ldg apart) and dq (dS k, k rows ldk apart). */
+static void visit_gradients(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                            const float *dout, int64_t lddo, const float *vt, int64_t ldvt,
+                            const float *k, int64_t ldk, float *dk, float *dv, int64_t ldg,
+                            int64_t cols)
+{
+    attn_tile *t = &b->t;
+    const attn_ks_tile *kt = &attn_ks()->tile;
+    const int64_t D = t->D, ld = attn_tile_score_ld(cols);
+    float *P = t->scores, *dS = b->dp;
+    kt->scores(dS, ld, dout, lddo, vt, ldvt, nrows, cols, D, 1.0f); /* dP = dout vᵀ */
     for (int64_t r = 0; r < nrows; r++) { /* dS, scaled once for dk and dq */
         attn_ks()->math.scores_grad(P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL,
                                     t->l[r0 + r], cols);
         attn_ks()->math.vscale(dS + r * ld, cols, t->scale);
     }
-    kt->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D);          /* dv += Pᵀ dout */
-    kt->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);             /* dk += scale·dSᵀ q */
-    kt->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldkv, nrows, cols, D); /* dq += scale·dS k */
+    kt->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D);         /* dv += Pᵀ dout */
+    kt->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);            /* dk += scale·dSᵀ q */
+    kt->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldk, nrows, cols, D); /* dq += scale·dS k */
+}
+
+void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                      const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
+                      float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
+{
+    attn_tile *t = &b->t;
+    const attn_ks_tile *kt = &attn_ks()->tile;
+    const int64_t ld = attn_tile_score_ld(cols);
+    float *packed = t->scores + round_up(t->rows * ld);
+    kt->pack_kt(packed, ld, k, ldkv, cols, t->D);
+    visit_probabilities(b, r0, nrows, q, ldq, packed, ld, cols, mask);
+    kt->pack_kt(packed, ld, v, ldkv, cols, t->D); /* vᵀ: dP = dout vᵀ */
+    visit_gradients(b, r0, nrows, q, ldq, dout, lddo, packed, ld, k, ldkv, dk, dv, ldg, cols);
+}
+
+void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                             const float *dout, int64_t lddo, const float *kt, const float *vt,
+                             int64_t ldt, const float *k, int64_t ldk, float *dk, float *dv,
+                             int64_t ldg, int64_t cols, const attn_tile_mask *mask)
+{
+    visit_probabilities(b, r0, nrows, q, ldq, kt, ldt, cols, mask);
+    visit_gradients(b, r0, nrows, q, ldq, dout, lddo, vt, ldt, k, ldk, dk, dv, ldg, cols);
 }
 
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
