@@ -18,7 +18,8 @@
  *     the tile from those keys (m = score, l = 1, acc = v row, by attn_tile_load), no visit per
  *     row.
  *   the backward (attn_btile): groups of at least 30 rows, every step-th key read and updated in
- *     place (other scattered keys as above, their dk, dv in gradient buffers added back after);
+ *     place (other scattered keys as above; a list's dk, dv updated in place through
+ *     attn_btile.grows, runs' in gradient buffers added back after);
  *     spans as the forward's, kᵀ and vᵀ packed once per segment (attn_btile_visit_packed);
  *     dq set by the first phase's visit of each row (no zeroing), added by the second;
  *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one).
@@ -89,6 +90,7 @@ struct attn_bs_run {
     const float *dout;
     int64_t lddo;
     float *dkg, *dvg, *dkbuf, *dvbuf;
+    const int64_t *grows; /* keys gathered from a list: their gradient rows in dkg, dvg */
     float *vspan;         /* the backward's packed span holds vᵀ too: [D, span_max + 64] floats */
     const float *span_vt; /* vᵀ of the span's keys (rows span_ld floats), with span_kt */
     /* counting */
@@ -382,7 +384,9 @@ static void backward_visit(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0,
 {
     const bool gathered = kp == run->kbuf;
     float *dkp = run->dkbuf, *dvp = run->dvbuf;
-    if (gathered) {
+    if (run->grows) { /* keys copied from a list: their dk, dv rows updated in place */
+        dkp = run->dkg, dvp = run->dvg, run->bt->grows = run->grows + x0;
+    } else if (gathered) {
         memset(dkp, 0, (size_t)(cols * run->D) * sizeof(float));
         memset(dvp, 0, (size_t)(cols * run->D) * sizeof(float));
     } else {
@@ -397,6 +401,7 @@ static void backward_visit(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0,
     else
         attn_btile_visit(run->bt, g0, gn, q, run->ldq, dout, run->lddo, kp, vp, ld, dkp, dvp, ld,
                          cols, mask);
+    run->bt->grows = NULL;
     if (!gathered) return;
     scatter_add(run, &seg->keys, dkp, run->dkg, x0, cols);
     scatter_add(run, &seg->keys, dvp, run->dvg, x0, cols);
@@ -603,12 +608,15 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         here.dkg = run->dkbuf, here.dvg = run->dvbuf, here.dkbuf = here.dvbuf = NULL;
         here.at = &seg->keys;
         copied.keys = attn_bs_range(0, seg->keys.n);
-        if (run->bt) { /* the segment's gradients, added back to the keys' rows after */
+        const bool scatter = run->bt && !seg->keys.idx; /* a list: dk, dv updated in place */
+        if (run->bt && seg->keys.idx) here.dkg = run->dkg, here.dvg = run->dvg;
+        if (run->bt && seg->keys.idx) here.grows = seg->keys.idx;
+        if (scatter) { /* the segment's gradients, added back to the keys' rows after */
             memset(run->dkbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
             memset(run->dvbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
         }
         compute_seg(&here, &copied);
-        if (run->bt) {
+        if (scatter) {
             scatter_add(run, &seg->keys, run->dkbuf, run->dkg, 0, seg->keys.n);
             scatter_add(run, &seg->keys, run->dvbuf, run->dvg, 0, seg->keys.n);
         }

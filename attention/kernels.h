@@ -150,6 +150,9 @@ typedef struct attn_btile {
                     t.acc: the dq accumulator [rows, D], t.scores: P [rows, ld] */
     float *dp;   /* [rows, ld]: dP, then dS */
     float *dcap; /* [rows, ld]: softcap's ds/du (NULL without softcap) */
+    /* NULL after attn_btile_begin; set by the caller: the dk, dv row of key c of the next visits
+     * is dk + grows[c]·ldg, dv + grows[c]·ldg (scattered keys' gradients updated in place) */
+    const int64_t *grows;
 } attn_btile;
 
 int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool cap);

@@ -41,6 +41,7 @@ void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_
     attn_tile_begin(&b->t, scratch, rows, D, scale);
     b->dp = scratch + attn_tile_floats(rows, cols_max, D);
     b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
+    b->grows = NULL;
 }
 
 void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
@@ -111,8 +112,13 @@ static void visit_gradients(attn_btile *b, int64_t r0, int64_t nrows, const floa
                                     t->l[r0 + r], cols);
         attn_ks()->math.vscale(dS + r * ld, cols, t->scale);
     }
-    kt->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D);         /* dv += Pᵀ dout */
-    kt->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);            /* dk += scale·dSᵀ q */
+    if (b->grows) { /* key c's gradient rows at grows[c]·ldg */
+        kt->pv_rows(dv, ldg, b->grows, P, 1, ld, dout, lddo, cols, nrows, D);
+        kt->pv_rows(dk, ldg, b->grows, dS, 1, ld, q, ldq, cols, nrows, D);
+    } else {
+        kt->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D); /* dv += Pᵀ dout */
+        kt->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);    /* dk += scale·dSᵀ q */
+    }
     kt->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldk, nrows, cols, D); /* dq += scale·dS k */
 }
 
