@@ -2,8 +2,8 @@
  * blocksparse.c — the block-sparse engine (see blocksparse.h for the pattern contract).
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   per task: tile begin (or load the first phase's state), the pattern's segments, each
- *     1. the keys every row of the segment sees, when at least COMMON_MIN and not packed in a
- *        span (below): one visit of all rows, masks only for the excluded interval;
+ *     1. the keys every row of the segment sees, when at least COMMON_MIN and not in a span the
+ *        forward packed (below): one visit of all rows, masks only for the excluded interval;
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
@@ -18,8 +18,12 @@
  *   seeds (plan.seeds, the forward): a list segment of at most one key per row seen first starts
  *     the tile from those keys (m = score, l = 1, acc = v row, written into the fresh tile), no
  *     visit per row.
- *   the backward (attn_btile): groups of at least 32 rows, every step-th key read and updated in
- *     place (other scattered keys as above, their dk, dv in gradient buffers added back after).
+ *   the backward (attn_btile): groups of at least 30 rows, every step-th key read and updated in
+ *     place (other scattered keys as above; a list's dk, dv updated in place through
+ *     attn_btile.grows, runs' in gradient buffers added back after);
+ *     spans as the forward's, kᵀ and vᵀ packed once per segment (attn_btile_visit_packed);
+ *     dq set by the first phase's visit of each row (no zeroing), added by the second;
+ *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one).
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
  *     also when they were gathered); not counted in flops (like the exp).
@@ -53,10 +57,10 @@ enum { BAND_SUB = 30, BAND_NARROW = 192 };
  * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
 enum { COMMON_MIN = 64 };
 enum { PHASE_CHUNK_BYTES = 8 << 20 }; /* see phase_chunk */
-/* Rows per group in the backward at least: its tile runs 5 products (and packs kᵀ) per visit,
- * whose fixed cost outweighs the masked scores of groups of 32 rather than 16 (strided, window:
- * +8 %, measured with sgemm products). */
-enum { BWD_SUB_MIN = 32 };
+/* Rows per group in the backward at least: its tile runs 5 products per visit, whose fixed cost
+ * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %, measured
+ * with sgemm products); 30: a multiple of the micro-kernels' 6 register rows. */
+enum { BWD_SUB_MIN = 30 };
 /* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
 enum { SPAN_MAX = 1024 };
 /* Floats of the widest vector (avx512): the scores micro-kernel reads a visit's columns rounded up
@@ -82,7 +86,7 @@ struct attn_bs_run {
      * span_kt [D, span_ld] (span_ld = length rounded up to SPAN_VEC + SPAN_VEC of slack, so that
      * a visit from any column reads its last, partial vector inside the row; the packing zeroes
      * only that much padding); span_kt NULL: none */
-    float *span; /* [D, span_max + ATTN_TILE_COLS_ALIGN] floats (NULL in the backward) */
+    float *span; /* [D, span_max + ATTN_TILE_COLS_ALIGN] floats (the backward: kᵀ, + vspan) */
     int64_t span_max;
     const float *span_kt;
     int64_t span_ld, span_u0, span_u1;
@@ -93,6 +97,9 @@ struct attn_bs_run {
     const float *dout;
     int64_t lddo;
     float *dkg, *dvg, *dkbuf, *dvbuf;
+    const int64_t *grows; /* keys gathered from a list: their gradient rows in dkg, dvg */
+    float *vspan;         /* the backward's packed span holds vᵀ too: [D, span_max + 64] floats */
+    const float *span_vt; /* vᵀ of the span's keys (rows span_ld floats), with span_kt */
     /* counting */
     double scores;     /* listed scores */
     uint64_t *bits;    /* keys read by the current kv group, one bit per key (or NULL) */
@@ -388,17 +395,36 @@ static void backward_visit(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0,
 {
     const bool gathered = kp == run->kbuf;
     float *dkp = run->dkbuf, *dvp = run->dvbuf;
-    if (gathered) {
+    if (run->grows) { /* keys copied from a list: their dk, dv rows updated in place */
+        dkp = run->dkg, dvp = run->dvg, run->bt->grows = run->grows + x0;
+    } else if (gathered) {
         memset(dkp, 0, (size_t)(cols * run->D) * sizeof(float));
         memset(dvp, 0, (size_t)(cols * run->D) * sizeof(float));
     } else {
         dkp = run->dkg + (kp - run->kg), dvp = run->dvg + (vp - run->vg);
     }
-    attn_btile_visit(run->bt, g0, gn, run->q + g0 * run->ldq, run->ldq, run->dout + g0 * run->lddo,
-                     run->lddo, kp, vp, ld, dkp, dvp, ld, cols, mask);
+    const float *q = run->q + g0 * run->ldq, *dout = run->dout + g0 * run->lddo;
+    if (run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1) /* packed once */
+        attn_btile_visit_packed(run->bt, g0, gn, q, run->ldq, dout, run->lddo,
+                                run->span_kt + (x0 - run->span_u0),
+                                run->span_vt + (x0 - run->span_u0), run->span_ld, kp, ld, dkp, dvp,
+                                ld, cols, mask);
+    else
+        attn_btile_visit(run->bt, g0, gn, q, run->ldq, dout, run->lddo, kp, vp, ld, dkp, dvp, ld,
+                         cols, mask);
+    run->bt->grows = NULL;
     if (!gathered) return;
     scatter_add(run, &seg->keys, dkp, run->dkg, x0, cols);
     scatter_add(run, &seg->keys, dvp, run->dvg, x0, cols);
+}
+
+/* The backward's span: vᵀ of keys [u0, u1) of a segment next to its kᵀ (pack_span). */
+static void pack_span_values(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int64_t u1)
+{
+    int64_t ld;
+    const float *vp = keys_of(run, &seg->keys, run->vg, NULL, u0, u1 - u0, &ld, false);
+    attn_ks()->tile.pack_kt(run->vspan, run->span_ld, vp, ld, u1 - u0, run->D);
+    run->span_vt = run->vspan;
 }
 
 /* Task rows [g0, g0 + gn) against keys [x0, x0 + cols) of the packed span (v rows ld apart):
@@ -426,6 +452,7 @@ static void pack_span(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int6
     run->span_ld = (u1 - u0 + SPAN_VEC - 1) / SPAN_VEC * SPAN_VEC + SPAN_VEC;
     attn_ks()->tile.pack_kt(run->span, run->span_ld, kp, ld, u1 - u0, run->D);
     run->span_kt = run->span, run->span_u0 = u0, run->span_u1 = u1;
+    if (run->vspan) pack_span_values(run, seg, u0, u1);
 }
 
 /* Task rows [g0, g0 + gn) against keys [c0, c1) of the segment, masked by the row bounds
@@ -511,10 +538,49 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
     return true;
 }
 
+/* Ask for the rows idx[0..n) of k, v and of their gradients (the backward). */
+static void prefetch_grads(const attn_bs_run *run, const int64_t *idx, int64_t n)
+{
+    prefetch_rows(run, idx, n);
+    for (int64_t x = 0; x < n; x++)
+        for (int64_t d = 0; d < run->D; d += 16) {
+            __builtin_prefetch(run->dkg + idx[x] * run->D + d, 1);
+            __builtin_prefetch(run->dvg + idx[x] * run->D + d, 1);
+        }
+}
+
+/* The backward of a list per row: row by row (a one-key list in one pass: attn_btile_visit_one),
+ * the keys and gradients of the row AHEAD rows on prefetched meanwhile. */
+static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const int64_t *idx = seg->keys.idx, *start = seg->row_start, D = run->D, ahead = 4;
+    for (int64_t r = 0; r < attn_bs_min(ahead, seg->nrows); r++)
+        prefetch_grads(run, idx + start[r], start[r + 1] - start[r]);
+    for (int64_t r = 0; r < seg->nrows; r++) {
+        if (r + ahead < seg->nrows)
+            prefetch_grads(run, idx + start[r + ahead], start[r + ahead + 1] - start[r + ahead]);
+        const int64_t row = seg->r0 + r, n = start[r + 1] - start[r];
+        const float *q = run->q + row * run->ldq, *dout = run->dout + row * run->lddo;
+        if (n == 1) {
+            const int64_t j = idx[start[r]];
+            attn_btile_visit_one(run->bt, row, q, dout, j, run->kg + j * D, run->vg + j * D,
+                                 run->dkg + j * D, run->dvg + j * D);
+            continue;
+        }
+        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max)
+            attn_btile_visit_list(run->bt, row, q, dout, run->kg, run->vg, run->dkg, run->dvg,
+                                  idx + x0, attn_bs_min(run->cols_max, start[r + 1] - x0));
+    }
+}
+
 /* A list per row: row by row, the next row's keys prefetched while this one computes. */
 static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t *idx = seg->keys.idx, *start = seg->row_start;
+    if (run->bt) {
+        backward_lists(run, seg);
+        return;
+    }
     if (seed_lists(run, seg)) return;
     prefetch_rows(run, idx + start[0], start[1] - start[0]);
     for (int64_t r = 0; r < seg->nrows; r++) {
@@ -522,13 +588,8 @@ static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
         const int64_t row = seg->r0 + r;
         for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max) {
             const int64_t n = attn_bs_min(run->cols_max, start[r + 1] - x0);
-            if (run->bt)
-                attn_btile_visit_list(run->bt, row, run->q + row * run->ldq,
-                                      run->dout + row * run->lddo, run->kg, run->vg, run->dkg,
-                                      run->dvg, idx + x0, n);
-            else
-                attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
-                                     idx + x0, n);
+            attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
+                                 idx + x0, n);
         }
     }
 }
@@ -557,12 +618,15 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         here.dkg = run->dkbuf, here.dvg = run->dvbuf, here.dkbuf = here.dvbuf = NULL;
         here.at = &seg->keys;
         copied.keys = attn_bs_range(0, seg->keys.n);
-        if (run->bt) { /* the segment's gradients, added back to the keys' rows after */
+        const bool scatter = run->bt && !seg->keys.idx; /* a list: dk, dv updated in place */
+        if (run->bt && seg->keys.idx) here.dkg = run->dkg, here.dvg = run->dvg;
+        if (run->bt && seg->keys.idx) here.grows = seg->keys.idx;
+        if (scatter) { /* the segment's gradients, added back to the keys' rows after */
             memset(run->dkbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
             memset(run->dvbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
         }
         compute_seg(&here, &copied);
-        if (run->bt) {
+        if (scatter) {
             scatter_add(run, &seg->keys, run->dkbuf, run->dkg, 0, seg->keys.n);
             scatter_add(run, &seg->keys, run->dvbuf, run->dvg, 0, seg->keys.n);
         }
@@ -578,10 +642,10 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
     if (nr > run->sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
-    /* with the span packed, each group visits all its keys: the common visit would save only
-     * masks, and leave each group a short visit of its own few keys (fixed's summary: 8-24 keys
-     * per group after ~500 common ones; 3-6 % faster without) */
-    const bool common = i1 - i0 >= COMMON_MIN && nr > run->sub && !run->span_kt;
+    /* the forward with the span packed: each group visits all its keys; the common visit would
+     * save only masks, and leave each group a short visit of its own few keys (fixed's summary:
+     * 8-24 keys per group after ~500 common ones; 3-6 % faster without) */
+    const bool common = i1 - i0 >= COMMON_MIN && nr > run->sub && !(run->span_kt && !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
         const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
@@ -846,7 +910,7 @@ size_t attn_bs_saved_bytes(const attn_shape *s, const attn_params *p)
 /* ---- the backward ---- */
 
 /* Per-thread bytes of the backward: the backward tile, modifiers, key and gradient gather
- * buffers, gathered query and dout rows, the pattern's ints. */
+ * buffers, gathered query and dout rows, the pattern's ints, the packed span (kᵀ and vᵀ). */
 static size_t backward_thread_bytes(const layout *L, int64_t D)
 {
     const attn_bs_plan *pl = &L->pl;
@@ -855,7 +919,8 @@ static size_t backward_thread_bytes(const layout *L, int64_t D)
     const size_t rows = pl->gather_rows ? (size_t)(pl->rows_max * D) * sizeof(float) : 0;
     return align_up((size_t)tile * sizeof(float)) +
            align_up((size_t)L->mod_floats * sizeof(float)) + 2 * align_up(gather) +
-           2 * align_up(rows) + align_up((size_t)pl->ints * sizeof(int64_t));
+           2 * align_up(rows) + align_up((size_t)pl->ints * sizeof(int64_t)) +
+           2 * align_up(L->span_bytes);
 }
 
 size_t attn_bs_backward_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
@@ -872,7 +937,7 @@ typedef struct bs_bwd {
     const attn_params *p;
     const layout *L;
     attn_bwd_io io;
-    float *scratch, *mods, *kbuf, *vbuf, *dkbuf, *dvbuf, *qbuf, *dobuf;
+    float *scratch, *mods, *kbuf, *vbuf, *dkbuf, *dvbuf, *qbuf, *dobuf, *kspan, *vspan;
     int64_t *ints;
 } bs_bwd;
 
@@ -902,6 +967,9 @@ static void carve(bs_bwd *w, char *mine)
         mine += align_up((size_t)(pl->rows_max * D) * sizeof(float));
     }
     w->ints = (int64_t *)mine;
+    mine += align_up((size_t)pl->ints * sizeof(int64_t));
+    w->kspan = (float *)mine;
+    w->vspan = (float *)(mine + align_up(w->L->span_bytes));
 }
 
 /* Task t of query head h (batch b): its visits' dk, dv into the KV head's gradients, its rows'
@@ -947,12 +1015,17 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .D = D,
                        .cols_max = w->L->pl.cols_max,
                        .gather_max = w->L->pl.gather_max,
-                       .sub = attn_bs_max(w->L->pl.sub, BWD_SUB_MIN)};
+                       .sub = attn_bs_max(w->L->pl.sub, BWD_SUB_MIN),
+                       .span = w->kspan,
+                       .vspan = w->vspan,
+                       .span_max = w->L->span_max};
     w->pat->visit(s, w->p, &w->L->pl, t, &run);
-    for (int64_t r = 0; r < n; r++) {
+    for (int64_t r = 0; r < n; r++) { /* phase 0 covers every row once: it sets dq */
         float *dq = w->io.dq + (row0 + r * step) * D;
         const float *acc = bt.t.acc + r * D;
-        for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
+        if (t->phase == 0) memcpy(dq, acc, (size_t)D * sizeof(float));
+        else
+            for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
     }
 }
 
@@ -963,7 +1036,7 @@ attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table 
 {
     const layout L = layout_of(pat, table, s, p);
     const size_t thread_bytes = backward_thread_bytes(&L, s->D);
-    const int64_t H = s->H, T = s->T, S = s->S, D = s->D, group = H / s->Hkv;
+    const int64_t H = s->H, S = s->S, D = s->D, group = H / s->Hkv;
     const int64_t groups = s->B * s->Hkv;
     attn_blas_threads(1);
 
@@ -973,13 +1046,13 @@ attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table 
         w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
         carve(&w, (char *)workspace + (size_t)omp_get_thread_num() * thread_bytes);
 
-        /* a task owns one (b, kv head): its dk, dv and the dq rows of its query heads */
+        /* a task owns one (b, kv head): its dk, dv and the dq rows of its query heads (set by
+         * the first phase, which visits each row once) */
 #pragma omp for schedule(dynamic, 1)
         for (int64_t bg = 0; bg < groups; bg++) {
             const int64_t b = bg / s->Hkv, g = bg % s->Hkv;
             memset(dk + bg * S * D, 0, (size_t)(S * D) * sizeof(float));
             memset(dv + bg * S * D, 0, (size_t)(S * D) * sizeof(float));
-            memset(dq + (b * H + g * group) * T * D, 0, (size_t)(group * T * D) * sizeof(float));
             for (int64_t h = g * group; h < (g + 1) * group; h++)
                 for (int phase = 0; phase < L.pl.nphases; phase++)
                     for (int64_t index = 0; index < L.pl.tasks[phase]; index++) {

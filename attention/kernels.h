@@ -153,6 +153,9 @@ typedef struct attn_btile {
                     t.acc: the dq accumulator [rows, D], t.scores: P [rows, ld] */
     float *dp;   /* [rows, ld]: dP, then dS */
     float *dcap; /* [rows, ld]: softcap's ds/du (NULL without softcap) */
+    /* NULL after attn_btile_begin; set by the caller: the dk, dv row of key c of the next visits
+     * is dk + grows[c]·ldg, dv + grows[c]·ldg (scattered keys' gradients updated in place) */
+    const int64_t *grows;
 } attn_btile;
 
 int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool cap);
@@ -169,10 +172,23 @@ void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, cons
 void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                       const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
                       float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask);
+/* attn_btile_visit from keys packed by the caller, so that several visits share one packing:
+ * kt = kᵀ and vt = vᵀ of keys [0, cols) ([D, ldt] as attn_ks()->tile.pack_kt writes them, each
+ * row readable up to column round_up(cols, 64): the columns past cols are masked, anything
+ * finite), k rows ldk apart (dq = dS k). */
+void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                             const float *dout, int64_t lddo, const float *kt, const float *vt,
+                             int64_t ldt, const float *k, int64_t ldk, float *dk, float *dv,
+                             int64_t ldg, int64_t cols, const attn_tile_mask *mask);
 /* One row r against keys idx[0..n) of k, v (rows of D floats, read and accumulated in place in
  * dk, dv), n <= cols_max; vector loops. */
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
                            const float *k, const float *v, float *dk, float *dv, const int64_t *idx,
                            int64_t n);
+/* One row r against one key (position j: ALiBi's; row kj of k, vj of v, whose gradients dkj, dvj
+ * are accumulated): attn_btile_visit_list of a one-key list, in one pass of two dot products and
+ * one of three axpys (no scores row). */
+void attn_btile_visit_one(attn_btile *b, int64_t r, const float *q, const float *dout, int64_t j,
+                          const float *kj, const float *vj, float *dkj, float *dvj);
 
 #endif

@@ -56,6 +56,15 @@ typedef struct attn_ks_tile {
     /* o[i·ldo + d] += Σ_c p[i·pr + c·pc]·v[c·ldv + d], i < rows, c < cols, d < D */
     void (*pv)(float *o, int64_t ldo, const float *p, int64_t pr, int64_t pc, const float *v,
                int64_t ldv, int64_t rows, int64_t cols, int64_t D);
+    /* pv with output row i at o + oidx[i]·ldo */
+    void (*pv_rows)(float *o, int64_t ldo, const int64_t *oidx, const float *p, int64_t pr,
+                    int64_t pc, const float *v, int64_t ldv, int64_t rows, int64_t cols, int64_t D);
+    /* out[0] = Σ_d a[d]·b[d], out[1] = Σ_d c[d]·e[d], d < n */
+    void (*dot2)(const float *a, const float *b, const float *c, const float *e, int64_t n,
+                 float *out);
+    /* y0[d] += a0·x0[d], y1[d] += a1·x1[d], y2[d] += a2·x2[d], d < n */
+    void (*axpy3)(float *y0, float a0, const float *x0, float *y1, float a1, const float *x1,
+                  float *y2, float a2, const float *x2, int64_t n);
     /* o[i·ldo + d] = a[i·D + d]·(l[i] > 0 ? 1/l[i] : 0), i < rows, d < D, stored past the caches
      * (non-temporal) where the set has such stores and the row is aligned for them */
     void (*end_stream)(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,

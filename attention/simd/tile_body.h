@@ -12,6 +12,10 @@
  *   pv       o [rows, D] (row stride ldo) += p v, p [rows, cols] (element i, c at p[i·pr + c·pc]:
  *            row-major, or transposed for the backward's Pᵀ dO), v [cols, D] (row stride ldv),
  *            read in place. 2·rows·cols·D flops.
+ *   pv_rows  pv into scattered rows: output row i at o + oidx[i]·ldo (the backward's dk, dv of
+ *            listed keys, accumulated in place).
+ *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
+ *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row, by non-temporal stores (avx512,
  *            avx2: rows 32-byte aligned, D a multiple of VW; else plain stores), then a store
  *            fence: the output of a large forward, not read again soon, bypasses the caches.
@@ -169,8 +173,10 @@ TILE_INLINE void tile_pv_block(float *const *orow, const float *const *pr, int64
     for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
 }
 
-static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_t pc,
-                      const float *v, int64_t ldv, int64_t rows, int64_t cols, int64_t D)
+/* k_tile_pv with output row r at o + (oidx ? oidx[r] : r)·ldo (oidx a constant NULL for pv). */
+TILE_INLINE void tile_pv(float *o, int64_t ldo, const int64_t *oidx, const float *p, int64_t pr_,
+                         int64_t pc, const float *v, int64_t ldv, int64_t rows, int64_t cols,
+                         int64_t D)
 {
     for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
         const float *pr[TILE_MR];
@@ -179,7 +185,7 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1);
             pr[i] = p + r * pr_;
-            orow[i] = o + r * ldo;
+            orow[i] = o + (oidx ? oidx[r] : r) * ldo;
         }
         int64_t d0 = 0;
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
@@ -195,30 +201,73 @@ static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t c = 0; c < cols; c++)
                 for (int64_t d = d0; d < D; d++)
-                    o[r * ldo + d] += p[r * pr_ + c * pc] * v[c * ldv + d];
+                    o[(oidx ? oidx[r] : r) * ldo + d] += p[r * pr_ + c * pc] * v[c * ldv + d];
     }
+}
+
+static void k_tile_pv(float *o, int64_t ldo, const float *p, int64_t pr_, int64_t pc,
+                      const float *v, int64_t ldv, int64_t rows, int64_t cols, int64_t D)
+{
+    tile_pv(o, ldo, NULL, p, pr_, pc, v, ldv, rows, cols, D);
+}
+
+static void k_tile_pv_rows(float *o, int64_t ldo, const int64_t *oidx, const float *p, int64_t pr_,
+                           int64_t pc, const float *v, int64_t ldv, int64_t rows, int64_t cols,
+                           int64_t D)
+{
+    tile_pv(o, ldo, oidx, p, pr_, pc, v, ldv, rows, cols, D);
+}
+
+/* The backward of one score (tile_backward.c, a row against one listed key): both dot products
+ * a·b and c·e over n floats in one pass, into out[0], out[1]. */
+static void k_tile_dot2(const float *a, const float *b, const float *c, const float *e, int64_t n,
+                        float *out)
+{
+    vf s0 = vzero(), s1 = vzero();
+    int64_t d = 0;
+    for (; d + VW <= n; d += VW) {
+        s0 = vfma(vload(a + d), vload(b + d), s0);
+        s1 = vfma(vload(c + d), vload(e + d), s1);
+    }
+    float x = vhsum(s0), y = vhsum(s1);
+    for (; d < n; d++) x += a[d] * b[d], y += c[d] * e[d];
+    out[0] = x, out[1] = y;
+}
+
+/* y0 += a0·x0, y1 += a1·x1, y2 += a2·x2 over n floats (the backward of one score: dq, dk, dv). */
+static void k_tile_axpy3(float *y0, float a0, const float *x0, float *y1, float a1, const float *x1,
+                         float *y2, float a2, const float *x2, int64_t n)
+{
+    const vf v0 = vset1(a0), v1 = vset1(a1), v2 = vset1(a2);
+    int64_t d = 0;
+    for (; d + VW <= n; d += VW) {
+        vstore(y0 + d, vfma(v0, vload(x0 + d), vload(y0 + d)));
+        vstore(y1 + d, vfma(v1, vload(x1 + d), vload(y1 + d)));
+        vstore(y2 + d, vfma(v2, vload(x2 + d), vload(y2 + d)));
+    }
+    for (; d < n; d++) y0[d] += a0 * x0[d], y1[d] += a1 * x1[d], y2[d] += a2 * x2[d];
 }
 
 static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
                               int64_t D)
 {
     for (int64_t r = 0; r < rows; r++) {
-        float * or = o + r * ldo;
+        float *orow = o + r * ldo;
         const float *ar = a + r * D;
         const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
         int64_t d = 0;
 #if defined(__AVX512F__)
-        if (((uintptr_t) or &63) == 0)
+        if (((uintptr_t)orow & 63) == 0)
             for (; d + 16 <= D; d += 16)
-                _mm512_stream_ps(or +d,
+                _mm512_stream_ps(orow + d,
                                  _mm512_mul_ps(_mm512_loadu_ps(ar + d), _mm512_set1_ps(inv)));
 #elif defined(__AVX2__)
-        if (((uintptr_t) or &31) == 0)
+        if (((uintptr_t)orow & 31) == 0)
             for (; d + 8 <= D; d += 8)
-                _mm256_stream_ps(or +d,
+                _mm256_stream_ps(orow + d,
                                  _mm256_mul_ps(_mm256_loadu_ps(ar + d), _mm256_set1_ps(inv)));
 #endif
-        for (; d < D; d++) or [d] = ar[d] * inv;
+        for (; d < D; d++) orow[d] = ar[d] * inv;
     }
 #if defined(__AVX2__)
     _mm_sfence();
@@ -228,5 +277,6 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float
 #define TILE_SLOTS                                                                                 \
     {                                                                                              \
         .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv,                       \
+        .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,                     \
         .end_stream = k_tile_end_stream                                                            \
     }

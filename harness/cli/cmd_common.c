@@ -9,6 +9,7 @@
 #include "attn_suggest.h"
 #include "commands.h"
 #include "machine.h"
+#include "yardstick.h"
 
 attn_status bench_measure_parse(const bench_measure_opts *m, bench_measure_cfg *cfg, char *msg,
                                 size_t msg_len)
@@ -82,9 +83,10 @@ bench_run bench_new_run(int argc, char **argv, const bench_measure_cfg *cfg)
     run.threads = cfg->threads;
     run.blas_threads = 1; /* inside the forwards' parallel regions */
     run.seed = cfg->seed;
-    run.sgemm_gflops = bench_sgemm_gflops(cfg->threads, 2048, 5);
+    const bench_yardstick_size size = bench_yardstick_size_in_force();
+    run.sgemm_gflops = bench_sgemm_gflops(cfg->threads, size.sgemm_n, size.sgemm_reps);
     run.mem_bandwidth_gbs =
-        bench_mem_bandwidth_gbs(cfg->threads, BENCH_BANDWIDTH_BYTES, BENCH_BANDWIDTH_REPS);
+        bench_mem_bandwidth_gbs(cfg->threads, size.bandwidth_bytes, size.bandwidth_reps);
     return run;
 }
 

@@ -53,6 +53,24 @@ double bench_peak_gflops(attn_isa isa, int threads, double seconds_per_rep, int 
     return best;
 }
 
+bench_yardstick_size bench_yardstick_size_in_force(void)
+{
+    const char *quick = getenv("BENCH_TEST_QUICK_YARDSTICKS");
+    if (quick && strcmp(quick, "1") == 0)
+        return (bench_yardstick_size){.sgemm_n = 512,
+                                      .sgemm_reps = 3,
+                                      .bandwidth_bytes = (size_t)32 << 20,
+                                      .bandwidth_reps = 3,
+                                      .peak_seconds = 0.001,
+                                      .peak_reps = 3};
+    return (bench_yardstick_size){.sgemm_n = 2048,
+                                  .sgemm_reps = 5,
+                                  .bandwidth_bytes = BENCH_BANDWIDTH_BYTES,
+                                  .bandwidth_reps = BENCH_BANDWIDTH_REPS,
+                                  .peak_seconds = BENCH_PEAK_SECONDS,
+                                  .peak_reps = BENCH_PEAK_REPS};
+}
+
 enum { MAX_MEMO = 64 };
 static bench_yardstick memo[MAX_MEMO]; /* peak: per (threads, isa); NaN until measured */
 static int nmemo;
@@ -79,15 +97,16 @@ bench_yardstick bench_yardstick_get(int threads, attn_isa isa)
     bench_yardstick y = {.threads = threads, .isa = isa};
     int b = 0;
     while (b < nblas && blas_memo[b].threads != threads) b++;
+    const bench_yardstick_size size = bench_yardstick_size_in_force();
     if (b == nblas) { /* measured now, for this thread count */
-        const double sgemm = bench_sgemm_gflops(threads, 2048, 5);
+        const double sgemm = bench_sgemm_gflops(threads, size.sgemm_n, size.sgemm_reps);
         bench_yardstick_seed(threads, sgemm,
-                             bench_mem_bandwidth_gbs(threads, BENCH_BANDWIDTH_BYTES,
-                                                     BENCH_BANDWIDTH_REPS));
+                             bench_mem_bandwidth_gbs(threads, size.bandwidth_bytes,
+                                                     size.bandwidth_reps));
     }
     y.sgemm_gflops = b < nblas ? blas_memo[b].sgemm : NAN;
     y.bandwidth_gbs = b < nblas ? blas_memo[b].bandwidth : NAN;
-    y.peak_gflops = bench_peak_gflops(isa, threads, BENCH_PEAK_SECONDS, BENCH_PEAK_REPS);
+    y.peak_gflops = bench_peak_gflops(isa, threads, size.peak_seconds, size.peak_reps);
     if (nmemo < MAX_MEMO) memo[nmemo++] = y;
     return y;
 }
