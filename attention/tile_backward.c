@@ -23,7 +23,6 @@
 enum { ALIGN_FLOATS = 16 };
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
-static int64_t round8(int64_t n) { return (n + 7) / 8 * 8; }
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
 {
     return x < lo ? lo : (x > hi ? hi : x);
@@ -68,8 +67,8 @@ static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int
     attn_tile_alibi_row(t, r, row, a, e);
     for (int64_t j = 0; j < a; j++) row[j] = -INFINITY;
     for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
-    for (int64_t j = e; j < round8(cols); j++) row[j] = -INFINITY;
-    attn_vexp_sum(row, round8(cols), t->m[r]);
+    for (int64_t j = e; j < round_up(cols); j++) row[j] = -INFINITY;
+    attn_vexp_sum(row, round_up(cols), t->m[r]);
 }
 
 /* Steps 1-2 of a visit: P [nrows, ld] from the packed kᵀ (kt, ldkt floats a row). */
@@ -160,8 +159,8 @@ void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float
     }
     if (t->alibi)
         for (int64_t x = 0; x < n; x++) P[x] -= t->slope[r] * fabsf(t->qpos[r] - (float)idx[x]);
-    for (int64_t x = n; x < round8(n); x++) P[x] = -INFINITY;
-    attn_vexp_sum(P, round8(n), t->m[r]);
+    for (int64_t x = n; x < round_up(n); x++) P[x] = -INFINITY;
+    attn_vexp_sum(P, round_up(n), t->m[r]);
     float *dq = t->acc + r * D;
     for (int64_t x = 0; x < n; x++) {
         const float *kx = k + idx[x] * D, *vx = v + idx[x] * D;
