@@ -9,8 +9,11 @@
  *   G = 1 (MHA: memory bound) reads the rows in place, bf16/f16 converted in registers, one dot
  *   product per key; with AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), bf16 K, unscaled
  *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums).
- *   G < 8 runs each row so against the block (in L1 after the first row; converting it once
- *   into float32 measured slower, the conversion in registers is cheap).
+ *   4 <= G < 8 (GQA) runs the rows four at a time against the block in place: each key and value
+ *   vector is loaded (bf16/f16 converted in registers) once for the four rows; scores by tiles
+ *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
+ *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
+ *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does.
  *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
  *   runs the G rows two at a time against it, GEMM-like (eight independent FMA chains per load).
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
@@ -64,6 +67,105 @@ static inline float dec_f32_scalar(float x) { return x; }
 DECODE_ROW_OPS(f32, float, vload, dec_f32_scalar)
 DECODE_ROW_OPS(bf16, uint16_t, vload_bf16, attn_bf16_to_f32)
 DECODE_ROW_OPS(f16, uint16_t, vload_f16, attn_f16_to_f32)
+
+enum {
+    DECODE_KB = 64,     /* keys per block */
+    DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
+    DECODE_QUAD = 4,    /* rows of the in-place multi-row path (G in [4, DECODE_GROUPED)) */
+    /* keys per score tile of that path (DECODE_QUAD·DEC_QK accumulators) and vectors of D per
+     * p·v step (DECODE_QUAD·DEC_PVV accumulators): AVX2 has 16 registers, AVX-512 32 */
+    DEC_QK = VW == 8 ? 2 : 4,
+    DEC_PVV = VW == 8 ? 2 : 4,
+};
+
+/* s[(i / DEC_QK)·DECODE_KB + j + i % DEC_QK] = Σ_lanes a[i], i < DECODE_QUAD·DEC_QK: the sums of
+ * the score tile's accumulators (row i / DEC_QK, key j + i % DEC_QK). AVX-512: the sixteen
+ * vectors reduced together by a transposing tree (45 shuffles and adds, no horizontal sums). */
+static inline void dec_tile_sums(vf *a, float *s, int64_t j)
+{
+#if VW == 16
+    vf t[8], u[4], w[2];
+    for (int i = 0; i < 8; i++) /* lanes 0, 2 of each 128-bit block: a[2i], 1, 3: a[2i + 1] */
+        t[i] = vadd(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]),
+                    _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+    for (int i = 0; i < 4; i++) { /* each 128-bit block: a[4i .. 4i + 3] (that block's part) */
+        const __m512d x = _mm512_castps_pd(t[2 * i]), y = _mm512_castps_pd(t[2 * i + 1]);
+        u[i] = vadd(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                    _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+    }
+    for (int i = 0; i < 2; i++) /* blocks: u[2i] (0+1, 2+3), u[2i + 1] (0+1, 2+3) */
+        w[i] = vadd(_mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                    _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    float tmp[16];
+    vstore(tmp, vadd(_mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                     _mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1))));
+    for (int i = 0; i < 16; i++) s[(i / DEC_QK) * DECODE_KB + j + i % DEC_QK] = tmp[i];
+#else
+    for (int i = 0; i < DECODE_QUAD * DEC_QK; i++)
+        s[(i / DEC_QK) * DECODE_KB + j + i % DEC_QK] = vhsum(a[i]);
+#endif
+}
+
+/* The in-place multi-row path (G >= DECODE_QUAD, D % VW == 0), per element type:
+ * dec_scores4: s[r·DECODE_KB + j] = q_r·k_j for DECODE_QUAD rows and keys j < n, DEC_QK keys at
+ * a time: each vector of a key row is loaded (and converted) once for the four rows;
+ * dec_pv4: acc_r[d] += Σ_j p_r[j]·v[j·D + d] (p_r = s + r·DECODE_KB), each vector of a value row
+ * loaded once for the four rows, DEC_PVV vectors of D at a time. */
+#define DECODE_QUAD_OPS(sfx, ELEM, VLOAD)                                                          \
+    static void dec_scores4_##sfx(const float *q, const ELEM *k, int64_t n, int64_t D, float *s)   \
+    {                                                                                              \
+        int64_t j = 0;                                                                             \
+        for (; j + DEC_QK <= n; j += DEC_QK) {                                                     \
+            vf a[DECODE_QUAD * DEC_QK];                                                            \
+            for (int i = 0; i < DECODE_QUAD * DEC_QK; i++) a[i] = vzero();                         \
+            for (int64_t d = 0; d < D; d += VW) {                                                  \
+                vf x[DEC_QK];                                                                      \
+                for (int c = 0; c < DEC_QK; c++) x[c] = VLOAD(k + (j + c) * D + d);                \
+                for (int r = 0; r < DECODE_QUAD; r++) {                                            \
+                    const vf qr = vload(q + r * D + d);                                            \
+                    for (int c = 0; c < DEC_QK; c++)                                               \
+                        a[r * DEC_QK + c] = vfma(qr, x[c], a[r * DEC_QK + c]);                     \
+                }                                                                                  \
+            }                                                                                      \
+            dec_tile_sums(a, s, j);                                                                \
+        }                                                                                          \
+        for (; j < n; j++)                                                                         \
+            for (int r = 0; r < DECODE_QUAD; r++)                                                  \
+                s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, k + j * D, D);                     \
+    }                                                                                              \
+    static void dec_pv4_##sfx(float *acc, const float *s, const ELEM *v, int64_t n, int64_t D)     \
+    {                                                                                              \
+        int64_t d = 0;                                                                             \
+        for (; d + DEC_PVV * VW <= D; d += DEC_PVV * VW) {                                         \
+            vf a[DECODE_QUAD * DEC_PVV];                                                           \
+            for (int r = 0; r < DECODE_QUAD; r++)                                                  \
+                for (int c = 0; c < DEC_PVV; c++)                                                  \
+                    a[r * DEC_PVV + c] = vload(acc + r * D + d + c * VW);                          \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                vf x[DEC_PVV];                                                                     \
+                for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + j * D + d + c * VW);            \
+                for (int r = 0; r < DECODE_QUAD; r++) {                                            \
+                    const vf p = vset1(s[r * DECODE_KB + j]);                                      \
+                    for (int c = 0; c < DEC_PVV; c++)                                              \
+                        a[r * DEC_PVV + c] = vfma(p, x[c], a[r * DEC_PVV + c]);                    \
+                }                                                                                  \
+            }                                                                                      \
+            for (int r = 0; r < DECODE_QUAD; r++)                                                  \
+                for (int c = 0; c < DEC_PVV; c++)                                                  \
+                    vstore(acc + r * D + d + c * VW, a[r * DEC_PVV + c]);                          \
+        }                                                                                          \
+        for (; d < D; d += VW) /* D % VW == 0 */                                                   \
+            for (int r = 0; r < DECODE_QUAD; r++) {                                                \
+                vf a = vload(acc + r * D + d);                                                     \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    a = vfma(vset1(s[r * DECODE_KB + j]), VLOAD(v + j * D + d), a);                \
+                vstore(acc + r * D + d, a);                                                        \
+            }                                                                                      \
+    }
+
+DECODE_QUAD_OPS(f32, float, vload)
+DECODE_QUAD_OPS(bf16, uint16_t, vload_bf16)
+DECODE_QUAD_OPS(f16, uint16_t, vload_f16)
 
 #if VW == 16 && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #define DECODE_HAVE_DPBF16 1
@@ -126,11 +228,6 @@ __attribute__((target("avx512bf16"))) static void dec_scores_dp(const uint16_t *
     }
 }
 #endif
-
-enum {
-    DECODE_KB = 64,     /* keys per block */
-    DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
-};
 
 /* scores [G][DECODE_KB], kt [D][DECODE_KB], vbuf [DECODE_KB][D] */
 static int64_t dec_scratch_floats(int64_t G, int64_t D) { return DECODE_KB * (G + 2 * D); }
@@ -256,6 +353,22 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     dec_pv2(acc, s, vf32, G, nb, D);
 }
 
+/* DECODE_QUAD rows (q, m, l, acc: theirs) against nb keys read in place (bf16/f16 converted in
+ * registers), each key and value vector loaded once for the four rows; s: scores, DECODE_QUAD
+ * rows of DECODE_KB. */
+static void dec_block_quad(int t, const float *q, int64_t D, const void *kb, const void *vb,
+                           int64_t nb, float *m, float *l, float *acc, float *s)
+{
+    if (t == ATTN_F32) dec_scores4_f32(q, kb, nb, D, s);
+    else if (t == ATTN_BF16) dec_scores4_bf16(q, kb, nb, D, s);
+    else dec_scores4_f16(q, kb, nb, D, s);
+    for (int64_t r = 0; r < DECODE_QUAD; r++)
+        dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
+    if (t == ATTN_F32) dec_pv4_f32(acc, s, vb, nb, D);
+    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vb, nb, D);
+    else dec_pv4_f16(acc, s, vb, nb, D);
+}
+
 /* One row (G = 1) against nb keys read in place (bf16/f16 converted in registers). */
 static void dec_block_single(int t, const float *q, const uint16_t *qh, float scale, int64_t D,
                              const void *kb, const void *vb, int64_t nb, float *m, float *l,
@@ -295,7 +408,11 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
             dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
             continue;
         }
-        for (int64_t r = 0; r < G; r++) /* the block stays in L1 for the next rows */
+        int64_t r = 0;
+        if (D % VW == 0)
+            for (; r + DECODE_QUAD <= G; r += DECODE_QUAD)
+                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch);
+        for (; r < G; r++) /* the block stays in L1 or L2 for the next rows */
             dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kb, vb, nb, m + r,
                              l + r, acc + r * D, scratch);
     }
