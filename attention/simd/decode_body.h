@@ -18,6 +18,8 @@
  *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
  *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
  *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
+ *   G >= 4 prefetches the next block's K and V rows while it computes one (software prefetch
+ *   hints, GCC/Clang; G = 1 is left to the hardware prefetchers).
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
  *   (decode_scratch_floats); one thread.
  */
@@ -405,6 +407,16 @@ static void dec_block_single(int t, const float *q, const uint16_t *qh, float sc
     else dec_pv_f16(acc, s, vb, nb, D);
 }
 
+/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
+static inline void dec_prefetch(const void *p, size_t len)
+{
+#if defined(__GNUC__)
+    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+#else
+    (void)p, (void)len;
+#endif
+}
+
 /* G rows against n keys of dtype t, by blocks of DECODE_KB keys. */
 static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, int64_t G, int64_t D,
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
@@ -415,6 +427,11 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
         const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
         const void *kb = (const char *)k + (size_t)(j0 * D) * esz;
         const void *vb = (const char *)v + (size_t)(j0 * D) * esz;
+        if (G >= DECODE_QUAD && j0 + nb < n) { /* compute bound enough to fetch the next block */
+            const int64_t j1 = j0 + nb, nn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
+            dec_prefetch((const char *)k + (size_t)(j1 * D) * esz, (size_t)(nn * D) * esz);
+            dec_prefetch((const char *)v + (size_t)(j1 * D) * esz, (size_t)(nn * D) * esz);
+        }
         if (G >= DECODE_GROUPED) {
             dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
             continue;
