@@ -26,7 +26,7 @@
 
 /* Dot products and weighted sums over one dtype's rows, defined per element type. */
 #define DECODE_ROW_OPS(sfx, ELEM, VLOAD, SLOAD)                                                    \
-    static float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                           \
+    TILE_INLINE float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                      \
     {                                                                                              \
         vf a0 = vzero(), a1 = vzero();                                                             \
         int64_t d = 0;                                                                             \
