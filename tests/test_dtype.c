@@ -154,7 +154,8 @@ static const dcase cases[] = {
     {8, 2, 33, 50, 16, true, ""},         {4, 0, 1, 700, 64, true, ""},
     {8, 2, 1, 1500, 20, true, "split=3"}, {8, 1, 1, 999, 128, false, ""},
     {4, 0, 1, 5, 3, true, "split=5"},     {9, 1, 1, 300, 20, true, ""},
-    {9, 1, 1, 200, 7, false, "split=2"},
+    {9, 1, 1, 200, 7, false, "split=2"},  {6, 1, 1, 333, 48, true, "split=2"},
+    {7, 1, 1, 301, 32, false, ""}, /* decode: rows by fours and single rows left over */
 };
 
 /* The dense kinds with every case, in every ISA this machine runs. */

@@ -9,17 +9,24 @@
  *   G = 1 (MHA: memory bound) reads the rows in place, bf16/f16 converted in registers, one dot
  *   product per key; with AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), bf16 K, unscaled
  *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums).
- *   G < 8 runs each row so against the block (in L1 after the first row; converting it once
- *   into float32 measured slower, the conversion in registers is cheap).
+ *   4 <= G < 8 (GQA) runs the rows four at a time against the block in place: each key and value
+ *   vector is loaded (bf16/f16 converted in registers) once for the four rows; scores by tiles
+ *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
+ *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
+ *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does.
  *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
- *   runs the G rows two at a time against it, GEMM-like (eight independent FMA chains per load).
+ *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
+ *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
+ *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
+ *   G >= 4 prefetches the next block's K and V rows while it computes one (software prefetch
+ *   hints, GCC/Clang; G = 1 is left to the hardware prefetchers).
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
  *   (decode_scratch_floats); one thread.
  */
 
 /* Dot products and weighted sums over one dtype's rows, defined per element type. */
 #define DECODE_ROW_OPS(sfx, ELEM, VLOAD, SLOAD)                                                    \
-    static float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                           \
+    TILE_INLINE float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                      \
     {                                                                                              \
         vf a0 = vzero(), a1 = vzero();                                                             \
         int64_t d = 0;                                                                             \
@@ -65,6 +72,105 @@ DECODE_ROW_OPS(f32, float, vload, dec_f32_scalar)
 DECODE_ROW_OPS(bf16, uint16_t, vload_bf16, attn_bf16_to_f32)
 DECODE_ROW_OPS(f16, uint16_t, vload_f16, attn_f16_to_f32)
 
+enum {
+    DECODE_KB = 64,     /* keys per block */
+    DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
+    DECODE_QUAD = 4,    /* rows of the in-place multi-row path (G in [4, DECODE_GROUPED)) */
+    /* keys per score tile of that path (DECODE_QUAD·DEC_QK accumulators) and vectors of D per
+     * p·v step (DECODE_QUAD·DEC_PVV accumulators): AVX2 has 16 registers, AVX-512 32 */
+    DEC_QK = VW == 8 ? 2 : 4,
+    DEC_PVV = VW == 8 ? 2 : 4,
+};
+
+/* s[(i / DEC_QK)·DECODE_KB + j + i % DEC_QK] = Σ_lanes a[i], i < DECODE_QUAD·DEC_QK: the sums of
+ * the score tile's accumulators (row i / DEC_QK, key j + i % DEC_QK). AVX-512: the sixteen
+ * vectors reduced together by a transposing tree (45 shuffles and adds, no horizontal sums). */
+static inline void dec_tile_sums(vf *a, float *s, int64_t j)
+{
+#if VW == 16
+    vf t[8], u[4], w[2];
+    for (int i = 0; i < 8; i++) /* lanes 0, 2 of each 128-bit block: a[2i], 1, 3: a[2i + 1] */
+        t[i] = vadd(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]),
+                    _mm512_unpackhi_ps(a[2 * i], a[2 * i + 1]));
+    for (int i = 0; i < 4; i++) { /* each 128-bit block: a[4i .. 4i + 3] (that block's part) */
+        const __m512d x = _mm512_castps_pd(t[2 * i]), y = _mm512_castps_pd(t[2 * i + 1]);
+        u[i] = vadd(_mm512_castpd_ps(_mm512_unpacklo_pd(x, y)),
+                    _mm512_castpd_ps(_mm512_unpackhi_pd(x, y)));
+    }
+    for (int i = 0; i < 2; i++) /* blocks: u[2i] (0+1, 2+3), u[2i + 1] (0+1, 2+3) */
+        w[i] = vadd(_mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                    _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    float tmp[16];
+    vstore(tmp, vadd(_mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                     _mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1))));
+    for (int i = 0; i < 16; i++) s[(i / DEC_QK) * DECODE_KB + j + i % DEC_QK] = tmp[i];
+#else
+    for (int i = 0; i < DECODE_QUAD * DEC_QK; i++)
+        s[(i / DEC_QK) * DECODE_KB + j + i % DEC_QK] = vhsum(a[i]);
+#endif
+}
+
+/* The in-place multi-row path (G >= DECODE_QUAD, D % VW == 0), per element type:
+ * dec_scores4: s[r·DECODE_KB + j] = q_r·k_j for DECODE_QUAD rows and keys j < n, DEC_QK keys at
+ * a time: each vector of a key row is loaded (and converted) once for the four rows;
+ * dec_pv4: acc_r[d] += Σ_j p_r[j]·v[j·D + d] (p_r = s + r·DECODE_KB), each vector of a value row
+ * loaded once for the four rows, DEC_PVV vectors of D at a time. */
+#define DECODE_QUAD_OPS(sfx, ELEM, VLOAD)                                                          \
+    static void dec_scores4_##sfx(const float *q, const ELEM *k, int64_t n, int64_t D, float *s)   \
+    {                                                                                              \
+        int64_t j = 0;                                                                             \
+        for (; j + DEC_QK <= n; j += DEC_QK) {                                                     \
+            vf a[DECODE_QUAD * DEC_QK];                                                            \
+            for (int i = 0; i < DECODE_QUAD * DEC_QK; i++) a[i] = vzero();                         \
+            for (int64_t d = 0; d < D; d += VW) {                                                  \
+                vf x[DEC_QK];                                                                      \
+                for (int c = 0; c < DEC_QK; c++) x[c] = VLOAD(k + (j + c) * D + d);                \
+                for (int r = 0; r < DECODE_QUAD; r++) {                                            \
+                    const vf qr = vload(q + r * D + d);                                            \
+                    for (int c = 0; c < DEC_QK; c++)                                               \
+                        a[r * DEC_QK + c] = vfma(qr, x[c], a[r * DEC_QK + c]);                     \
+                }                                                                                  \
+            }                                                                                      \
+            dec_tile_sums(a, s, j);                                                                \
+        }                                                                                          \
+        for (; j < n; j++)                                                                         \
+            for (int r = 0; r < DECODE_QUAD; r++)                                                  \
+                s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, k + j * D, D);                     \
+    }                                                                                              \
+    static void dec_pv4_##sfx(float *acc, const float *s, const ELEM *v, int64_t n, int64_t D)     \
+    {                                                                                              \
+        int64_t d = 0;                                                                             \
+        for (; d + DEC_PVV * VW <= D; d += DEC_PVV * VW) {                                         \
+            vf a[DECODE_QUAD * DEC_PVV];                                                           \
+            for (int r = 0; r < DECODE_QUAD; r++)                                                  \
+                for (int c = 0; c < DEC_PVV; c++)                                                  \
+                    a[r * DEC_PVV + c] = vload(acc + r * D + d + c * VW);                          \
+            for (int64_t j = 0; j < n; j++) {                                                      \
+                vf x[DEC_PVV];                                                                     \
+                for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + j * D + d + c * VW);            \
+                for (int r = 0; r < DECODE_QUAD; r++) {                                            \
+                    const vf p = vset1(s[r * DECODE_KB + j]);                                      \
+                    for (int c = 0; c < DEC_PVV; c++)                                              \
+                        a[r * DEC_PVV + c] = vfma(p, x[c], a[r * DEC_PVV + c]);                    \
+                }                                                                                  \
+            }                                                                                      \
+            for (int r = 0; r < DECODE_QUAD; r++)                                                  \
+                for (int c = 0; c < DEC_PVV; c++)                                                  \
+                    vstore(acc + r * D + d + c * VW, a[r * DEC_PVV + c]);                          \
+        }                                                                                          \
+        for (; d < D; d += VW) /* D % VW == 0 */                                                   \
+            for (int r = 0; r < DECODE_QUAD; r++) {                                                \
+                vf a = vload(acc + r * D + d);                                                     \
+                for (int64_t j = 0; j < n; j++)                                                    \
+                    a = vfma(vset1(s[r * DECODE_KB + j]), VLOAD(v + j * D + d), a);                \
+                vstore(acc + r * D + d, a);                                                        \
+            }                                                                                      \
+    }
+
+DECODE_QUAD_OPS(f32, float, vload)
+DECODE_QUAD_OPS(bf16, uint16_t, vload_bf16)
+DECODE_QUAD_OPS(f16, uint16_t, vload_f16)
+
 #if VW == 16 && defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
 #define DECODE_HAVE_DPBF16 1
 /* Σ_d q[d]·k[d] of bf16 rows (D even, a multiple of 32 for the vector part) by vdpbf16ps. */
@@ -88,49 +194,38 @@ __attribute__((target("avx512bf16"))) static float dec_dot_dpbf16(const uint16_t
 }
 
 /* G >= DECODE_GROUPED, bf16, D even: s[r·KB + j] = scale·q_r·k_j from kt2 [D/2][KB] = the
- * block's keys as bf16 pairs (32-bit words) transposed; two rows, 64 keys at a time. */
+ * block's keys as bf16 pairs (32-bit words) transposed; four rows (rows past G: row G - 1
+ * again, not stored), 64 keys at a time: sixteen dot-product chains share each load. */
 __attribute__((target("avx512bf16"))) static void dec_scores_dp(const uint16_t *qh, int64_t G,
                                                                 int64_t D, const uint32_t *kt2,
                                                                 int64_t kb, float scale, float *s)
 {
-    for (int64_t r = 0; r < G; r += 2) {
-        const uint32_t *qa = (const uint32_t *)(qh + r * D), *qb = r + 1 < G ? qa + D / 2 : qa;
+    const __m512 sc = _mm512_set1_ps(scale);
+    for (int64_t r = 0; r < G; r += 4) {
+        const uint32_t *qr[4];
+        for (int i = 0; i < 4; i++)
+            qr[i] = (const uint32_t *)(qh + (r + i < G ? r + i : G - 1) * D);
         for (int64_t c = 0; c < kb; c += 64) {
-            __m512 a0 = _mm512_setzero_ps(), a1 = a0, a2 = a0, a3 = a0, b0 = a0, b1 = a0, b2 = a0,
-                   b3 = a0;
+            __m512 a[16];
+            for (int i = 0; i < 16; i++) a[i] = _mm512_setzero_ps();
             for (int64_t i = 0; i < D / 2; i++) {
                 const uint32_t *x = kt2 + i * kb + c;
-                const __m512bh x0 = (__m512bh)_mm512_loadu_si512(x),
-                               x1 = (__m512bh)_mm512_loadu_si512(x + 16),
-                               x2 = (__m512bh)_mm512_loadu_si512(x + 32),
-                               x3 = (__m512bh)_mm512_loadu_si512(x + 48);
-                const __m512bh pa = (__m512bh)_mm512_set1_epi32((int)qa[i]),
-                               pb = (__m512bh)_mm512_set1_epi32((int)qb[i]);
-                a0 = _mm512_dpbf16_ps(a0, pa, x0), a1 = _mm512_dpbf16_ps(a1, pa, x1);
-                a2 = _mm512_dpbf16_ps(a2, pa, x2), a3 = _mm512_dpbf16_ps(a3, pa, x3);
-                b0 = _mm512_dpbf16_ps(b0, pb, x0), b1 = _mm512_dpbf16_ps(b1, pb, x1);
-                b2 = _mm512_dpbf16_ps(b2, pb, x2), b3 = _mm512_dpbf16_ps(b3, pb, x3);
+                __m512bh xv[4];
+                for (int e = 0; e < 4; e++) xv[e] = (__m512bh)_mm512_loadu_si512(x + 16 * e);
+                for (int w = 0; w < 4; w++) {
+                    const __m512bh p = (__m512bh)_mm512_set1_epi32((int)qr[w][i]);
+                    for (int e = 0; e < 4; e++)
+                        a[4 * w + e] = _mm512_dpbf16_ps(a[4 * w + e], p, xv[e]);
+                }
             }
-            const __m512 sc = _mm512_set1_ps(scale);
-            float *sa = s + r * kb + c;
-            _mm512_storeu_ps(sa, _mm512_mul_ps(sc, a0));
-            _mm512_storeu_ps(sa + 16, _mm512_mul_ps(sc, a1));
-            _mm512_storeu_ps(sa + 32, _mm512_mul_ps(sc, a2));
-            _mm512_storeu_ps(sa + 48, _mm512_mul_ps(sc, a3));
-            if (r + 1 >= G) continue;
-            _mm512_storeu_ps(sa + kb, _mm512_mul_ps(sc, b0));
-            _mm512_storeu_ps(sa + kb + 16, _mm512_mul_ps(sc, b1));
-            _mm512_storeu_ps(sa + kb + 32, _mm512_mul_ps(sc, b2));
-            _mm512_storeu_ps(sa + kb + 48, _mm512_mul_ps(sc, b3));
+            for (int w = 0; w < 4 && r + w < G; w++)
+                for (int e = 0; e < 4; e++)
+                    _mm512_storeu_ps(s + (r + w) * kb + c + 16 * e,
+                                     _mm512_mul_ps(sc, a[4 * w + e]));
         }
     }
 }
 #endif
-
-enum {
-    DECODE_KB = 64,     /* keys per block */
-    DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
-};
 
 /* scores [G][DECODE_KB], kt [D][DECODE_KB], vbuf [DECODE_KB][D] */
 static int64_t dec_scratch_floats(int64_t G, int64_t D) { return DECODE_KB * (G + 2 * D); }
@@ -142,79 +237,97 @@ static void dec_softmax_step(float *s, int64_t n, float *m, float *l, float *acc
     const float mb = k_vmax(s, n);
     if (mb == -INFINITY) return; /* NaN-free inputs never get here */
     const float mn = *m > mb ? *m : mb;
-    const float corr = *m == -INFINITY ? 0.0f : attn_exp_scalar(*m - mn);
+    const float corr = *m == mn ? 1.0f : *m == -INFINITY ? 0.0f : attn_exp_scalar(*m - mn);
     const float sum = k_vexp_sum(s, n, mn);
     if (corr != 1.0f) k_vscale(acc, D, corr);
     *l = *l * corr + sum;
     *m = mn;
 }
 
-/* G > 1: s[r·DECODE_KB + j] = q_r·k_j for r < G and every j < DECODE_KB, from kt = the block's
- * keys transposed [D][DECODE_KB] (columns past the block's keys zero): two rows at a time, four
- * vectors of keys each, so eight independent FMA chains share each load of kt. */
-static void dec_scores_t(const float *q, int64_t G, int64_t D, const float *kt, float *s)
+/* G >= DECODE_GROUPED: rows per register block of the GEMM-like path (DEC_TR rows x 4 vectors
+ * of accumulators: AVX2 has 16 registers, AVX-512 32). */
+enum { DEC_TR = VW == 16 ? 4 : 2 };
+
+/* s[r·DECODE_KB + j] = q_r·k_j for rows r0 <= r < r0 + DEC_TR (rows past G: row G - 1 again, not
+ * stored), every j < DECODE_KB, from kt = the block's keys transposed [D][DECODE_KB]. */
+static void dec_scores_rows(const float *q, int64_t G, int64_t r0, int64_t D, const float *kt,
+                            float *s)
 {
-    for (int64_t r = 0; r < G; r += 2) {
-        const float *qa = q + r * D, *qb = r + 1 < G ? qa + D : qa;
-        for (int64_t c = 0; c < DECODE_KB; c += 4 * VW) {
-            vf a0 = vzero(), a1 = vzero(), a2 = vzero(), a3 = vzero();
-            vf b0 = vzero(), b1 = vzero(), b2 = vzero(), b3 = vzero();
-            for (int64_t d = 0; d < D; d++) {
-                const float *kd = kt + d * DECODE_KB + c;
-                const vf x0 = vload(kd), x1 = vload(kd + VW), x2 = vload(kd + 2 * VW),
-                         x3 = vload(kd + 3 * VW), qd = vset1(qa[d]), pd = vset1(qb[d]);
-                a0 = vfma(qd, x0, a0), a1 = vfma(qd, x1, a1), a2 = vfma(qd, x2, a2);
-                a3 = vfma(qd, x3, a3), b0 = vfma(pd, x0, b0), b1 = vfma(pd, x1, b1);
-                b2 = vfma(pd, x2, b2), b3 = vfma(pd, x3, b3);
+    const float *qr[DEC_TR];
+    for (int i = 0; i < DEC_TR; i++) qr[i] = q + (r0 + i < G ? r0 + i : G - 1) * D;
+    for (int64_t c = 0; c < DECODE_KB; c += 4 * VW) {
+        vf a[DEC_TR * 4];
+        for (int i = 0; i < DEC_TR * 4; i++) a[i] = vzero();
+        for (int64_t d = 0; d < D; d++) {
+            const float *kd = kt + d * DECODE_KB + c;
+            const vf x0 = vload(kd), x1 = vload(kd + VW), x2 = vload(kd + 2 * VW),
+                     x3 = vload(kd + 3 * VW);
+            for (int i = 0; i < DEC_TR; i++) {
+                const vf qd = vset1(qr[i][d]);
+                a[4 * i] = vfma(qd, x0, a[4 * i]), a[4 * i + 1] = vfma(qd, x1, a[4 * i + 1]);
+                a[4 * i + 2] = vfma(qd, x2, a[4 * i + 2]);
+                a[4 * i + 3] = vfma(qd, x3, a[4 * i + 3]);
             }
-            float *sa = s + r * DECODE_KB + c;
-            vstore(sa, a0), vstore(sa + VW, a1), vstore(sa + 2 * VW, a2), vstore(sa + 3 * VW, a3);
-            if (r + 1 >= G) continue;
-            float *sb = sa + DECODE_KB;
-            vstore(sb, b0), vstore(sb + VW, b1), vstore(sb + 2 * VW, b2), vstore(sb + 3 * VW, b3);
         }
+        for (int i = 0; i < DEC_TR && r0 + i < G; i++)
+            for (int e = 0; e < 4; e++) vstore(s + (r0 + i) * DECODE_KB + c + e * VW, a[4 * i + e]);
     }
 }
 
-/* G > 1: acc_r[d] += Σ_j p_r[j]·v[j·D + d] (p_r = s + r·DECODE_KB), two rows at a time sharing
- * each load of v (f32 rows). */
-static void dec_pv2(float *acc, const float *s, const float *v, int64_t G, int64_t n, int64_t D)
+/* G > 1: s[r·DECODE_KB + j] = q_r·k_j for r < G and every j < DECODE_KB, from kt (columns past
+ * the block's keys zero): DEC_TR rows at a time, four vectors of keys each, so 4·DEC_TR
+ * independent FMA chains share each load of kt. */
+static void dec_scores_t(const float *q, int64_t G, int64_t D, const float *kt, float *s)
 {
-    for (int64_t r = 0; r + 1 < G; r += 2) {
-        float *xa = acc + r * D, *xb = xa + D;
-        const float *pa = s + r * DECODE_KB, *pb = pa + DECODE_KB;
-        int64_t d = 0;
-        for (; d + 4 * VW <= D; d += 4 * VW) {
-            vf a0 = vload(xa + d), a1 = vload(xa + d + VW), a2 = vload(xa + d + 2 * VW),
-               a3 = vload(xa + d + 3 * VW), b0 = vload(xb + d), b1 = vload(xb + d + VW),
-               b2 = vload(xb + d + 2 * VW), b3 = vload(xb + d + 3 * VW);
+    for (int64_t r = 0; r < G; r += DEC_TR) dec_scores_rows(q, G, r, D, kt, s);
+}
+
+/* acc_r[e] += Σ_j p_r[j]·v[j·D + e] (p_r = s + r·DECODE_KB) for the DEC_TR rows from r0 (all
+ * below G) and the four vectors of D from d (fewer at the end of D, D % VW == 0), sharing each
+ * load of v (f32 rows). */
+static void dec_pv_rows(float *acc, const float *s, const float *v, int64_t r0, int64_t n,
+                        int64_t D, int64_t d)
+{
+    {
+        const int nv = D - d >= 4 * VW ? 4 : (int)((D - d) / VW);
+        vf a[DEC_TR * 4];
+        for (int i = 0; i < DEC_TR; i++)
+            for (int e = 0; e < 4; e++)
+                a[4 * i + e] = e < nv ? vload(acc + (r0 + i) * D + d + e * VW) : vzero();
+        if (nv == 4)
             for (int64_t j = 0; j < n; j++) {
                 const float *vr = v + j * D + d;
                 const vf x0 = vload(vr), x1 = vload(vr + VW), x2 = vload(vr + 2 * VW),
-                         x3 = vload(vr + 3 * VW), ca = vset1(pa[j]), cb = vset1(pb[j]);
-                a0 = vfma(ca, x0, a0), a1 = vfma(ca, x1, a1), a2 = vfma(ca, x2, a2);
-                a3 = vfma(ca, x3, a3), b0 = vfma(cb, x0, b0), b1 = vfma(cb, x1, b1);
-                b2 = vfma(cb, x2, b2), b3 = vfma(cb, x3, b3);
+                         x3 = vload(vr + 3 * VW);
+                for (int i = 0; i < DEC_TR; i++) {
+                    const vf p = vset1(s[(r0 + i) * DECODE_KB + j]);
+                    a[4 * i] = vfma(p, x0, a[4 * i]), a[4 * i + 1] = vfma(p, x1, a[4 * i + 1]);
+                    a[4 * i + 2] = vfma(p, x2, a[4 * i + 2]);
+                    a[4 * i + 3] = vfma(p, x3, a[4 * i + 3]);
+                }
             }
-            vstore(xa + d, a0), vstore(xa + d + VW, a1), vstore(xa + d + 2 * VW, a2);
-            vstore(xa + d + 3 * VW, a3), vstore(xb + d, b0), vstore(xb + d + VW, b1);
-            vstore(xb + d + 2 * VW, b2), vstore(xb + d + 3 * VW, b3);
-        }
-        for (; d + VW <= D; d += VW) { /* the rest: a vector, then single columns */
-            vf a = vload(xa + d), b = vload(xb + d);
-            for (int64_t j = 0; j < n; j++) {
-                const vf x = vload(v + j * D + d);
-                a = vfma(vset1(pa[j]), x, a), b = vfma(vset1(pb[j]), x, b);
-            }
-            vstore(xa + d, a), vstore(xb + d, b);
-        }
-        for (; d < D; d++) {
-            float a = xa[d], b = xb[d];
-            for (int64_t j = 0; j < n; j++) a += pa[j] * v[j * D + d], b += pb[j] * v[j * D + d];
-            xa[d] = a, xb[d] = b;
-        }
+        else
+            for (int64_t j = 0; j < n; j++)
+                for (int e = 0; e < nv; e++) {
+                    const vf x = vload(v + j * D + d + e * VW);
+                    for (int i = 0; i < DEC_TR; i++)
+                        a[4 * i + e] = vfma(vset1(s[(r0 + i) * DECODE_KB + j]), x, a[4 * i + e]);
+                }
+        for (int i = 0; i < DEC_TR; i++)
+            for (int e = 0; e < nv; e++) vstore(acc + (r0 + i) * D + d + e * VW, a[4 * i + e]);
     }
-    if (G % 2) dec_pv_f32(acc + (G - 1) * D, s + (G - 1) * DECODE_KB, v, n, D);
+}
+
+/* G > 1: acc_r[d] += Σ_j p_r[j]·v[j·D + d] for every r < G (f32 rows v): DEC_TR rows at a time
+ * sharing each load of v where D % VW == 0, the rest row by row. */
+static void dec_pv_grouped(float *acc, const float *s, const float *v, int64_t G, int64_t n,
+                           int64_t D)
+{
+    int64_t r = 0;
+    if (D % VW == 0) /* by vectors of D outside: v's columns stay in L1 for all the rows */
+        for (int64_t d = 0; d < D; d += 4 * VW)
+            for (r = 0; r + DEC_TR <= G; r += DEC_TR) dec_pv_rows(acc, s, v, r, n, D, d);
+    for (; r < G; r++) dec_pv_f32(acc + r * D, s + r * DECODE_KB, v, n, D);
 }
 
 /* kt [D][DECODE_KB] = the block's nb keys (dtype t) transposed, as floats; columns past nb
@@ -237,12 +350,9 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     (void)qh, (void)scale;
 #ifdef DECODE_HAVE_DPBF16
     if (qh && D % 2 == 0) { /* bf16 pairs transposed as 32-bit words, vdpbf16ps */
-        uint32_t *kt2 = (uint32_t *)kt;
-        for (int64_t j = 0; j < DECODE_KB; j++) {
-            const uint32_t *row = (const uint32_t *)kb + j * (D / 2);
-            for (int64_t i = 0; i < D / 2; i++) kt2[i * DECODE_KB + j] = j < nb ? row[i] : 0;
-        }
-        dec_scores_dp(qh, G, D, kt2, DECODE_KB, scale, s);
+        /* the 32-bit words moved as floats by the tile's transposes: bits unchanged */
+        k_tile_pack_kt(kt, DECODE_KB, kb, D / 2, nb, D / 2);
+        dec_scores_dp(qh, G, D, (const uint32_t *)kt, DECODE_KB, scale, s);
     } else
 #endif
     {
@@ -253,7 +363,23 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     if (t != ATTN_F32) cvt_to_f32(t, vb, vbuf, nb * D), vf32 = vbuf;
     for (int64_t r = 0; r < G; r++)
         dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    dec_pv2(acc, s, vf32, G, nb, D);
+    dec_pv_grouped(acc, s, vf32, G, nb, D);
+}
+
+/* DECODE_QUAD rows (q, m, l, acc: theirs) against nb keys read in place (bf16/f16 converted in
+ * registers), each key and value vector loaded once for the four rows; s: scores, DECODE_QUAD
+ * rows of DECODE_KB. */
+static void dec_block_quad(int t, const float *q, int64_t D, const void *kb, const void *vb,
+                           int64_t nb, float *m, float *l, float *acc, float *s)
+{
+    if (t == ATTN_F32) dec_scores4_f32(q, kb, nb, D, s);
+    else if (t == ATTN_BF16) dec_scores4_bf16(q, kb, nb, D, s);
+    else dec_scores4_f16(q, kb, nb, D, s);
+    for (int64_t r = 0; r < DECODE_QUAD; r++)
+        dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
+    if (t == ATTN_F32) dec_pv4_f32(acc, s, vb, nb, D);
+    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vb, nb, D);
+    else dec_pv4_f16(acc, s, vb, nb, D);
 }
 
 /* One row (G = 1) against nb keys read in place (bf16/f16 converted in registers). */
@@ -281,6 +407,16 @@ static void dec_block_single(int t, const float *q, const uint16_t *qh, float sc
     else dec_pv_f16(acc, s, vb, nb, D);
 }
 
+/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
+static inline void dec_prefetch(const void *p, size_t len)
+{
+#if defined(__GNUC__)
+    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+#else
+    (void)p, (void)len;
+#endif
+}
+
 /* G rows against n keys of dtype t, by blocks of DECODE_KB keys. */
 static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, int64_t G, int64_t D,
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
@@ -291,11 +427,20 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
         const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
         const void *kb = (const char *)k + (size_t)(j0 * D) * esz;
         const void *vb = (const char *)v + (size_t)(j0 * D) * esz;
+        if (G >= DECODE_QUAD && j0 + nb < n) { /* compute bound enough to fetch the next block */
+            const int64_t j1 = j0 + nb, nn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
+            dec_prefetch((const char *)k + (size_t)(j1 * D) * esz, (size_t)(nn * D) * esz);
+            dec_prefetch((const char *)v + (size_t)(j1 * D) * esz, (size_t)(nn * D) * esz);
+        }
         if (G >= DECODE_GROUPED) {
             dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
             continue;
         }
-        for (int64_t r = 0; r < G; r++) /* the block stays in L1 for the next rows */
+        int64_t r = 0;
+        if (D % VW == 0)
+            for (; r + DECODE_QUAD <= G; r += DECODE_QUAD)
+                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch);
+        for (; r < G; r++) /* the block stays in L1 or L2 for the next rows */
             dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kb, vb, nb, m + r,
                              l + r, acc + r * D, scratch);
     }
