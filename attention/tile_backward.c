@@ -10,9 +10,14 @@
  *   4  dS = scale · P∘(dP - Δ)·ds/du            (vectorised)
  *   5  dv += Pᵀ dout,  dk += dSᵀ q,  dq += dS k  the p·v micro-kernel (Pᵀ, dSᵀ read transposed)
  *   The micro-kernels are the kernel set's (simd/tile_body.h, as the forward tile's; no BLAS).
+ *   A masked visit (at most TRIM_ROWS rows, TRIM_COLS keys) runs them by blocks of TRIM rows
+ *   (1, 3 and dq: over the columns the block sees, from a vector's multiple) and of TRIM keys
+ *   (dv, dk: against the rows that see them): a band's or causal diagonal's unseen triangles
+ *   mostly skipped (P and dS are 0 there: the other columns of a row are -inf, resp. zeroed).
  *   Rows against listed keys (attn_btile_visit_list, _visit_one: one row, one key) by vector
  *   loops: the dot products, then dq, dk, dv in one pass (the set's dot2, axpy3).
- *   time O(rows·cols·D), 10·rows·cols·D flops; scratch attn_btile_floats; single-threaded.
+ *   time O(rows·cols·D), 10·rows·cols·D flops (fewer computed when masked); scratch
+ *   attn_btile_floats; single-threaded.
  */
 #include <math.h>
 #include <string.h>
@@ -21,6 +26,9 @@
 #include "simd/kernel_set.h"
 
 enum { ALIGN_FLOATS = 16 };
+/* Rows (and keys) per block of a masked visit, each block's products over only the keys (rows)
+ * it sees: the micro-kernels' register rows on avx2 and avx512. */
+enum { TRIM = 6, TRIM_ROWS = 120, TRIM_COLS = 1020 };
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
@@ -71,54 +79,159 @@ static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int
     attn_vexp_sum(row, round_up(cols), t->m[r]);
 }
 
-/* Steps 1-2 of a visit: P [nrows, ld] from the packed kᵀ (kt, ldkt floats a row). */
-static void visit_probabilities(attn_btile *b, int64_t r0, int64_t nrows, const float *q,
-                                int64_t ldq, const float *kt, int64_t ldkt, int64_t cols,
-                                const attn_tile_mask *mask)
+/* Row r's seen columns of a visit: [a, e) minus [xa, xe) (every column without a mask). */
+static void seen_cols(const attn_tile_mask *mask, int64_t r, int64_t cols, int64_t c[4])
+{
+    c[0] = 0, c[1] = cols, c[2] = c[3] = 0;
+    if (!mask) return;
+    if (mask->lo) c[0] = clamp64(mask->lo[r] - mask->col0, 0, cols);
+    if (mask->hi) c[1] = clamp64(mask->hi[r] - mask->col0, c[0], cols);
+    if (mask->xlo) {
+        c[2] = clamp64(mask->xlo[r] - mask->col0, c[0], c[1]);
+        c[3] = clamp64(mask->xhi[r] - mask->col0, c[2], c[1]);
+    }
+}
+
+/* The blocks of a masked visit (at most TRIM_ROWS rows, TRIM_COLS keys): TRIM rows each over the
+ * columns they see, TRIM keys each against the rows that see them (step 0: one block of all). */
+typedef struct trim {
+    int64_t step;
+    int64_t rc[TRIM_ROWS / TRIM][2]; /* row block i's columns [c0, c1), c0 a vector's multiple */
+    int64_t kr[TRIM_COLS / TRIM][2]; /* key block j's rows [r0, r1) */
+} trim;
+
+static void trim_plan(trim *tr, const attn_tile_mask *mask, int64_t nrows, int64_t cols)
+{
+    tr->step = mask && nrows <= TRIM_ROWS && cols <= TRIM_COLS ? TRIM : 0;
+    if (!tr->step) return;
+    for (int64_t i = 0; i < (nrows + TRIM - 1) / TRIM; i++) tr->rc[i][0] = cols, tr->rc[i][1] = 0;
+    for (int64_t j = 0; j < (cols + TRIM - 1) / TRIM; j++) tr->kr[j][0] = nrows, tr->kr[j][1] = 0;
+    for (int64_t r = 0; r < nrows; r++) {
+        int64_t c[4];
+        seen_cols(mask, r, cols, c);
+        if (c[0] >= c[1]) continue;
+        int64_t *rc = tr->rc[r / TRIM];
+        rc[0] = c[0] < rc[0] ? c[0] : rc[0], rc[1] = c[1] > rc[1] ? c[1] : rc[1];
+        for (int64_t j = c[0] / TRIM; j <= (c[1] - 1) / TRIM; j++) {
+            if (tr->kr[j][0] > r) tr->kr[j][0] = r;
+            tr->kr[j][1] = r + 1;
+        }
+    }
+    for (int64_t i = 0; i < (nrows + TRIM - 1) / TRIM; i++)
+        tr->rc[i][0] = tr->rc[i][0] / ALIGN_FLOATS * ALIGN_FLOATS;
+}
+
+/* Block i's rows [*i0, *i1) and columns [*c0, *c1) (for key blocks: keys and rows swapped). */
+static void trim_block(const trim *tr, const int64_t (*range)[2], int64_t i, int64_t n, int64_t m,
+                       int64_t *i0, int64_t *i1, int64_t *c0, int64_t *c1)
+{
+    *i0 = i * (tr->step ? tr->step : n);
+    *i1 = tr->step && *i0 + tr->step < n ? *i0 + tr->step : n;
+    *c0 = tr->step ? range[i][0] : 0, *c1 = tr->step ? range[i][1] : m;
+}
+
+/* o [nrows, ld] = scale · a bᵀ from the packed bᵀ (ldb floats a row): the scores micro-kernel
+ * by column blocks of ATTN_TILE_COLS_ALIGN (each block's bᵀ stays cached over the row blocks),
+ * each row block over only the columns it sees. */
+static void trimmed_scores(float *o, int64_t ld, const float *a, int64_t lda, const float *bt,
+                           int64_t ldb, const trim *tr, int64_t nrows, int64_t cols, int64_t D,
+                           float scale)
+{
+    const attn_ks_tile *kt = &attn_ks()->tile;
+    if (!tr->step) {
+        kt->scores(o, ld, a, lda, bt, ldb, nrows, cols, D, scale);
+        return;
+    }
+    for (int64_t x0 = 0; x0 < cols; x0 += ATTN_TILE_COLS_ALIGN)
+        for (int64_t i = 0; i * tr->step < nrows; i++) {
+            int64_t i0, i1, c0, c1;
+            trim_block(tr, tr->rc, i, nrows, cols, &i0, &i1, &c0, &c1);
+            c0 = c0 > x0 ? c0 : x0;
+            c1 = c1 < x0 + ATTN_TILE_COLS_ALIGN ? c1 : x0 + ATTN_TILE_COLS_ALIGN;
+            if (c0 < c1)
+                kt->scores(o + i0 * ld + c0, ld, a + i0 * lda, lda, bt + c0, ldb, i1 - i0, c1 - c0,
+                           D, scale);
+        }
+}
+
+/* Steps 1-2 of a visit: P [nrows, ld] from the packed kᵀ (kt, ldkt floats a row); the scores of
+ * each block of rows only over the columns it sees (the others: unseen, -inf). */
+static void visit_probabilities(attn_btile *b, const trim *tr, int64_t r0, int64_t nrows,
+                                const float *q, int64_t ldq, const float *kt, int64_t ldkt,
+                                int64_t cols, const attn_tile_mask *mask)
 {
     attn_tile *t = &b->t;
     const int64_t ld = attn_tile_score_ld(cols);
     float *P = t->scores;
-    attn_ks()->tile.scores(P, ld, q, ldq, kt, ldkt, nrows, cols, t->D, t->scale);
+    trimmed_scores(P, ld, q, ldq, kt, ldkt, tr, nrows, cols, t->D, t->scale);
     for (int64_t r = 0; r < nrows; r++) {
-        int64_t a = 0, e = cols, xa = 0, xe = 0;
-        if (mask) {
-            if (mask->lo) a = clamp64(mask->lo[r] - mask->col0, 0, cols);
-            if (mask->hi) e = clamp64(mask->hi[r] - mask->col0, a, cols);
-            if (mask->xlo) {
-                xa = clamp64(mask->xlo[r] - mask->col0, a, e);
-                xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
-            }
-        }
-        probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, a, e, xa, xe);
+        int64_t c[4];
+        seen_cols(mask, r, cols, c);
+        probabilities(b, r0 + r, P + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, c[0], c[1],
+                      c[2], c[3]);
+    }
+}
+
+/* Step 4 for row r, dP in ds over the columns [c0, c1) its block sees: dS, scaled once for dk
+ * and dq; 0 in the other columns (which dk's products read). */
+static void row_ds(attn_btile *b, int64_t r, const float *p, float *ds, const float *dcap,
+                   int64_t cols, int64_t c0, int64_t c1)
+{
+    if (c0 < c1) {
+        attn_ks()->math.scores_grad(p + c0, ds + c0, dcap ? dcap + c0 : NULL, b->t.l[r], c1 - c0);
+        attn_ks()->math.vscale(ds + c0, c1 - c0, b->t.scale);
+    }
+    const int64_t z0 = c0 < c1 ? c0 : cols, z1 = c0 < c1 ? c1 : cols;
+    memset(ds, 0, (size_t)z0 * sizeof(float));
+    memset(ds + z1, 0, (size_t)(cols - z1) * sizeof(float));
+}
+
+/* g += xᵀ y (x [nrows, ld] read transposed, y rows ldy apart, g rows ldg apart: in place, or at
+ * b->grows[c]·ldg for key c), by blocks of keys, each against the rows that see it. */
+static void key_products(const attn_btile *b, const trim *tr, float *g, int64_t ldg, const float *x,
+                         int64_t ld, const float *y, int64_t ldy, int64_t nrows, int64_t cols)
+{
+    const attn_ks_tile *kt = &attn_ks()->tile;
+    for (int64_t j = 0; j * (tr->step ? tr->step : cols) < cols; j++) {
+        int64_t c0, c1, i0, i1;
+        trim_block(tr, tr->kr, j, cols, nrows, &c0, &c1, &i0, &i1);
+        if (i0 >= i1) continue;
+        const float *xb = x + i0 * ld + c0, *yb = y + i0 * ldy;
+        if (b->grows)
+            kt->pv_rows(g, ldg, b->grows + c0, xb, 1, ld, yb, ldy, c1 - c0, i1 - i0, b->t.D);
+        else kt->pv(g + c0 * ldg, ldg, xb, 1, ld, yb, ldy, c1 - c0, i1 - i0, b->t.D);
     }
 }
 
 /* Steps 3-5 of a visit, given P: dP from the packed vᵀ (vt, ldvt floats a row), dS, then
- * dv, dk (rows ldg apart) and dq (dS k, k rows ldk apart). */
-static void visit_gradients(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                            const float *dout, int64_t lddo, const float *vt, int64_t ldvt,
-                            const float *k, int64_t ldk, float *dk, float *dv, int64_t ldg,
-                            int64_t cols)
+ * dv, dk (rows ldg apart; by blocks of keys, each against the rows that see it) and dq (dS k,
+ * k rows ldk apart; by blocks of rows, each over the keys it sees). */
+static void visit_gradients(attn_btile *b, const trim *tr, int64_t r0, int64_t nrows,
+                            const float *q, int64_t ldq, const float *dout, int64_t lddo,
+                            const float *vt, int64_t ldvt, const float *k, int64_t ldk, float *dk,
+                            float *dv, int64_t ldg, int64_t cols)
 {
     attn_tile *t = &b->t;
     const attn_ks_tile *kt = &attn_ks()->tile;
     const int64_t D = t->D, ld = attn_tile_score_ld(cols);
     float *P = t->scores, *dS = b->dp;
-    kt->scores(dS, ld, dout, lddo, vt, ldvt, nrows, cols, D, 1.0f); /* dP = dout vᵀ */
-    for (int64_t r = 0; r < nrows; r++) { /* dS, scaled once for dk and dq */
-        attn_ks()->math.scores_grad(P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL,
-                                    t->l[r0 + r], cols);
-        attn_ks()->math.vscale(dS + r * ld, cols, t->scale);
+    trimmed_scores(dS, ld, dout, lddo, vt, ldvt, tr, nrows, cols, D, 1.0f); /* dP = dout vᵀ */
+    for (int64_t i = 0; i * (tr->step ? tr->step : nrows) < nrows; i++) {
+        int64_t i0, i1, c0, c1;
+        trim_block(tr, tr->rc, i, nrows, cols, &i0, &i1, &c0, &c1);
+        for (int64_t r = i0; r < i1; r++)
+            row_ds(b, r0 + r, P + r * ld, dS + r * ld, b->dcap ? b->dcap + r * ld : NULL, cols, c0,
+                   c1);
     }
-    if (b->grows) { /* key c's gradient rows at grows[c]·ldg */
-        kt->pv_rows(dv, ldg, b->grows, P, 1, ld, dout, lddo, cols, nrows, D);
-        kt->pv_rows(dk, ldg, b->grows, dS, 1, ld, q, ldq, cols, nrows, D);
-    } else {
-        kt->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D); /* dv += Pᵀ dout */
-        kt->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);    /* dk += scale·dSᵀ q */
+    key_products(b, tr, dv, ldg, P, ld, dout, lddo, nrows, cols); /* dv += Pᵀ dout */
+    key_products(b, tr, dk, ldg, dS, ld, q, ldq, nrows, cols);    /* dk += scale·dSᵀ q */
+    for (int64_t i = 0; i * (tr->step ? tr->step : nrows) < nrows; i++) {
+        int64_t i0, i1, c0, c1;
+        trim_block(tr, tr->rc, i, nrows, cols, &i0, &i1, &c0, &c1);
+        if (c0 < c1) /* dq += scale·dS k */
+            kt->pv(t->acc + (r0 + i0) * D, D, dS + i0 * ld + c0, ld, 1, k + c0 * ldk, ldk, i1 - i0,
+                   c1 - c0, D);
     }
-    kt->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldk, nrows, cols, D); /* dq += scale·dS k */
 }
 
 void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -130,9 +243,11 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
     const int64_t ld = attn_tile_score_ld(cols);
     float *packed = t->scores + round_up(t->rows * ld);
     kt->pack_kt(packed, ld, k, ldkv, cols, t->D);
-    visit_probabilities(b, r0, nrows, q, ldq, packed, ld, cols, mask);
+    trim tr;
+    trim_plan(&tr, mask, nrows, cols);
+    visit_probabilities(b, &tr, r0, nrows, q, ldq, packed, ld, cols, mask);
     kt->pack_kt(packed, ld, v, ldkv, cols, t->D); /* vᵀ: dP = dout vᵀ */
-    visit_gradients(b, r0, nrows, q, ldq, dout, lddo, packed, ld, k, ldkv, dk, dv, ldg, cols);
+    visit_gradients(b, &tr, r0, nrows, q, ldq, dout, lddo, packed, ld, k, ldkv, dk, dv, ldg, cols);
 }
 
 void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -140,8 +255,10 @@ void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const flo
                              int64_t ldt, const float *k, int64_t ldk, float *dk, float *dv,
                              int64_t ldg, int64_t cols, const attn_tile_mask *mask)
 {
-    visit_probabilities(b, r0, nrows, q, ldq, kt, ldt, cols, mask);
-    visit_gradients(b, r0, nrows, q, ldq, dout, lddo, vt, ldt, k, ldk, dk, dv, ldg, cols);
+    trim tr;
+    trim_plan(&tr, mask, nrows, cols);
+    visit_probabilities(b, &tr, r0, nrows, q, ldq, kt, ldt, cols, mask);
+    visit_gradients(b, &tr, r0, nrows, q, ldq, dout, lddo, vt, ldt, k, ldk, dk, dv, ldg, cols);
 }
 
 void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float *dout,
