@@ -6,14 +6,17 @@
  *   time O(B·H·T·w·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine): the positions of one residue class p ≡ c (mod d) see only keys
  *           j ≡ c, and in the class's own numbering (x = (j - c)/d) the window is a plain band
- *           |x_p - x| < w. So a task is up to 256 query rows a step d apart (one class, its
- *           queries copied together once), its keys every d-th key from the band's first
- *           (gathered once per task when at most 256 + 2w, else read in place with a leading
- *           dimension of d·D, or gathered per visit where d·D is no BLAS int); the band keys
- *           by groups of 32-64 rows, each group's keys in one masked visit (attn_bs_plan_band).
- *   workspace: threads × (256×c scores (c: a group's keys rounded up to 64, in [256, 512]) +
- * 2·256×D acc and queries + 2·min(256 + 2w, 4096)·D gathered keys and values + 2·256 floats + 2·256
- * int64), any n threads: OpenMP over (b, h, class chunk), dynamic; OpenBLAS single-threaded inside.
+ *           |x_p - x| < w. So a task is up to 256 query rows a step d apart (one class,
+ *           its queries copied together once), its keys every d-th key from the band's
+ *           first (packed (kᵀ) once per task from k, leading dimension d·D, when at most
+ *           1024; else gathered once per task when at most 256 + 2w and 4096, else read in
+ *           place, or gathered per visit where d·D is no BLAS int); the band by groups of
+ *           12-60 rows, each group's keys in one masked visit (attn_bs_plan_band). Tasks
+ *           ordered by chunk, then class (neighbouring rows of the d classes together).
+ *   workspace: blocksparse.c's, with rows_max = min(256, T), cols_max c (a group's keys
+ *           rounded up to 64, in [256, 512]), gather_max = max(c, min(rows_max + 2w, 4096))
+ *           (d > 1), gathered queries (d > 1), ints 2·rows_max.
+ *   threads: OpenMP over (b, h, task), dynamic; one thread per tile.
  */
 #include "blocksparse.h"
 
@@ -47,7 +50,9 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
 static attn_bs_rows rows(const attn_shape *s, const attn_bs_plan *pl, int phase, int64_t index)
 {
     (void)phase;
-    return attn_bs_class_rows(s, pl->v[V_DILATION], CLASS_ROWS, index);
+    const int64_t d = pl->v[V_DILATION], classes = attn_bs_min(d, s->T);
+    const int64_t chunks = pl->tasks[0] / classes; /* task index: chunk-major, class-minor */
+    return attn_bs_class_rows(s, d, CLASS_ROWS, index % classes * chunks + index / classes);
 }
 
 /* The task's rows sit at positions p0 + r·d, all in the class c = p0 mod d, whose keys are
