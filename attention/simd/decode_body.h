@@ -8,7 +8,8 @@
  * acc·e^(m-m') + Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
  *   G = 1 (MHA: memory bound) reads the rows in place, bf16/f16 converted in registers, one dot
  *   product per key; with AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), bf16 K, unscaled
- *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums).
+ *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums),
+ *   sixteen keys at a time where D % 32 == 0 (their sums by one transposing tree).
  *   4 <= G < 8 (GQA) runs the rows four at a time against the block in place: each key and value
  *   vector is loaded (bf16/f16 converted in registers) once for the four rows; scores by tiles
  *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
@@ -82,12 +83,10 @@ enum {
     DEC_PVV = VW == 8 ? 2 : 4,
 };
 
-/* s[(i / DEC_QK)·DECODE_KB + j + i % DEC_QK] = Σ_lanes a[i], i < DECODE_QUAD·DEC_QK: the sums of
- * the score tile's accumulators (row i / DEC_QK, key j + i % DEC_QK). AVX-512: the sixteen
- * vectors reduced together by a transposing tree (45 shuffles and adds, no horizontal sums). */
-static inline void dec_tile_sums(vf *a, float *s, int64_t j)
-{
 #if VW == 16
+/* Lane i of the result = Σ_lanes a[i], i < 16: a transposing tree of 45 shuffles and adds. */
+static inline vf dec_sums16(const vf *a)
+{
     vf t[8], u[4], w[2];
     for (int i = 0; i < 8; i++) /* lanes 0, 2 of each 128-bit block: a[2i], 1, 3: a[2i + 1] */
         t[i] = vadd(_mm512_unpacklo_ps(a[2 * i], a[2 * i + 1]),
@@ -100,9 +99,19 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
     for (int i = 0; i < 2; i++) /* blocks: u[2i] (0+1, 2+3), u[2i + 1] (0+1, 2+3) */
         w[i] = vadd(_mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
                     _mm512_shuffle_f32x4(u[2 * i], u[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+    return vadd(_mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                _mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1)));
+}
+#endif
+
+/* s[(i / DEC_QK)·DECODE_KB + j + i % DEC_QK] = Σ_lanes a[i], i < DECODE_QUAD·DEC_QK: the sums of
+ * the score tile's accumulators (row i / DEC_QK, key j + i % DEC_QK). AVX-512: the sixteen
+ * vectors reduced together by a transposing tree (45 shuffles and adds, no horizontal sums). */
+static inline void dec_tile_sums(vf *a, float *s, int64_t j)
+{
+#if VW == 16
     float tmp[16];
-    vstore(tmp, vadd(_mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(2, 0, 2, 0)),
-                     _mm512_shuffle_f32x4(w[0], w[1], _MM_SHUFFLE(3, 1, 3, 1))));
+    vstore(tmp, dec_sums16(a));
     for (int i = 0; i < 16; i++) s[(i / DEC_QK) * DECODE_KB + j + i % DEC_QK] = tmp[i];
 #else
     for (int i = 0; i < DECODE_QUAD * DEC_QK; i++)
@@ -191,6 +200,26 @@ __attribute__((target("avx512bf16"))) static float dec_dot_dpbf16(const uint16_t
     float s = _mm512_reduce_add_ps(_mm512_add_ps(a0, a1));
     for (; d < D; d++) s += attn_bf16_to_f32(q[d]) * attn_bf16_to_f32(k[d]);
     return s;
+}
+
+/* G = 1, bf16: s[j] = scale·q·k_j for j < n by vdpbf16ps, sixteen keys at a time (D % 32 == 0:
+ * sixteen independent chains, their sums by one transposing tree), the rest key by key. */
+__attribute__((target("avx512bf16"))) static void
+dec_scores1_dp(const uint16_t *q, const uint16_t *k, int64_t n, int64_t D, float scale, float *s)
+{
+    const __m512 sc = _mm512_set1_ps(scale);
+    int64_t j = 0;
+    if (D % 32 == 0)
+        for (; j + 16 <= n; j += 16) {
+            __m512 a[16];
+            for (int i = 0; i < 16; i++) a[i] = _mm512_setzero_ps();
+            for (int i = 0; i < 16; i++) /* the keys in memory order: the streams stay sequential */
+                for (int64_t d = 0; d < D; d += 32)
+                    a[i] = _mm512_dpbf16_ps(a[i], (__m512bh)_mm512_loadu_si512(q + d),
+                                            (__m512bh)_mm512_loadu_si512(k + (j + i) * D + d));
+            _mm512_storeu_ps(s + j, _mm512_mul_ps(sc, dec_sums16(a)));
+        }
+    for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, k + j * D, D);
 }
 
 /* G >= DECODE_GROUPED, bf16, D even: s[r·KB + j] = scale·q_r·k_j from kt2 [D/2][KB] = the
@@ -390,8 +419,7 @@ static void dec_block_single(int t, const float *q, const uint16_t *qh, float sc
     (void)qh, (void)scale;
 #ifdef DECODE_HAVE_DPBF16
     if (qh && t == ATTN_BF16) {
-        for (int64_t j = 0; j < nb; j++)
-            s[j] = scale * dec_dot_dpbf16(qh, (const uint16_t *)kb + j * D, D);
+        dec_scores1_dp(qh, kb, nb, D, scale, s);
     } else
 #endif
         if (t == ATTN_F32) {
