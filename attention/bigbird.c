@@ -11,7 +11,7 @@
  *           random) sorted and merged into contiguous ranges, each one dense visit (causal:
  *           the diagonal block by groups of rows)
  *   workspace: threads × (b×256 scores + b×D acc + 2·b floats + (b + min(r, NB)) int64)
- *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
+ *   threads: OpenMP over (b, h, query block), dynamic; one thread per tile, no BLAS.
  */
 #include "blocksparse.h"
 

@@ -14,7 +14,7 @@
  *   workspace: threads × (512×256 scores + 512×D acc + 2·512 floats + 3·512 int64 [+ when
  *              c' < l: 2·max(256, min(c'·S/l, 4096))·D gathered keys and values]; rows
  *              min(512, T))
- *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
+ *   threads: OpenMP over (b, h, query block), dynamic; one thread per tile, no BLAS.
  */
 #include "blocksparse.h"
 

@@ -10,7 +10,7 @@
  *           each group's window keys in one masked visit (attn_bs_plan_band)
  *   workspace: threads × (256×c scores + 256×D acc + 2·256 floats + 3·256 int64), any n;
  *              c = a group's window keys rounded up to 64, in [256, 512]
- *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
+ *   threads: OpenMP over (b, h, query block), dynamic; one thread per tile, no BLAS.
  */
 #include "blocksparse.h"
 

@@ -10,7 +10,7 @@
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine):
  *     block: one task per query block; its r drawn keys (K and V rows) gathered once, then one
- *           dense tile (sgemm) for all its rows (causal: row bounds, the partly seen keys by
+ *           dense tile for all its rows (causal: row bounds, the partly seen keys by
  *           groups of rows); before it, each row's own key (when not drawn) starts the row's
  *           online softmax (m = its score, l = 1, acc = its v row: no visit per row; the
  *           backward visits it as a one-key list). K/V rows are
@@ -23,7 +23,7 @@
  *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
  *              or min(64, T) (token); ints = min(r, S) + 3·rows + 1 (block) or
  *              max(4096, min(r, S) + 1) + rows + 1 (token)
- *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
+ *   threads: OpenMP over (b, h, query block), dynamic; one thread per tile, no BLAS.
  */
 #include "blocksparse.h"
 

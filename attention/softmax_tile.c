@@ -153,23 +153,23 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
             const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
             for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
         }
-        /* exp over [a8, e8): whole vectors of 16 (the widest set's: a partial one falls to the
+        /* exp over [av, ev): whole vectors of 16 (the widest set's: a partial one falls to the
          * scalar exp, 3-5x the vector's cost per row at narrow visits), the unseen columns in it
          * at -inf (exp 0); the rows are padded to ATTN_TILE_COLS_ALIGN */
-        const int64_t a8 = a / ALIGN_FLOATS * ALIGN_FLOATS, e8 = a8 + round_up(e - a8);
-        for (int64_t j = a8; j < a; j++) row[j] = -INFINITY;
-        for (int64_t j = e; j < e8; j++) row[j] = -INFINITY;
+        const int64_t av = a / ALIGN_FLOATS * ALIGN_FLOATS, ev = av + round_up(e - av);
+        for (int64_t j = av; j < a; j++) row[j] = -INFINITY;
+        for (int64_t j = e; j < ev; j++) row[j] = -INFINITY;
         float mb = attn_vmax(row + a, e - a);
         float m_new = mb > m[r] ? mb : m[r];
         if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
             memset(row, 0, (size_t)cols * sizeof(float));
             continue;
         }
-        if (a8 > 0) memset(row, 0, (size_t)a8 * sizeof(float));
-        if (e8 < cols) memset(row + e8, 0, (size_t)(cols - e8) * sizeof(float));
+        if (av > 0) memset(row, 0, (size_t)av * sizeof(float));
+        if (ev < cols) memset(row + ev, 0, (size_t)(cols - ev) * sizeof(float));
         /* 0 on the first block (m = -inf: no call, libm's expf(-inf) is a slow path) */
         float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - m_new);
-        float sum = attn_vexp_sum(row + a8, e8 - a8, m_new);
+        float sum = attn_vexp_sum(row + av, ev - av, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (alpha != 1.0f) {

@@ -11,7 +11,7 @@
  *     1. local: blocks of 256 queries against their band (as the window kind: groups of 32-64
  *        rows, each group's keys in one masked visit);
  *     2. strided: the queries of one residue class p ≡ c (mod l) against the keys j ≡ c, one
- *        dense GEMM per class (its queries copied together once per task; its keys and values
+ *        dense tile per class (its queries copied together once per task; its keys and values
  *        read with a leading dimension of l·D, or, causal, copied together once per task when
  *        at most 4096),
  *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
@@ -19,7 +19,7 @@
  * 2·256×D acc and queries + 2·max(256, min(ceil(S/l), 4096))·D keys and values + 2·256 floats +
  * 2·256 int64)
  *              + 2·B·H·T floats (each row's running max and sum between the phases)
- *   threads: OpenMP over (b, h, task) in each phase, dynamic; OpenBLAS single-threaded inside.
+ *   threads: OpenMP over (b, h, task) in each phase, dynamic; one thread per tile, no BLAS.
  */
 #include "blocksparse.h"
 #include "kernels.h"

@@ -7,7 +7,7 @@
  *           of the band: attn_bs_plan_band), each group's keys in one masked visit (at most 512)
  *   workspace: threads × (256×c scores + 256×D acc + 2·256 floats + 2·256 int64), any n;
  *              c = the group's keys rounded up to 64, in [256, 512]
- *   threads: OpenMP over (b, h, query block), dynamic; OpenBLAS single-threaded inside.
+ *   threads: OpenMP over (b, h, query block), dynamic; one thread per tile, no BLAS.
  */
 #include "blocksparse.h"
 
