@@ -23,6 +23,8 @@
  *     attn_btile.grows, runs' in gradient buffers added back after);
  *     spans as the forward's, kᵀ and vᵀ packed once per segment (attn_btile_visit_packed);
  *     dq set by the first phase's visit of each row (no zeroing), added by the second;
+ *     Δ = dout·out of each row computed by the first phase, kept (T floats a thread) for the
+ *     second (which then reads no out row);
  *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one).
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
@@ -33,6 +35,7 @@
  *              [+ rows_max·D gathered queries] + plan.ints int64
  *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span)
  *              [+ 2·B·H·T floats for two phases]
+ *   backward workspace: attn_bs_backward_workspace_bytes (blocksparse.h).
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule; one thread per tile; two
  *     phases run by chunks of (b, h) (phase_chunk: both phases of a chunk while its rows are
  *     cached).
@@ -909,9 +912,15 @@ size_t attn_bs_saved_bytes(const attn_shape *s, const attn_params *p)
 
 /* ---- the backward ---- */
 
+/* Two phases: Δ of one head's rows (T floats), set by the first phase for the second. */
+static size_t delta_bytes(const layout *L, int64_t T)
+{
+    return L->pl.nphases > 1 ? align_up((size_t)T * sizeof(float)) : 0;
+}
+
 /* Per-thread bytes of the backward: the backward tile, modifiers, key and gradient gather
- * buffers, gathered query and dout rows, the pattern's ints, the packed span (kᵀ and vᵀ). */
-static size_t backward_thread_bytes(const layout *L, int64_t D)
+ * buffers, gathered query and dout rows, the pattern's ints, the packed span (kᵀ and vᵀ), Δ. */
+static size_t backward_thread_bytes(const layout *L, int64_t D, int64_t T)
 {
     const attn_bs_plan *pl = &L->pl;
     const int64_t tile = attn_btile_floats(pl->rows_max, pl->cols_max, D, L->mod.softcap > 0);
@@ -920,14 +929,14 @@ static size_t backward_thread_bytes(const layout *L, int64_t D)
     return align_up((size_t)tile * sizeof(float)) +
            align_up((size_t)L->mod_floats * sizeof(float)) + 2 * align_up(gather) +
            2 * align_up(rows) + align_up((size_t)pl->ints * sizeof(int64_t)) +
-           2 * align_up(L->span_bytes);
+           2 * align_up(L->span_bytes) + delta_bytes(L, T);
 }
 
 size_t attn_bs_backward_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
                                         const attn_shape *s, const attn_params *p)
 {
     const layout L = layout_of(pat, t, s, p);
-    return (size_t)s->threads * backward_thread_bytes(&L, s->D);
+    return (size_t)s->threads * backward_thread_bytes(&L, s->D, s->T);
 }
 
 /* One thread's buffers (carved from its workspace) and the tensors of a backward. */
@@ -938,6 +947,7 @@ typedef struct bs_bwd {
     const layout *L;
     attn_bwd_io io;
     float *scratch, *mods, *kbuf, *vbuf, *dkbuf, *dvbuf, *qbuf, *dobuf, *kspan, *vspan;
+    float *delta; /* [T] Δ of the head's rows (two phases), else NULL */
     int64_t *ints;
 } bs_bwd;
 
@@ -970,6 +980,8 @@ static void carve(bs_bwd *w, char *mine)
     mine += align_up((size_t)pl->ints * sizeof(int64_t));
     w->kspan = (float *)mine;
     w->vspan = (float *)(mine + align_up(w->L->span_bytes));
+    mine += 2 * align_up(w->L->span_bytes);
+    w->delta = delta_bytes(w->L, w->s->T) ? (float *)mine : NULL;
 }
 
 /* Task t of query head h (batch b): its visits' dk, dv into the KV head's gradients, its rows'
@@ -994,8 +1006,14 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
     attn_tile_mods(&bt.t, &w->L->mod, w->mods);
     for (int64_t r = 0; r < n; r++) {
         const int64_t row = row0 + r * step;
-        attn_tile_mod_row(&bt.t, &w->L->mod, r, h, t->rows.i0 + r * step);
-        attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
+        const int64_t i = t->rows.i0 + r * step;
+        attn_tile_mod_row(&bt.t, &w->L->mod, r, h, i);
+        if (!w->delta)
+            attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
+        else if (t->phase == 0) /* covers every row once: Δ kept for the second */
+            w->delta[i] =
+                attn_btile_row(&bt, r, w->io.lse[row], w->io.dout + row * D, w->io.out + row * D);
+        else attn_btile_row_delta(&bt, r, w->io.lse[row], w->delta[i]);
     }
     const int64_t kv = (b * s->Hkv + g) * s->S * D;
     attn_bs_run run = {.tile = &bt.t,
@@ -1035,7 +1053,7 @@ attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table 
                              const float *dout, float *dq, float *dk, float *dv, void *workspace)
 {
     const layout L = layout_of(pat, table, s, p);
-    const size_t thread_bytes = backward_thread_bytes(&L, s->D);
+    const size_t thread_bytes = backward_thread_bytes(&L, s->D, s->T);
     const int64_t H = s->H, S = s->S, D = s->D, group = H / s->Hkv;
     const int64_t groups = s->B * s->Hkv;
     attn_blas_threads(1);

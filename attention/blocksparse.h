@@ -123,8 +123,9 @@ attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *
  * gather buffers added back to the keys' rows). Parallel over (b, kv head): a thread owns the
  * dk, dv of its KV head and the dq rows of its query heads (no races; the parallelism is B·Hkv).
  * Workspace: threads × (backward tile + modifiers + 2× the gather buffers + 2× the gathered rows
- * + ints + 2× the forward's packed span: kᵀ and vᵀ), independent of n as the forward's. Flops
- * counted 2.5 × the forward's. */
+ * + ints + 2× the forward's packed span: kᵀ and vᵀ [+ T floats of Δ = dout·out for two-phase
+ * patterns: the first phase's for the second]), otherwise independent of n as the forward's.
+ * Flops counted 2.5 × the forward's. */
 attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *t,
                                   const attn_shape *s, const attn_params *p, const float *q,
                                   const float *k, const float *v, float *out, void *saved,

@@ -164,8 +164,10 @@ int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool ca
  * needs cap set in attn_btile_floats and here). */
 void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
                       float scale, bool cap);
-/* Row r's log-sum-exp and Δ = dout·out (D floats each). */
-void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out);
+/* Row r's log-sum-exp and Δ = dout·out (D floats each); returns Δ. */
+float attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out);
+/* Row r's log-sum-exp and a Δ computed before (attn_btile_row's). */
+void attn_btile_row_delta(attn_btile *b, int64_t r, float lse, float delta);
 /* Tile rows [r0, r0 + nrows) (q and dout rows ldq, lddo floats apart, of row r0) against keys
  * [0, cols) (k, v rows ldkv apart), mask as attn_tile_visit_masked (NULL: all seen); dk, dv rows
  * of the same keys, ldg floats apart, are accumulated. */

@@ -51,10 +51,16 @@ void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_
     b->grows = NULL;
 }
 
-void attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
+float attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
+{
+    attn_btile_row_delta(b, r, lse, attn_vdot(dout, out, b->t.D));
+    return b->t.l[r];
+}
+
+void attn_btile_row_delta(attn_btile *b, int64_t r, float lse, float delta)
 {
     b->t.m[r] = lse;
-    b->t.l[r] = attn_vdot(dout, out, b->t.D);
+    b->t.l[r] = delta;
 }
 
 /* Row r of the scores (ld floats, cols seen within [a, e) minus [xa, xe)) into probabilities:
