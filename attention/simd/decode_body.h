@@ -20,7 +20,9 @@
  *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
  *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
  *   G >= 4 prefetches the next block's K and V rows while it computes one (software prefetch
- *   hints, GCC/Clang; G = 1 is left to the hardware prefetchers).
+ *   hints, GCC/Clang; G = 1 is left to the hardware prefetchers); the quad path asks for the
+ *   next V only after its scores, so that the K and V bursts (DECODE_KB rows each, 32 KB for f32
+ *   D = 128) do not join the current block's K and V in L1 at once.
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
  *   (decode_scratch_floats); one thread.
  */
@@ -395,17 +397,29 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     dec_pv_grouped(acc, s, vf32, G, nb, D);
 }
 
+/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
+static inline void dec_prefetch(const void *p, size_t len)
+{
+#if defined(__GNUC__)
+    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+#else
+    (void)p, (void)len;
+#endif
+}
+
 /* DECODE_QUAD rows (q, m, l, acc: theirs) against nb keys read in place (bf16/f16 converted in
  * registers), each key and value vector loaded once for the four rows; s: scores, DECODE_QUAD
  * rows of DECODE_KB. */
 static void dec_block_quad(int t, const float *q, int64_t D, const void *kb, const void *vb,
-                           int64_t nb, float *m, float *l, float *acc, float *s)
+                           int64_t nb, float *m, float *l, float *acc, float *s, const void *pv,
+                           size_t pvlen)
 {
     if (t == ATTN_F32) dec_scores4_f32(q, kb, nb, D, s);
     else if (t == ATTN_BF16) dec_scores4_bf16(q, kb, nb, D, s);
     else dec_scores4_f16(q, kb, nb, D, s);
     for (int64_t r = 0; r < DECODE_QUAD; r++)
         dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
+    dec_prefetch(pv, pvlen); /* the next block's V, once this block's K is no longer needed */
     if (t == ATTN_F32) dec_pv4_f32(acc, s, vb, nb, D);
     else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vb, nb, D);
     else dec_pv4_f16(acc, s, vb, nb, D);
@@ -435,16 +449,6 @@ static void dec_block_single(int t, const float *q, const uint16_t *qh, float sc
     else dec_pv_f16(acc, s, vb, nb, D);
 }
 
-/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
-static inline void dec_prefetch(const void *p, size_t len)
-{
-#if defined(__GNUC__)
-    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
-#else
-    (void)p, (void)len;
-#endif
-}
-
 /* G rows against n keys of dtype t, by blocks of DECODE_KB keys. */
 static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, int64_t G, int64_t D,
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
@@ -455,10 +459,13 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
         const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
         const void *kb = (const char *)k + (size_t)(j0 * D) * esz;
         const void *vb = (const char *)v + (size_t)(j0 * D) * esz;
+        const void *pv = NULL; /* the next block's V, fetched by the quad path after the scores */
+        size_t pvlen = 0;
         if (G >= DECODE_QUAD && j0 + nb < n) { /* compute bound enough to fetch the next block */
             const int64_t j1 = j0 + nb, nn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
-            dec_prefetch((const char *)k + (size_t)(j1 * D) * esz, (size_t)(nn * D) * esz);
-            dec_prefetch((const char *)v + (size_t)(j1 * D) * esz, (size_t)(nn * D) * esz);
+            pv = (const char *)v + (size_t)(j1 * D) * esz, pvlen = (size_t)(nn * D) * esz;
+            dec_prefetch((const char *)k + (size_t)(j1 * D) * esz, pvlen);
+            if (G >= DECODE_GROUPED || D % VW) dec_prefetch(pv, pvlen), pvlen = 0; /* no quad */
         }
         if (G >= DECODE_GROUPED) {
             dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
@@ -467,7 +474,8 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
         int64_t r = 0;
         if (D % VW == 0)
             for (; r + DECODE_QUAD <= G; r += DECODE_QUAD)
-                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch);
+                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch,
+                               r == 0 ? pv : NULL, r == 0 ? pvlen : 0);
         for (; r < G; r++) /* the block stays in L1 or L2 for the next rows */
             dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kb, vb, nb, m + r,
                              l + r, acc + r * D, scratch);
