@@ -621,9 +621,9 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
         here.dkg = run->dkbuf, here.dvg = run->dvbuf, here.dkbuf = here.dvbuf = NULL;
         here.at = &seg->keys;
         copied.keys = attn_bs_range(0, seg->keys.n);
-        const bool scatter = run->bt && !seg->keys.idx; /* a list: dk, dv updated in place */
-        if (run->bt && seg->keys.idx) here.dkg = run->dkg, here.dvg = run->dvg;
-        if (run->bt && seg->keys.idx) here.grows = seg->keys.idx;
+        const bool scatter = run->bt && !seg->keys.idx;
+        if (run->bt && seg->keys.idx) /* a list: its keys' dk, dv rows updated in place */
+            here.dkg = run->dkg, here.dvg = run->dvg, here.grows = seg->keys.idx;
         if (scatter) { /* the segment's gradients, added back to the keys' rows after */
             memset(run->dkbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
             memset(run->dvbuf, 0, (size_t)(seg->keys.n * run->D) * sizeof(float));
