@@ -17,7 +17,9 @@
  *     group's keys in one visit (cols_max up to 512).
  *   seeds (plan.seeds, the forward): a list segment of at most one key per row seen first starts
  *     the tile from those keys (m = score, l = 1, acc = v row, written into the fresh tile), no
- *     visit per row.
+ *     visit per row; so do a segment's own keys (seg.own), the next block's queries and own keys
+ *     asked for meanwhile; then its keys, when they fit in one visit and there is no score
+ *     modifier, in one fused pass per group of rows (attn_tile_attend).
  *   the backward (attn_btile): groups of at least 30 rows, every step-th key read and updated in
  *     place (other scattered keys as above; a list's dk, dv updated in place through
  *     attn_btile.grows, runs' in gradient buffers added back after);
@@ -512,32 +514,69 @@ static void span(const attn_bs_seg *seg, int64_t r0, int64_t nr, int64_t *u0, in
     }
 }
 
+/* The keys of segment row x (task row r0 + x) of a list per row (row_start) or of the own keys
+ * (own): *n of them at *keys. */
+static const int64_t *row_list(const attn_bs_seg *seg, int64_t x, int64_t *n)
+{
+    if (!seg->row_start) {
+        const int64_t *j = seg->own + seg->r0 + x;
+        *n = *j >= 0;
+        return j;
+    }
+    *n = seg->row_start[x + 1] - seg->row_start[x];
+    return seg->keys.idx + seg->row_start[x];
+}
+
+/* Ask for the k, v rows of segment rows [x0, x1) of a list per row (or own keys). */
+static void prefetch_list(const attn_bs_run *run, const attn_bs_seg *seg, int64_t x0, int64_t x1)
+{
+    for (int64_t x = x0; x < attn_bs_min(x1, seg->nrows); x++) {
+        int64_t n;
+        const int64_t *idx = row_list(seg, x, &n);
+        prefetch_rows(run, idx, n);
+    }
+}
+
 /* A fresh tile and at most one key per row: start each row from its key (score s: m = s, l = 1,
  * acc = its v row; no key: the fresh m = -inf, l = 0, acc = 0) written into the tile, instead of
  * a visit per row. False (nothing done) when the case does not apply. */
 static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
-    const int64_t *idx = seg->keys.idx, *start = seg->row_start, D = run->D;
+    const int64_t *own = seg->own ? seg->own + seg->r0 : NULL, D = run->D, ahead = 8;
     attn_tile *t = run->tile;
     if (run->bt || !run->fresh || !run->seeds) return false;
-    for (int64_t r = 0; r < seg->nrows; r++)
-        if (start[r + 1] - start[r] > 1) return false;
-    const int64_t ahead = 8; /* rows whose keys are asked for ahead of their use */
-    prefetch_rows(run, idx + start[0], attn_bs_min(ahead, start[seg->nrows] - start[0]));
-    for (int64_t x = 0; x < attn_bs_min(ahead, seg->nrows); x++) prefetch_query(run, seg->r0 + x);
+    for (int64_t x = 0; x < seg->nrows && !own; x++)
+        if (seg->row_start[x + 1] - seg->row_start[x] > 1) return false;
+            /* each row's key, or -1 */
+#define SEED_KEY(x)                                                                                \
+    (own ? own[x]                                                                                  \
+         : (seg->row_start[(x) + 1] > seg->row_start[x] ? seg->keys.idx[seg->row_start[x]] : -1))
+    for (int64_t x = 0; x < attn_bs_min(ahead, seg->nrows); x++) {
+        const int64_t j = SEED_KEY(x);
+        if (j >= 0) prefetch_rows(run, &j, 1);
+        prefetch_query(run, seg->r0 + x);
+    }
     for (int64_t x = 0; x < seg->nrows; x++) {
         if (x + ahead < seg->nrows) {
-            prefetch_rows(run, idx + start[x + ahead], start[x + ahead + 1] - start[x + ahead]);
+            const int64_t ja = SEED_KEY(x + ahead);
+            if (ja >= 0) prefetch_rows(run, &ja, 1);
             prefetch_query(run, seg->r0 + x + ahead); /* its first use: random 12 % faster */
         }
-        if (start[x + 1] == start[x]) continue;
-        const int64_t r = seg->r0 + x, j = idx[start[x]];
+        const int64_t r = seg->r0 + x, j = SEED_KEY(x);
+        if (own) { /* own keys (a block's positions): the next block's row x, likely next (the
+                      hardware sees no stream across tasks; random 1 thread 5 % faster) */
+            const int64_t jn = j + seg->nrows;
+            prefetch_query(run, r + seg->nrows);
+            if (j >= 0) prefetch_rows(run, &jn, 1);
+        }
+        if (j < 0) continue;
         float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
         if (t->cap > 0.0f) attn_vsoftcap(&sc, 1, t->cap);
         if (t->alibi) sc -= t->slope[r] * fabsf(t->qpos[r] - (float)j);
         t->m[r] = sc, t->l[r] = 1.0f;
         memcpy(t->acc + r * D, run->vg + j * D, (size_t)D * sizeof(float));
     }
+#undef SEED_KEY
     return true;
 }
 
@@ -556,45 +595,78 @@ static void prefetch_grads(const attn_bs_run *run, const int64_t *idx, int64_t n
  * the keys and gradients of the row AHEAD rows on prefetched meanwhile. */
 static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
-    const int64_t *idx = seg->keys.idx, *start = seg->row_start, D = run->D, ahead = 4;
-    for (int64_t r = 0; r < attn_bs_min(ahead, seg->nrows); r++)
-        prefetch_grads(run, idx + start[r], start[r + 1] - start[r]);
+    const int64_t D = run->D, ahead = 4;
     for (int64_t r = 0; r < seg->nrows; r++) {
-        if (r + ahead < seg->nrows)
-            prefetch_grads(run, idx + start[r + ahead], start[r + ahead + 1] - start[r + ahead]);
-        const int64_t row = seg->r0 + r, n = start[r + 1] - start[r];
+        for (int64_t x = r == 0 ? 0 : r + ahead; x <= r + ahead && x < seg->nrows; x++) {
+            int64_t nx;
+            const int64_t *ix = row_list(seg, x, &nx);
+            prefetch_grads(run, ix, nx);
+        }
+        const int64_t row = seg->r0 + r;
+        int64_t n;
+        const int64_t *idx = row_list(seg, r, &n);
         const float *q = run->q + row * run->ldq, *dout = run->dout + row * run->lddo;
         if (n == 1) {
-            const int64_t j = idx[start[r]];
+            const int64_t j = *idx;
             attn_btile_visit_one(run->bt, row, q, dout, j, run->kg + j * D, run->vg + j * D,
                                  run->dkg + j * D, run->dvg + j * D);
             continue;
         }
-        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max)
+        for (int64_t x0 = 0; x0 < n; x0 += run->cols_max)
             attn_btile_visit_list(run->bt, row, q, dout, run->kg, run->vg, run->dkg, run->dvg,
-                                  idx + x0, attn_bs_min(run->cols_max, start[r + 1] - x0));
+                                  idx + x0, attn_bs_min(run->cols_max, n - x0));
     }
 }
 
-/* A list per row: row by row, the next row's keys prefetched while this one computes. */
+/* A list per row (or own keys): row by row, the next row's keys prefetched while this one
+ * computes. */
 static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
-    const int64_t *idx = seg->keys.idx, *start = seg->row_start;
     if (run->bt) {
         backward_lists(run, seg);
         return;
     }
     if (seed_lists(run, seg)) return;
-    prefetch_rows(run, idx + start[0], start[1] - start[0]);
+    prefetch_list(run, seg, 0, 1);
     for (int64_t r = 0; r < seg->nrows; r++) {
-        if (r + 1 < seg->nrows) prefetch_rows(run, idx + start[r + 1], start[r + 2] - start[r + 1]);
+        prefetch_list(run, seg, r + 1, r + 2);
         const int64_t row = seg->r0 + r;
-        for (int64_t x0 = start[r]; x0 < start[r + 1]; x0 += run->cols_max) {
-            const int64_t n = attn_bs_min(run->cols_max, start[r + 1] - x0);
+        int64_t n;
+        const int64_t *idx = row_list(seg, r, &n);
+        for (int64_t x0 = 0; x0 < n; x0 += run->cols_max)
             attn_tile_visit_list(run->tile, row, run->q + row * run->ldq, run->kg, run->vg,
-                                 idx + x0, n);
-        }
+                                 idx + x0, attn_bs_min(run->cols_max, n - x0));
     }
+}
+
+static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg);
+
+/* A segment with own keys: the own keys as a list per row (the forward's fresh tile starts from
+ * them: seed_lists), then the keys; the forward without score modifiers visits keys that fit in
+ * one visit in one pass per group of rows (attn_tile_attend). */
+static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
+{
+    const attn_tile *t = run->tile;
+    const int64_t n = seg->keys.n;
+    const bool in_place = contiguous(&seg->keys) || every_step(&seg->keys, run->D);
+    const bool fused = !run->bt && t->cap == 0.0f && !t->alibi && n <= run->cols_max &&
+                       (in_place || (run->kbuf && n <= run->gather_max));
+    const attn_bs_seg own = {.r0 = seg->r0, .nrows = seg->nrows, .own = seg->own};
+    compute_lists(run, &own);
+    run->fresh = false;
+    attn_bs_seg rest = *seg;
+    rest.own = NULL;
+    if (n <= 0) return;
+    if (!fused) {
+        compute_seg(run, &rest);
+        return;
+    }
+    int64_t ld;
+    if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, n);
+    const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, 0, n, &ld, false);
+    const float *vp = keys_of(run, &seg->keys, run->vg, run->vbuf, 0, n, &ld, false);
+    attn_tile_attend(run->tile, seg->r0, seg->nrows, run->q + seg->r0 * run->ldq, run->ldq, kp, vp,
+                     ld, n, seg->hi);
 }
 
 static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
@@ -602,6 +674,10 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     const int64_t r0 = seg->r0, nr = seg->nrows;
     if (seg->row_start) {
         compute_lists(run, seg);
+        return;
+    }
+    if (seg->own) {
+        compute_own(run, seg);
         return;
     }
     /* scattered keys that groups of rows visit again and again: copied together once, then read
@@ -698,6 +774,11 @@ static void mark_keys(attn_bs_run *run, const attn_bs_keys *ks, int64_t a, int64
 
 static void count_seg(attn_bs_run *run, const attn_bs_seg *seg)
 {
+    for (int64_t r = seg->r0; seg->own && r < seg->r0 + seg->nrows; r++)
+        if (seg->own[r] >= 0) {
+            run->scores += 1.0;
+            if (run->bits) mark(run, seg->own[r]);
+        }
     if (seg->row_start) { /* a list per row */
         const int64_t a = seg->row_start[0], e = seg->row_start[seg->nrows];
         run->scores += (double)(e - a);
@@ -723,7 +804,7 @@ static void count_seg(attn_bs_run *run, const attn_bs_seg *seg)
 
 void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg)
 {
-    if (seg->nrows <= 0 || seg->keys.n <= 0) return;
+    if (seg->nrows <= 0 || (seg->keys.n <= 0 && !seg->own)) return;
     if (run->counting) count_seg(run, seg);
     else compute_seg(run, seg), run->fresh = false;
 }

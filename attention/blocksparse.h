@@ -56,6 +56,11 @@ typedef struct attn_bs_seg {
     int64_t r0, nrows;
     const int64_t *lo, *hi, *xlo, *xhi;
     const int64_t *row_start;
+    /* Or else, with own (no row_start, no lo, no exclusion): task row r also sees one key of its
+     * own, own[r] (a key index, not among keys; -1: none); keys may then be empty. The forward
+     * starts a fresh tile from the own keys (plan.seeds), then visits keys that fit in one visit
+     * in one fused pass per group of rows (attn_tile_attend). */
+    const int64_t *own;
 } attn_bs_seg;
 
 /* What a pattern needs for a shape; filled by its plan(). */

@@ -9,19 +9,19 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine):
- *     block: one task per query block; its r drawn keys (K and V rows) gathered once, then one
- *           dense tile for all its rows (causal: row bounds, the partly seen keys by
- *           groups of rows); before it, each row's own key (when not drawn) starts the row's
- *           online softmax (m = its score, l = 1, acc = its v row: no visit per row; the
- *           backward visits it as a one-key list). K/V rows are
- *           read r per block, not r per query: the time stays linear in n once K and V outgrow
- *           the caches (measured exponents in docs/performance.md).
- *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
- *           keys): scores and p·v by vector loops over the keys read in place, the next row's
- *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
+ *     block: one task per query block, one segment: its r drawn keys (K and V rows) gathered
+ *           once, each row seeing those up to itself when causal (row bounds), and each row's
+ *           own key (when not drawn: seg.own). The forward starts each row's softmax from its
+ *           own key (m = its score, l = 1, acc = its v row: no visit per row), then the drawn
+ *           keys in one pass per group of rows (attn_tile_attend: scores, softmax and p·v fused;
+ * the backward visits the own key as a one-key list, then the drawn keys). K/V rows are read r per
+ * block, not r per query: the time stays linear in n once K and V outgrow the caches (measured
+ * exponents in docs/performance.md). token: blocks of 64 queries, each row against its own sorted
+ * key list (no two rows share keys): scores and p·v by vector loops over the keys read in place,
+ * the next row's keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
  *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
  *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
- *              or min(64, T) (token); ints = min(r, S) + 3·rows + 1 (block) or
+ *              or min(64, T) (token); ints = min(r, S) + 2·rows (block) or
  *              max(4096, min(r, S) + 1) + rows + 1 (token)
  *   threads: OpenMP over (b, h, query block), dynamic; one thread per tile, no BLAS.
  */
@@ -132,28 +132,27 @@ static void plan_block(const attn_shape *s, const attn_params *p, attn_bs_plan *
 {
     const int64_t r = attn_bs_min((int64_t)p->v[P_RANDOM], s->S);
     attn_bs_plan_blocks(s, (int64_t)p->v[P_BLOCK], pl);
-    pl->ints = r + 3 * pl->rows_max + 1; /* draws, row bounds, own keys and their starts */
-    pl->gathers = r < s->S;              /* some block may draw scattered keys */
-    pl->seeds = true;                    /* the own keys, one per row, first */
+    pl->ints = r + 2 * pl->rows_max; /* draws, row bounds, own keys */
+    pl->gathers = r < s->S;          /* some block may draw scattered keys */
+    pl->seeds = true;                /* the own keys, one per row, first */
     if (pl->gathers) pl->gather_max = attn_bs_min(r, GATHER_MAX); /* copied once per task */
 }
 
 /* The block's draws (all candidates when r >= N) against all its rows, each up to itself when
- * causal; before them each row's own key when it is not drawn, as a one-key list (the engine
- * starts the tile from it: plan.seeds). */
+ * causal, and each row's own key when it is not drawn (seg.own: the engine computes both in one
+ * pass per group of rows). */
 static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs_task *t,
                         attn_bs_run *run)
 {
     const int64_t r_keys = (int64_t)p->v[P_RANDOM], b = (int64_t)p->v[P_BLOCK], n = t->rows.n;
     const int64_t p0 = attn_bs_pos(s, t->rows.i0), qb = attn_bs_floordiv(p0, b);
     const int64_t N = block_candidates(s, b, qb), nd = attn_bs_min(r_keys, attn_bs_max(N, 0));
-    int64_t *draws = t->ints, *hi = draws + nd, *own = hi + n, *start = own + n;
+    int64_t *draws = t->ints, *hi = draws + nd, *own = hi + n;
     const bool all = r_keys >= N;
     if (!all) attn_bs_draws((uint64_t)p->v[P_SEED], t->h, qb, N, r_keys, draws);
 
     /* per row: drawn keys j <= p (c of them, increasing in p), and whether p is one */
-    int64_t c = 0, m = 0;
-    start[0] = 0;
+    int64_t c = 0;
     for (int64_t r = 0; r < n; r++) {
         const int64_t pos = p0 + r;
         bool drawn;
@@ -165,18 +164,14 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
             drawn = c > 0 && draws[c - 1] == pos;
         }
         hi[r] = c;
-        if (pos >= 0 && !drawn) own[m++] = pos;
-        start[r + 1] = m;
+        own[r] = pos >= 0 && !drawn ? pos : -1;
     }
-    const attn_bs_seg self = {.keys = {.n = m, .idx = own},
-                              .r0 = 0,
-                              .nrows = n,
-                              .row_start = start};
-    attn_bs_visit(run, &self); /* first: the tile starts from them (plan.seeds) */
-    attn_bs_seg seg = {.keys = all ? attn_bs_range(0, nd) : (attn_bs_keys){.n = nd, .idx = draws},
-                       .r0 = 0,
-                       .nrows = n,
-                       .hi = s->causal ? hi : NULL};
+    const attn_bs_seg seg = {.keys =
+                                 all ? attn_bs_range(0, nd) : (attn_bs_keys){.n = nd, .idx = draws},
+                             .r0 = 0,
+                             .nrows = n,
+                             .hi = s->causal ? hi : NULL,
+                             .own = own};
     attn_bs_visit(run, &seg);
 }
 
