@@ -44,6 +44,7 @@
  */
 #include <math.h>
 #include <omp.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -354,6 +355,16 @@ static void prefetch_query(const attn_bs_run *run, int64_t r)
     for (int64_t d = 0; d < run->D; d += 16) __builtin_prefetch(run->q + r * run->ldq + d);
 }
 
+/* Ask for `floats` floats from base + off, where base + off may lie past its array (a guess at
+ * the next task's rows): the address is formed as an integer (no out-of-bounds pointer); a
+ * prefetch never faults. */
+static void prefetch_guess(const float *base, int64_t off, int64_t floats)
+{
+    const uintptr_t a = (uintptr_t)base + (uintptr_t)off * sizeof(float);
+    for (int64_t d = 0; d < floats; d += 16)
+        __builtin_prefetch((const void *)(a + d * sizeof(float)));
+}
+
 /* Keys [x0, x0 + cols) of a segment as rows of stride *ld: in place, or gathered into buf
  * (always when gather). */
 static const float *keys_of(attn_bs_run *run, const attn_bs_keys *ks, const float *src, float *buf,
@@ -565,9 +576,11 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
         const int64_t r = seg->r0 + x, j = SEED_KEY(x);
         if (own) { /* own keys (a block's positions): the next block's row x, likely next (the
                       hardware sees no stream across tasks; random 1 thread 5 % faster) */
-            const int64_t jn = j + seg->nrows;
-            prefetch_query(run, r + seg->nrows);
-            if (j >= 0) prefetch_rows(run, &jn, 1);
+            prefetch_guess(run->q, (r + seg->nrows) * run->ldq, D);
+            if (j >= 0) {
+                prefetch_guess(run->kg, (j + seg->nrows) * D, D);
+                prefetch_guess(run->vg, (j + seg->nrows) * D, D);
+            }
         }
         if (j < 0) continue;
         float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
