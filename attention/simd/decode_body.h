@@ -19,10 +19,11 @@
  *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
  *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
  *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
- *   G >= 4 prefetches the next block's K and V rows while it computes one (software prefetch
- *   hints, GCC/Clang; G = 1 is left to the hardware prefetchers); the quad path asks for the
- *   next V only after its scores, so that the K and V bursts (DECODE_KB rows each, 32 KB for f32
- *   D = 128) do not join the current block's K and V in L1 at once.
+ *   G >= 4 prefetches K and V rows ahead of their use (software prefetch hints, GCC/Clang; G = 1
+ *   is left to the hardware prefetchers): G >= 8 the next block's at the block's start; the
+ *   quad path the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each score tile's keys
+ *   there, each value row there during the first p.v pass), so that the core keeps issuing
+ *   them between its FMAs instead of stalling on one burst of DECODE_KB rows per block.
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
  *   (decode_scratch_floats); one thread.
  */
@@ -79,6 +80,7 @@ enum {
     DECODE_KB = 64,     /* keys per block */
     DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
     DECODE_QUAD = 4,    /* rows of the in-place multi-row path (G in [4, DECODE_GROUPED)) */
+    DEC_PF_BLOCKS = 2,  /* that path prefetches the keys and values this many blocks ahead */
     /* keys per score tile of that path (DECODE_QUAD·DEC_QK accumulators) and vectors of D per
      * p·v step (DECODE_QUAD·DEC_PVV accumulators): AVX2 has 16 registers, AVX-512 32 */
     DEC_QK = VW == 8 ? 2 : 4,
@@ -121,16 +123,32 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
 #endif
 }
 
+/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
+static inline void dec_prefetch(const void *p, size_t len)
+{
+#if defined(__GNUC__)
+    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+#else
+    (void)p, (void)len;
+#endif
+}
+
 /* The in-place multi-row path (G >= DECODE_QUAD, D % VW == 0), per element type:
  * dec_scores4: s[r·DECODE_KB + j] = q_r·k_j for DECODE_QUAD rows and keys j < n, DEC_QK keys at
  * a time: each vector of a key row is loaded (and converted) once for the four rows;
  * dec_pv4: acc_r[d] += Σ_j p_r[j]·v[j·D + d] (p_r = s + r·DECODE_KB), each vector of a value row
- * loaded once for the four rows, DEC_PVV vectors of D at a time. */
+ * loaded once for the four rows, DEC_PVV vectors of D at a time.
+ * Both prefetch, as they go, rows j < pn of pk / pv (the same rows DEC_PF_BLOCKS blocks on):
+ * a few prefetches per tile, between the FMAs, rather than one burst per block. */
 #define DECODE_QUAD_OPS(sfx, ELEM, VLOAD)                                                          \
-    static void dec_scores4_##sfx(const float *q, const ELEM *k, int64_t n, int64_t D, float *s)   \
+    static void dec_scores4_##sfx(const float *q, const ELEM *k, int64_t n, int64_t D, float *s,   \
+                                  const ELEM *pk, int64_t pn)                                      \
     {                                                                                              \
         int64_t j = 0;                                                                             \
         for (; j + DEC_QK <= n; j += DEC_QK) {                                                     \
+            if (j < pn) /* the same keys DEC_PF_BLOCKS blocks on */                                \
+                dec_prefetch(pk + j * D,                                                           \
+                             (size_t)((j + DEC_QK <= pn ? DEC_QK : pn - j) * D) * sizeof(ELEM));   \
             vf a[DECODE_QUAD * DEC_QK];                                                            \
             for (int i = 0; i < DECODE_QUAD * DEC_QK; i++) a[i] = vzero();                         \
             for (int64_t d = 0; d < D; d += VW) {                                                  \
@@ -148,7 +166,8 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
             for (int r = 0; r < DECODE_QUAD; r++)                                                  \
                 s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, k + j * D, D);                     \
     }                                                                                              \
-    static void dec_pv4_##sfx(float *acc, const float *s, const ELEM *v, int64_t n, int64_t D)     \
+    static void dec_pv4_##sfx(float *acc, const float *s, const ELEM *v, int64_t n, int64_t D,     \
+                              const ELEM *pv, int64_t pn)                                          \
     {                                                                                              \
         int64_t d = 0;                                                                             \
         for (; d + DEC_PVV * VW <= D; d += DEC_PVV * VW) {                                         \
@@ -157,6 +176,7 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
                 for (int c = 0; c < DEC_PVV; c++)                                                  \
                     a[r * DEC_PVV + c] = vload(acc + r * D + d + c * VW);                          \
             for (int64_t j = 0; j < n; j++) {                                                      \
+                if (d == 0 && j < pn) dec_prefetch(pv + j * D, D * sizeof(ELEM));                  \
                 vf x[DEC_PVV];                                                                     \
                 for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + j * D + d + c * VW);            \
                 for (int r = 0; r < DECODE_QUAD; r++) {                                            \
@@ -397,32 +417,21 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     dec_pv_grouped(acc, s, vf32, G, nb, D);
 }
 
-/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
-static inline void dec_prefetch(const void *p, size_t len)
-{
-#if defined(__GNUC__)
-    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
-#else
-    (void)p, (void)len;
-#endif
-}
-
 /* DECODE_QUAD rows (q, m, l, acc: theirs) against nb keys read in place (bf16/f16 converted in
  * registers), each key and value vector loaded once for the four rows; s: scores, DECODE_QUAD
  * rows of DECODE_KB. */
 static void dec_block_quad(int t, const float *q, int64_t D, const void *kb, const void *vb,
-                           int64_t nb, float *m, float *l, float *acc, float *s, const void *pv,
-                           size_t pvlen)
+                           int64_t nb, float *m, float *l, float *acc, float *s, const void *pk,
+                           const void *pv, int64_t pn) /* pn rows of pk, pv prefetched */
 {
-    if (t == ATTN_F32) dec_scores4_f32(q, kb, nb, D, s);
-    else if (t == ATTN_BF16) dec_scores4_bf16(q, kb, nb, D, s);
-    else dec_scores4_f16(q, kb, nb, D, s);
+    if (t == ATTN_F32) dec_scores4_f32(q, kb, nb, D, s, pk, pn);
+    else if (t == ATTN_BF16) dec_scores4_bf16(q, kb, nb, D, s, pk, pn);
+    else dec_scores4_f16(q, kb, nb, D, s, pk, pn);
     for (int64_t r = 0; r < DECODE_QUAD; r++)
         dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    dec_prefetch(pv, pvlen); /* the next block's V, once this block's K is no longer needed */
-    if (t == ATTN_F32) dec_pv4_f32(acc, s, vb, nb, D);
-    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vb, nb, D);
-    else dec_pv4_f16(acc, s, vb, nb, D);
+    if (t == ATTN_F32) dec_pv4_f32(acc, s, vb, nb, D, pv, pn);
+    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vb, nb, D, pv, pn);
+    else dec_pv4_f16(acc, s, vb, nb, D, pv, pn);
 }
 
 /* One row (G = 1) against nb keys read in place (bf16/f16 converted in registers). */
@@ -459,13 +468,16 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
         const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
         const void *kb = (const char *)k + (size_t)(j0 * D) * esz;
         const void *vb = (const char *)v + (size_t)(j0 * D) * esz;
-        const void *pv = NULL; /* the next block's V, fetched by the quad path after the scores */
-        size_t pvlen = 0;
-        if (G >= DECODE_QUAD && j0 + nb < n) { /* compute bound enough to fetch the next block */
-            const int64_t j1 = j0 + nb, nn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
-            pv = (const char *)v + (size_t)(j1 * D) * esz, pvlen = (size_t)(nn * D) * esz;
-            dec_prefetch((const char *)k + (size_t)(j1 * D) * esz, pvlen);
-            if (G >= DECODE_GROUPED || D % VW) dec_prefetch(pv, pvlen), pvlen = 0; /* no quad */
+        const void *pk = NULL, *pv = NULL; /* K and V rows to prefetch (G >= DECODE_QUAD) */
+        const bool quad = G < DECODE_GROUPED && D % VW == 0; /* else: the next block */
+        const int64_t j1 = j0 + (quad ? DEC_PF_BLOCKS : 1) * DECODE_KB;
+        int64_t pn = 0;
+        if (G >= DECODE_QUAD && j1 < n) {
+            pn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
+            pk = (const char *)k + (size_t)(j1 * D) * esz;
+            pv = (const char *)v + (size_t)(j1 * D) * esz;
+            if (!quad) /* both at the block's start */
+                dec_prefetch(pk, (size_t)(pn * D) * esz), dec_prefetch(pv, (size_t)(pn * D) * esz);
         }
         if (G >= DECODE_GROUPED) {
             dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
@@ -474,8 +486,8 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
         int64_t r = 0;
         if (D % VW == 0)
             for (; r + DECODE_QUAD <= G; r += DECODE_QUAD)
-                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch,
-                               r == 0 ? pv : NULL, r == 0 ? pvlen : 0);
+                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch, pk,
+                               pv, r == 0 ? pn : 0);
         for (; r < G; r++) /* the block stays in L1 or L2 for the next rows */
             dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kb, vb, nb, m + r,
                              l + r, acc + r * D, scratch);
