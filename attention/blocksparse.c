@@ -559,7 +559,7 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
     if (run->bt || !run->fresh || !run->seeds) return false;
     for (int64_t x = 0; x < seg->nrows && !own; x++)
         if (seg->row_start[x + 1] - seg->row_start[x] > 1) return false;
-            /* each row's key, or -1 */
+/* segment row x's key, or -1 */
 #define SEED_KEY(x)                                                                                \
     (own ? own[x]                                                                                  \
          : (seg->row_start[(x) + 1] > seg->row_start[x] ? seg->keys.idx[seg->row_start[x]] : -1))
