@@ -80,10 +80,11 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
         .keys = {.j0 = c, .n = c < s->S ? (s->S - c + l - 1) / l : 0, .run = 1, .step = l},
         .r0 = 0,
         .nrows = n};
+    const int64_t self0 = attn_bs_floordiv(p0 - c, l); /* key index of j = p0 */
     for (int64_t r = 0; r < n; r++) {
-        const int64_t self = attn_bs_floordiv(p0 + r * l - c, l); /* key index of j = p */
-        a[r] = s->causal ? 0 : self;                              /* causal: [0, self) */
-        e[r] = s->causal ? self : self + 1;                       /* else all but self */
+        const int64_t self = self0 + r;     /* key index of j = p0 + r·l */
+        a[r] = s->causal ? 0 : self;        /* causal: [0, self) */
+        e[r] = s->causal ? self : self + 1; /* else all but self */
     }
     if (s->causal) seg.hi = e;
     else seg.xlo = a, seg.xhi = e;
