@@ -962,8 +962,10 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                             memcpy(qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
                         qt = qbuf, ldq = D;
                     }
-                    attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
-                    if (!first) attn_tile_load(&tile, o, ld, m, 2 * t.rows.step);
+                    if (first) attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
+                    else
+                        attn_tile_resume(&tile, scratch, t.rows.n, D, (float)s->scale, o, ld, m,
+                                         2 * t.rows.step);
                     attn_tile_mods(&tile, &L.mod, mods);
                     for (int64_t r = 0; tile.alibi && r < t.rows.n; r++)
                         attn_tile_mod_row(&tile, &L.mod, r, h, t.rows.i0 + r * t.rows.step);

@@ -128,6 +128,9 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride);
 void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
                     int64_t ml_stride);
+/* attn_tile_begin then attn_tile_load, without resetting what the load overwrites. */
+void attn_tile_resume(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                      const float *acc, int64_t ldo, const float *ml, int64_t ml_stride);
 /* attn_tile_end into rows of stride ldo floats. */
 void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo);
 /* attn_tile_end_strided by non-temporal stores (attn_ks()->tile.end_stream): for an output far

@@ -42,7 +42,8 @@ int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
            round_up(D * ld);
 }
 
-void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+/* The tile's layout in scratch, no modifiers; m, l and acc not set. */
+static void tile_layout(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
 {
     t->rows = rows;
     t->D = D;
@@ -51,16 +52,28 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
     t->l = t->m + round_up(rows);
     t->acc = t->l + round_up(rows);
     t->scores = t->acc + round_up(rows * D);
-    for (int64_t r = 0; r < rows; r++) {
-        t->m[r] = -INFINITY;
-        t->l[r] = 0.0f;
-    }
-    memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
     t->cap = 0.0f;
     t->alibi = false;
     t->qpos = t->slope = t->kpos = NULL;
     t->kt = NULL;
     t->kt_ld = 0;
+}
+
+void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+{
+    tile_layout(t, scratch, rows, D, scale);
+    for (int64_t r = 0; r < rows; r++) {
+        t->m[r] = -INFINITY;
+        t->l[r] = 0.0f;
+    }
+    memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
+}
+
+void attn_tile_resume(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                      const float *acc, int64_t ldo, const float *ml, int64_t ml_stride)
+{
+    tile_layout(t, scratch, rows, D, scale);
+    attn_tile_load(t, acc, ldo, ml, ml_stride);
 }
 
 /* ---- score modifiers ---- */
