@@ -6,8 +6,8 @@
  *   1  S  = scale · q kᵀ                        kᵀ packed, scores micro-kernel, rows×cols×D
  *                                               (attn_btile_visit_packed: kᵀ, vᵀ given packed)
  *   2  per row: softcap (keeping 1 - tanh²), ALiBi, mask, P = exp(S - lse)   (exp on vectors)
- *   3  dP = dout vᵀ                             vᵀ packed, scores micro-kernel, rows×cols×D
- *   4  dS = scale · P∘(dP - Δ)·ds/du            (vectorised)
+ *   3  scale·dP = scale · dout vᵀ               vᵀ packed, scores micro-kernel, rows×cols×D
+ *   4  dS = P∘(scale·dP - scale·Δ)·ds/du       (vectorised; step 3 scales dP)
  *   5  dv += Pᵀ dout,  dk += dSᵀ q,  dq += dS k  the p·v micro-kernel (Pᵀ, dSᵀ read transposed)
  *   The micro-kernels are the kernel set's (simd/tile_body.h, as the forward tile's; no BLAS).
  *   A masked visit (at most TRIM_ROWS rows, TRIM_COLS keys) runs them by blocks of TRIM rows
@@ -182,18 +182,18 @@ static void visit_probabilities(attn_btile *b, const trim *tr, int64_t r0, int64
     }
 }
 
-/* Step 4 for row r, dP in ds over the columns [c0, c1) its block sees: dS, scaled once for dk
- * and dq; 0 in the other columns (which dk's products read). */
+/* Step 4 for row r, scale·dP in ds over the columns [c0, c1) its block sees: dS (the scale
+ * once for dk and dq: scale·P∘(dP - Δ) = P∘(scale·dP - scale·Δ)); 0 in the other columns (which
+ * dk's products read). */
 static void row_ds(attn_btile *b, int64_t r, const float *p, float *ds, const float *dcap,
                    int64_t cols, int64_t c0, int64_t c1)
 {
-    if (c0 < c1) {
-        attn_ks()->math.scores_grad(p + c0, ds + c0, dcap ? dcap + c0 : NULL, b->t.l[r], c1 - c0);
-        attn_ks()->math.vscale(ds + c0, c1 - c0, b->t.scale);
-    }
+    if (c0 < c1)
+        attn_ks()->math.scores_grad(p + c0, ds + c0, dcap ? dcap + c0 : NULL,
+                                    b->t.scale * b->t.l[r], c1 - c0);
     const int64_t z0 = c0 < c1 ? c0 : cols, z1 = c0 < c1 ? c1 : cols;
-    memset(ds, 0, (size_t)z0 * sizeof(float));
-    memset(ds + z1, 0, (size_t)(cols - z1) * sizeof(float));
+    if (z0 > 0) memset(ds, 0, (size_t)z0 * sizeof(float));
+    if (z1 < cols) memset(ds + z1, 0, (size_t)(cols - z1) * sizeof(float));
 }
 
 /* g += xᵀ y (x [nrows, ld] read transposed, y rows ldy apart, g rows ldg apart: in place, or at
@@ -225,7 +225,7 @@ static void visit_gradients(attn_btile *b, const trim *tr, int64_t r0, int64_t n
     const attn_ks_tile *kt = &attn_ks()->tile;
     const int64_t D = t->D, ld = attn_tile_score_ld(cols);
     float *P = t->scores, *dS = b->dp;
-    trimmed_scores(dS, ld, dout, lddo, vt, ldvt, tr, nrows, cols, D, 1.0f); /* dP = dout vᵀ */
+    trimmed_scores(dS, ld, dout, lddo, vt, ldvt, tr, nrows, cols, D, t->scale); /* scale·dout vᵀ */
     for (int64_t i = 0; i * (tr->step ? tr->step : nrows) < nrows; i++) {
         int64_t i0, i1, c0, c1;
         trim_block(tr, tr->rc, i, nrows, cols, &i0, &i1, &c0, &c1);

@@ -1,15 +1,26 @@
 /* memory.c — aligned allocation and peak-RSS bookkeeping per grid point. */
+#define _DEFAULT_SOURCE /* madvise */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 #include "memory.h"
 
+enum { HUGE_BYTES = 1 << 21 }; /* a huge page on x86-64 */
+
 void *bench_alloc(size_t bytes)
 {
     void *p = NULL;
+    if (bytes >= HUGE_BYTES) { /* tensors on huge pages where the kernel allows (THP madvise):
+                                  scattered rows cost no page walk each (random's backward
+                                  n = 8192 1 thread: -12 %, full's: -1 %) */
+        if (posix_memalign(&p, HUGE_BYTES, bytes) != 0) return NULL;
+        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+        return p;
+    }
     return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
 }
 

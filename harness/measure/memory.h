@@ -6,7 +6,9 @@
 #include <stdint.h>
 
 /* 64-byte aligned, exactly `bytes` long (so sanitizers catch overruns); NULL on failure.
- * bytes == 0 gives a valid 64-byte block. Free with free(). */
+ * bytes == 0 gives a valid 64-byte block. From 2 MiB on: 2 MiB aligned and advised onto huge
+ * pages (madvise MADV_HUGEPAGE: used where transparent huge pages are "madvise" or "always").
+ * Free with free(). */
 void *bench_alloc(size_t bytes);
 /* Make freed buffers leave the resident set (glibc: a fixed mmap threshold, so large blocks
  * are unmapped on free), so that one point's peak does not carry the last one's heap. */
