@@ -18,7 +18,9 @@ void *bench_alloc(size_t bytes)
                                   scattered rows cost no page walk each (random's backward
                                   n = 8192 1 thread: -12 %, full's: -1 %) */
         if (posix_memalign(&p, HUGE_BYTES, bytes) != 0) return NULL;
+#ifdef MADV_HUGEPAGE
         madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
+#endif
         return p;
     }
     return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
