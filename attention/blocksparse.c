@@ -39,7 +39,7 @@
  *              [+ 2·B·H·T floats for two phases]
  *   backward workspace: attn_bs_backward_workspace_bytes (blocksparse.h).
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule (the forward: plan.task_chunk
- *     tasks at a time); one thread per tile; two
+ *     tasks at a time, fewer where a thread would get under 4 grabs); one thread per tile; two
  *     phases run by chunks of (b, h) (phase_chunk: both phases of a chunk while its rows are
  *     cached).
  */
@@ -916,7 +916,6 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
      * them, they are stored past the caches (no read for ownership; dilated n = 8192: 4 %) */
     const double tensors = 2.0 * (double)(attn_q_elems(s) + s->B * s->Hkv * S * D) * sizeof(float);
     const bool stream = tensors > (double)STREAM_BYTES;
-    const int64_t task_chunk = attn_bs_max(1, L.pl.task_chunk);
 
 #pragma omp parallel num_threads(threads)
     {
@@ -942,6 +941,9 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                 const int64_t per_head = L.pl.tasks[phase];
                 const int64_t tasks = attn_bs_min(chunk, BH - c0) * per_head;
                 const bool first = phase == 0, last = phase + 1 == L.pl.nphases;
+                /* plan.task_chunk tasks at a time, but at least 4 grabs per thread (balance) */
+                const int64_t task_chunk =
+                    attn_bs_clamp(tasks / (4 * threads), 1, attn_bs_max(1, L.pl.task_chunk));
 #pragma omp for schedule(dynamic, task_chunk)
                 for (int64_t i = 0; i < tasks; i++) {
                     const int64_t task = c0 * per_head + i;

@@ -85,8 +85,9 @@ typedef struct attn_bs_plan {
                            visited in place; others are copied cols_max keys at a time
                            (raised to cols_max) */
     int64_t v[8];       /* the pattern's own values (resolved parameters ...) */
-    int64_t task_chunk; /* the forward: consecutive tasks a thread takes at once (0: 1); for
-                           tasks of even cost whose next one the thread asks for ahead */
+    int64_t task_chunk; /* the forward: consecutive tasks a thread takes at once (0: 1; fewer
+                           when a thread would get under 4 grabs); for tasks of even cost whose
+                           neighbours share rows or are asked for ahead */
 } attn_bs_plan;
 
 /* The task visit() describes. */

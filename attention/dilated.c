@@ -16,12 +16,15 @@
  *   workspace: blocksparse.c's, with rows_max = min(256, T), cols_max c (a group's keys
  *           rounded up to 64, in [256, 512]), gather_max = max(c, min(rows_max + 2w, 4096))
  *           (d > 1), gathered queries (d > 1), ints 2·rows_max.
- *   threads: OpenMP over (b, h, task), dynamic; one thread per tile.
+ *   threads: OpenMP over (b, h, task), dynamic by 8 tasks; one thread per tile.
  */
 #include "blocksparse.h"
 
 enum { P_WINDOW, P_DILATION };
 enum { CLASS_ROWS = 256, GATHER_MAX = 4096 };
+/* Tasks a thread takes at once: neighbouring chunks of positions, whose rows the hardware then
+ * streams on (n = 8192 causal, 2 threads: 4 % faster than one at a time). */
+enum { TASK_CHUNK = 8 };
 enum { V_DILATION }; /* plan.v: d */
 
 static const attn_param_def params[] = {
@@ -44,6 +47,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
     pl->gather_rows = d > 1;
     pl->gathers = d > 1; /* every d-th key: copied together once per task when few enough */
     pl->gather_max = attn_bs_min(pl->rows_max + 2 * w, GATHER_MAX);
+    pl->task_chunk = TASK_CHUNK;
 }
 
 /* Rows a, a + d, a + 2d, ... (one residue class of positions), in chunks of CLASS_ROWS. */
