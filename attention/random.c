@@ -12,13 +12,14 @@
  *     block: one task per query block, one segment: its r drawn keys (K and V rows) gathered
  *           once, each row seeing those up to itself when causal (row bounds), and each row's
  *           own key (when not drawn: seg.own). The forward starts each row's softmax from its
- *           own key (m = its score, l = 1, acc = its v row: no visit per row), then the drawn
- *           keys in one pass per group of rows (attn_tile_attend: scores, softmax and p·v fused;
- * the backward visits the own key as a one-key list, then the drawn keys). K/V rows are read r per
- * block, not r per query: the time stays linear in n once K and V outgrow the caches (measured
- * exponents in docs/performance.md). token: blocks of 64 queries, each row against its own sorted
- * key list (no two rows share keys): scores and p·v by vector loops over the keys read in place,
- * the next row's keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
+ *           own key (m = its score, l = 1, acc = its v row: no visit per row), then visits the
+ *           drawn keys in one pass per group of rows (attn_tile_attend: scores, softmax and p·v
+ *           fused); the backward visits the own key as a one-key list, then the drawn keys.
+ *           K/V rows are read r per block, not r per query: the time stays linear in n once K
+ *           and V outgrow the caches (measured exponents in docs/performance.md).
+ *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
+ *           keys): scores and p·v by vector loops over the keys read in place, the next row's
+ *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
  *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
  *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
  *              or min(64, T) (token); ints = min(r, S) + 2·rows (block) or
