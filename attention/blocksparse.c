@@ -554,29 +554,24 @@ static void prefetch_list(const attn_bs_run *run, const attn_bs_seg *seg, int64_
  * a visit per row. False (nothing done) when the case does not apply. */
 static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
 {
-    const int64_t *own = seg->own ? seg->own + seg->r0 : NULL, D = run->D, ahead = 8;
+    const int64_t D = run->D, ahead = 8;
     attn_tile *t = run->tile;
     if (run->bt || !run->fresh || !run->seeds) return false;
-    for (int64_t x = 0; x < seg->nrows && !own; x++)
+    for (int64_t x = 0; x < seg->nrows && !seg->own; x++)
         if (seg->row_start[x + 1] - seg->row_start[x] > 1) return false;
-/* segment row x's key, or -1 */
-#define SEED_KEY(x)                                                                                \
-    (own ? own[x]                                                                                  \
-         : (seg->row_start[(x) + 1] > seg->row_start[x] ? seg->keys.idx[seg->row_start[x]] : -1))
-    for (int64_t x = 0; x < attn_bs_min(ahead, seg->nrows); x++) {
-        const int64_t j = SEED_KEY(x);
-        if (j >= 0) prefetch_rows(run, &j, 1);
-        prefetch_query(run, seg->r0 + x);
-    }
+    prefetch_list(run, seg, 0, ahead);
+    for (int64_t x = 0; x < attn_bs_min(ahead, seg->nrows); x++) prefetch_query(run, seg->r0 + x);
     for (int64_t x = 0; x < seg->nrows; x++) {
         if (x + ahead < seg->nrows) {
-            const int64_t ja = SEED_KEY(x + ahead);
-            if (ja >= 0) prefetch_rows(run, &ja, 1);
+            prefetch_list(run, seg, x + ahead, x + ahead + 1);
             prefetch_query(run, seg->r0 + x + ahead); /* its first use: random 12 % faster */
         }
-        const int64_t r = seg->r0 + x, j = SEED_KEY(x);
-        if (own) { /* own keys (a block's positions): the next block's row x, likely next (the
-                      hardware sees no stream across tasks; random 1 thread 5 % faster) */
+        int64_t n;
+        const int64_t *key = row_list(seg, x, &n);
+        const int64_t r = seg->r0 + x, j = n > 0 ? *key : -1;
+        /* own keys (a block's positions): the next block's row x, likely next (the hardware
+         * sees no stream across tasks; random 1 thread 5 % faster) */
+        if (seg->own) {
             prefetch_guess(run->q, (r + seg->nrows) * run->ldq, D);
             if (j >= 0) {
                 prefetch_guess(run->kg, (j + seg->nrows) * D, D);
@@ -590,7 +585,6 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
         t->m[r] = sc, t->l[r] = 1.0f;
         memcpy(t->acc + r * D, run->vg + j * D, (size_t)D * sizeof(float));
     }
-#undef SEED_KEY
     return true;
 }
 
