@@ -211,6 +211,25 @@ Test(cli, version_and_short_help)
     cr_expect(strstr(out_text, "usage: bench run") != NULL, "%s", out_text);
 }
 
+/* OpenBLAS falls back to SSE3 kernels ("core Prescott") on CPU models it does not know; bench
+ * then re-executes with the core the CPU's features run (blas_core.c), so on any x86-64 with
+ * AVX2 + FMA `bench info` never reports Prescott. */
+Test(cli, openblas_never_runs_its_generic_kernels_on_a_cpu_with_avx2)
+{
+#if defined(__x86_64__)
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("avx2") || !__builtin_cpu_supports("fma"))
+        cr_skip_test("this CPU has no AVX2 + FMA");
+    cr_assert_eq(unsetenv("OPENBLAS_CORETYPE"), 0);
+    cr_assert_eq(bench("info --no-sgemm --no-bandwidth --no-peak"), 0, "%s", err_text);
+    const char *line = strstr(out_text, "openblas");
+    cr_assert_not_null(line, "%s", out_text);
+    cr_expect(strstr(line, "(core ") && !strstr(line, "(core Prescott"), "%s", line);
+#else
+    cr_skip_test("not x86-64");
+#endif
+}
+
 Test(cli, help_everywhere)
 {
     const char *cmds[] = {"--help", "sweep --help", "run --help", "list --help", "info --help"};

@@ -7,6 +7,7 @@
 #include "attn_isa.h"
 #include "attn_suggest.h"
 #include "bench_mpi.h"
+#include "blas_core.h"
 #include "commands.h"
 #include "machine.h"
 #include "memory.h"
@@ -64,6 +65,7 @@ static int unknown_command(const char *word, const bench_command *cmds, int ncmd
 int main(int argc, char **argv)
 {
     char msg[ATTN_MSG_LEN];
+    bench_blas_core_select(argv); /* may re-execute with OpenBLAS's best kernels */
     bench_memory_setup();
     if (bench_address_space_check(msg, sizeof msg) != 0) {
         fprintf(stderr, "bench: %s\n", msg);

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "attn_isa.h"
+#include "blas_core.h"
 #include "machine.h"
 #include "memory.h"
 #include "stats.h"
@@ -82,8 +83,8 @@ void bench_machine_facts(bench_run *run)
     const char *opt = "unoptimized";
 #endif
     snprintf(run->build, sizeof run->build, "gcc %s, %s, kernel sets %s", __VERSION__, opt, sets);
-    snprintf(run->openblas_config, sizeof run->openblas_config, "%s (core %s)",
-             openblas_get_config(), openblas_get_corename());
+    snprintf(run->openblas_config, sizeof run->openblas_config, "%s (core %s%s)",
+             openblas_get_config(), openblas_get_corename(), bench_blas_core_note());
     unsigned maj = 0, min = 0, rel = 0;
     H5get_libversion(&maj, &min, &rel);
     snprintf(run->hdf5_version, sizeof run->hdf5_version, "%u.%u.%u", maj, min, rel);

@@ -1,0 +1,47 @@
+/* blas_core.c — OpenBLAS on CPUs newer than it knows (blas_core.h).
+ * Debian's OpenBLAS (0.3.21, DYNAMIC_ARCH) chooses its kernels from the CPU *model* when it
+ * loads. On a model it does not know (seen: Intel Xeon family 6 model 207, Emerald Rapids) it
+ * falls back to "Prescott", SSE3 kernels: sgemm there ran at 57 GFLOP/s on 2 threads against
+ * 208 with SkylakeX's, so the sgemm yardstick and every kind that calls BLAS would measure a
+ * crippled library. OpenBLAS reads OPENBLAS_CORETYPE only while it loads, hence the
+ * re-execution; a user's own OPENBLAS_CORETYPE is always left alone. */
+#include <cblas.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "blas_core.h"
+
+#define CHOSEN_MARK "ATTNBENCH_OPENBLAS_CORE_CHOSEN" /* set in the re-executed environment */
+
+/* The OpenBLAS core for this CPU's features, or NULL (not x86-64, or nothing better). */
+static const char *core_for_features(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512vl"))
+        return "SkylakeX";
+    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) return "Haswell";
+#endif
+    return NULL;
+}
+
+void bench_blas_core_select(char **argv)
+{
+    if (getenv("OPENBLAS_CORETYPE")) return; /* the user's choice, or already re-executed */
+    const char *core = openblas_get_corename();
+    if (!core || strcmp(core, "Prescott") != 0) return; /* OpenBLAS knows this CPU */
+    const char *better = core_for_features();
+    if (!better) return;
+    if (setenv("OPENBLAS_CORETYPE", better, 1) != 0 || setenv(CHOSEN_MARK, "1", 1) != 0) return;
+    execv("/proc/self/exe", argv);
+    unsetenv("OPENBLAS_CORETYPE"); /* execv failed: run on, with the generic kernels */
+    unsetenv(CHOSEN_MARK);
+}
+
+const char *bench_blas_core_note(void)
+{
+    return getenv(CHOSEN_MARK) ? ", set by bench" : "";
+}
