@@ -7,7 +7,9 @@
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
- *     and sum, acc += p v (the tile's micro-kernels, kernels.h);
+ *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with upper
+ *     bounds only (no lower bound, no exclusion, no score modifier) fused, 6 rows at a time
+ *     (attn_ks()->tile.attend: the scores stay in L1, no call per row), by groups of FUSED_SUB;
  *   then normalise into out (or save the state for the next phase); out by non-temporal stores
  *   when q, k, v and out exceed STREAM_BYTES (attn_tile_end_stream).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
@@ -60,6 +62,10 @@ enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
  * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster; dilated
  * w = 128: 8 %). */
 enum { BAND_SUB = 30, BAND_NARROW = 192 };
+/* Rows per group of the forward's fused visits (visit_fused: 6 rows at a time, the scores in L1):
+ * small groups compute little beyond their rows' upper bounds (n = 8192 causal, 1 thread: fixed
+ * 4 %, bigbird 2 % faster than its 64; 6 rows no faster, strided's phase 2 slower) */
+enum { FUSED_SUB = 12 };
 /* Keys every row of a segment sees, at least, for a visit of their own (fewer: each group visits
  * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
 enum { COMMON_MIN = 64 };
@@ -456,6 +462,30 @@ static void visit_span(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int
     attn_tile_visit_scores(t, g0, gn, vp, ld, cols, mask);
 }
 
+/* The forward's fused visit (attn_ks()->tile.attend: scores, online softmax and p·v per 6 rows,
+ * the scores in L1, no call per row): task rows [g0, g0 + gn) against keys [x0, x0 + cols) of
+ * the segment, kᵀ at kt (rows ldk apart), v rows ld apart, row r seeing the keys below hi[r]
+ * (segment numbering; NULL: all). */
+static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int64_t cols,
+                        const float *kt, int64_t ldk, const float *vp, int64_t ld,
+                        const int64_t *hi)
+{
+    enum { ROWS = 60 };
+    attn_tile *t = run->tile;
+    const int64_t D = run->D, lds = attn_tile_score_ld(cols);
+    /* rows per call: their scores within the tile's (rows × cols_max) */
+    const int64_t most =
+        attn_bs_clamp(t->rows * attn_tile_score_ld(run->cols_max) / lds / 6 * 6, 6, ROWS);
+    int64_t h[ROWS];
+    for (int64_t a = g0; a < g0 + gn; a += most) {
+        const int64_t n = attn_bs_min(most, g0 + gn - a);
+        for (int64_t r = 0; hi && r < n; r++) h[r] = hi[a + r] - x0;
+        attn_ks()->tile.attend(t->acc + a * D, t->m + a, t->l + a, t->scores,
+                               attn_tile_score_ld(cols), run->q + a * run->ldq, run->ldq, kt, ldk,
+                               vp, ld, hi ? h : NULL, n, cols, D, t->scale);
+    }
+}
+
 /* Pack keys [u0, u1) of a segment read in place (contiguous, or every step-th) into the span,
  * when there is one and they fit: the forward's row groups then share one packing. */
 static void pack_span(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int64_t u1)
@@ -482,6 +512,9 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
     if (bounds && seg->hi) mask.hi = seg->hi + g0;
     if (seg->xlo) mask.xlo = seg->xlo + g0, mask.xhi = seg->xhi + g0;
     const bool masked = mask.lo || mask.hi || mask.xlo;
+    /* the forward, upper bounds only, no modifier: the fused visit */
+    const bool fused =
+        !run->bt && !mask.lo && !mask.xlo && !run->tile->alibi && run->tile->cap == 0.0f;
     for (int64_t x0 = c0; x0 < c1; x0 += run->cols_max) {
         const int64_t cols = attn_bs_min(run->cols_max, c1 - x0);
         int64_t ld; /* the same for keys and values */
@@ -493,7 +526,14 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
             for (int64_t c = 0; c < cols; c++)
                 run->tile->kpos[c] = (float)key_at(run->at ? run->at : &seg->keys, x0 + c);
         if (run->bt) backward_visit(run, seg, g0, gn, x0, cols, kp, vp, ld, masked ? &mask : NULL);
-        else if (run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
+        else if (fused && run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
+            visit_fused(run, g0, gn, x0, cols, run->span_kt + (x0 - run->span_u0), run->span_ld, vp,
+                        ld, mask.hi ? seg->hi : NULL);
+        else if (fused) {
+            attn_tile_pack_keys(run->tile, kp, ld, cols);
+            visit_fused(run, g0, gn, x0, cols, run->tile->kt, run->tile->kt_ld, vp, ld,
+                        mask.hi ? seg->hi : NULL);
+        } else if (run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
             visit_span(run, g0, gn, x0, cols, vp, ld, masked ? &mask : NULL);
         else
             attn_tile_visit_masked(run->tile, g0, gn, run->q + g0 * run->ldq, run->ldq, kp, vp, ld,
@@ -726,16 +766,20 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
+    /* the forward's fused visits (upper bounds only, no modifier: visit_range) by FUSED_SUB rows */
+    const bool fused =
+        !run->bt && !seg->lo && !seg->xlo && !run->tile->alibi && run->tile->cap == 0.0f;
+    const int64_t sub = fused ? FUSED_SUB : run->sub;
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
-    if (nr > run->sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
+    if (nr > sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
     /* the forward with the span packed: each group visits all its keys; the common visit would
      * save only masks, and leave each group a short visit of its own few keys (fixed's summary:
      * 8-24 keys per group after ~500 common ones; 3-6 % faster without) */
-    const bool common = i1 - i0 >= COMMON_MIN && nr > run->sub && !(run->span_kt && !run->bt);
+    const bool common = i1 - i0 >= COMMON_MIN && nr > sub && !(run->span_kt && !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
-    for (int64_t g0 = r0; g0 < r0 + nr; g0 += run->sub) {
-        const int64_t gn = attn_bs_min(run->sub, r0 + nr - g0);
+    for (int64_t g0 = r0; g0 < r0 + nr; g0 += sub) {
+        const int64_t gn = attn_bs_min(sub, r0 + nr - g0);
         int64_t g_u0, g_u1, g_i0, g_i1;
         span(seg, g0, gn, &g_u0, &g_u1, &g_i0, &g_i1);
         if (g_u0 >= g_u1) continue;
