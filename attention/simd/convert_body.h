@@ -5,7 +5,8 @@
  * (F16C in the avx2 set, AVX-512F in the avx512 set; exact), the portable set half.h's bit
  * manipulation. f32 -> bf16/f16 (inputs, untimed): half.h's scalar rounding in every set.
  * vload_bf16 / vload_f16 load VW elements as a vf (used by decode_body.h to read K/V rows
- * directly); cvt_to_f32 converts a row into floats (the dense engine's prefill widening).
+ * directly), vload_bf16_eo 2·VW bf16 as their even and odd elements; cvt_to_f32 converts a row into
+ * floats (the dense engine's prefill widening).
  */
 #include "half.h"
 
@@ -42,6 +43,23 @@ static inline vf vload_f16(const uint16_t *p)
 static inline vf vload_bf16(const uint16_t *p) { return attn_bf16_to_f32(*p); }
 static inline vf vload_f16(const uint16_t *p) { return attn_f16_to_f32(*p); }
 #endif
+
+/* The 2·VW bf16 at p widened by one load, a shift and a mask: *even = elements 0, 2, .., 2·VW - 2,
+ * *odd = elements 1, 3, .., 2·VW - 1 (each 32-bit word holds one of each; exact). */
+static inline void vload_bf16_eo(const uint16_t *p, vf *even, vf *odd)
+{
+#if VW == 16
+    const __m512i w = _mm512_loadu_si512(p);
+    *even = _mm512_castsi512_ps(_mm512_slli_epi32(w, 16));
+    *odd = _mm512_castsi512_ps(_mm512_and_si512(w, _mm512_set1_epi32((int)0xffff0000u)));
+#elif VW == 8
+    const __m256i w = _mm256_loadu_si256((const __m256i *)p);
+    *even = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    *odd = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xffff0000u)));
+#else
+    *even = attn_bf16_to_f32(p[0]), *odd = attn_bf16_to_f32(p[1]);
+#endif
+}
 
 /* dst[i] = src[i] as float, i < n, src of dtype t (ATTN_BF16 or ATTN_F16; f32 copies). */
 static void cvt_to_f32(int t, const void *src, float *dst, int64_t n)

@@ -6,28 +6,45 @@
  * f32, bf16 or f16 (attn_dtype). Keys go by blocks of DECODE_KB: scores s_rj = q_r·k_j, then per
  * row the online softmax m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' =
  * acc·e^(m-m') + Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
- *   G = 1 (MHA: memory bound) reads the rows in place, bf16/f16 converted in registers, one dot
- *   product per key; with AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), bf16 K, unscaled
- *   bf16 q given) the scores use vdpbf16ps on the stored values (exact products, float32 sums),
- *   sixteen keys at a time where D % 32 == 0 (their sums by one transposing tree).
+ *   G < 4 (MHA: memory bound) reads the rows in place and takes each block's keys from
+ *   DEC_STREAMS (4) equal parts of the chunk at once, DEC_SUB (4) keys of each in turn: eight
+ *   sequential streams (K and V of each part) in flight instead of one K and one V, which a core's
+ *   prefetchers serve faster (a 2-vCPU Xeon: bf16 MHA 1 thread ~60 -> ~35-45 ms per step; the
+ *   softmax does not depend on the order of the keys). Scores sixteen keys at a time on AVX-512
+ *   (sixteen chains side by side, their sums by one transposing tree): f32 by FMAs, bf16 with
+ *   AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), unscaled bf16 q given) by vdpbf16ps on
+ *   the stored values (exact products, float32 sums); else one dot product per key (bf16/f16
+ *   converted in registers). p.v by 8 vectors of D and two key parities at once (AVX-512; AVX2
+ *   one); bf16 rows widened as pairs (vload_bf16_eo: one load, a shift and a mask per two
+ *   vectors), so the chunk keeps those rows' acc in that paired order (dec_pair) until its end.
  *   4 <= G < 8 (GQA) runs the rows four at a time against the block in place: each key and value
  *   vector is loaded (bf16/f16 converted in registers) once for the four rows; scores by tiles
  *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
  *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
- *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does.
+ *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does (on the
+ *   same consecutive block).
  *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
  *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
  *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
  *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
- *   G >= 4 prefetches K and V rows ahead of their use (software prefetch hints, GCC/Clang; G = 1
- *   is left to the hardware prefetchers): G >= 8 the next block's at the block's start; the
- *   quad path the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each score tile's keys
- *   there, each value row there during the first p.v pass), so that the core keeps issuing
- *   them between its FMAs instead of stalling on one burst of DECODE_KB rows per block.
+ *   G >= 4 prefetches K and V rows ahead of their use (software prefetch hints, GCC/Clang; G < 4
+ *   has its streams instead: hints measured no faster there): G >= 8 the next block's at the
+ *   block's start; the quad path the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each
+ *   score tile's keys there, each value row there during the first p.v pass), so that the core
+ *   keeps issuing them between its FMAs instead of stalling on one burst of DECODE_KB rows.
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
  *   (decode_scratch_floats); one thread.
  */
 
+/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
+static inline void dec_prefetch(const void *p, size_t len)
+{
+#if defined(__GNUC__)
+    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
+#else
+    (void)p, (void)len;
+#endif
+}
 /* Dot products and weighted sums over one dtype's rows, defined per element type. */
 #define DECODE_ROW_OPS(sfx, ELEM, VLOAD, SLOAD)                                                    \
     TILE_INLINE float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                      \
@@ -43,8 +60,9 @@
         for (; d < D; d++) s += q[d] * SLOAD(k[d]);                                                \
         return s;                                                                                  \
     }                                                                                              \
-    /* acc[d] += Σ_j p[j]·v[j·D + d], j < n: acc in registers, 4 vectors at a time */           \
-    static void dec_pv_##sfx(float *acc, const float *p, const ELEM *v, int64_t n, int64_t D)      \
+    /* acc[d] += Σ_j p[j]·v_j[d], j < n (v_j = vr[j]): acc in registers, 4 vectors at a time */  \
+    static void dec_pv_##sfx(float *acc, const float *p, const void *const *vr, int64_t n,         \
+                             int64_t D)                                                            \
     {                                                                                              \
         int64_t d = 0;                                                                             \
         for (; d + 4 * VW <= D; d += 4 * VW) {                                                     \
@@ -52,7 +70,7 @@
                a3 = vload(acc + d + 3 * VW);                                                       \
             for (int64_t j = 0; j < n; j++) {                                                      \
                 const vf pj = vset1(p[j]);                                                         \
-                const ELEM *r = v + j * D + d;                                                     \
+                const ELEM *r = (const ELEM *)vr[j] + d;                                           \
                 a0 = vfma(pj, VLOAD(r), a0), a1 = vfma(pj, VLOAD(r + VW), a1);                     \
                 a2 = vfma(pj, VLOAD(r + 2 * VW), a2), a3 = vfma(pj, VLOAD(r + 3 * VW), a3);        \
             }                                                                                      \
@@ -61,12 +79,13 @@
         }                                                                                          \
         for (; d + VW <= D; d += VW) {                                                             \
             vf a = vload(acc + d);                                                                 \
-            for (int64_t j = 0; j < n; j++) a = vfma(vset1(p[j]), VLOAD(v + j * D + d), a);        \
+            for (int64_t j = 0; j < n; j++)                                                        \
+                a = vfma(vset1(p[j]), VLOAD((const ELEM *)vr[j] + d), a);                          \
             vstore(acc + d, a);                                                                    \
         }                                                                                          \
         for (; d < D; d++) {                                                                       \
             float a = acc[d];                                                                      \
-            for (int64_t j = 0; j < n; j++) a += p[j] * SLOAD(v[j * D + d]);                       \
+            for (int64_t j = 0; j < n; j++) a += p[j] * SLOAD(((const ELEM *)vr[j])[d]);           \
             acc[d] = a;                                                                            \
         }                                                                                          \
     }
@@ -75,6 +94,96 @@ static inline float dec_f32_scalar(float x) { return x; }
 DECODE_ROW_OPS(f32, float, vload, dec_f32_scalar)
 DECODE_ROW_OPS(bf16, uint16_t, vload_bf16, attn_bf16_to_f32)
 DECODE_ROW_OPS(f16, uint16_t, vload_f16, attn_f16_to_f32)
+
+/* G = 1, bf16 V, D % (2·VW) == 0: the chunk keeps its acc "paired": each group of 2·VW floats
+ * of D holds the group's even elements, then its odd ones, the order vload_bf16_eo widens a row
+ * in (one load, a shift and a mask per two vectors, not two widening loads and two shifts).
+ * dec_pair: acc into that order (to = true) or back. */
+static void dec_pair(float *acc, int64_t D, bool to)
+{
+    float t[2 * VW];
+    for (int64_t g = 0; g < D; g += 2 * VW) {
+        memcpy(t, acc + g, sizeof t);
+        for (int w = 0; w < VW; w++)
+            if (to) acc[g + w] = t[2 * w], acc[g + VW + w] = t[2 * w + 1];
+            else acc[g + 2 * w] = t[w], acc[g + 2 * w + 1] = t[VW + w];
+    }
+}
+
+/* Vector pairs of D per pass of dec_pv_bf16_eo (2·DEC_EOG accumulators per key parity) and key
+ * parities summed apart (AVX-512: two, so 16 independent FMA chains; AVX2 has 16 registers). */
+enum { DEC_EOG = 4, DEC_EOJ = VW == 16 ? 2 : 1 };
+
+/* acc (paired, see dec_pair) += Σ_j p[j]·v_j for j < n, bf16 rows v_j = vr[j], D % (2·VW) == 0. */
+static void dec_pv_bf16_eo(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
+{
+    for (int64_t d = 0; d < D; d += 2 * VW * DEC_EOG) {
+        const int ng = D - d >= 2 * VW * DEC_EOG ? DEC_EOG : (int)((D - d) / (2 * VW));
+        vf a[DEC_EOJ][2 * DEC_EOG];
+        for (int u = 0; u < DEC_EOJ; u++)
+            for (int e = 0; e < 2 * DEC_EOG; e++)
+                a[u][e] = u == 0 && e < 2 * ng ? vload(acc + d + e * VW) : vzero();
+        int64_t j = 0;
+        if (ng == DEC_EOG)
+            for (; j + DEC_EOJ <= n; j += DEC_EOJ)
+                for (int u = 0; u < DEC_EOJ; u++) {
+                    const vf pj = vset1(p[j + u]);
+                    const uint16_t *r = (const uint16_t *)vr[j + u] + d;
+                    for (int g = 0; g < DEC_EOG; g++) {
+                        vf ev, od;
+                        vload_bf16_eo(r + 2 * VW * g, &ev, &od);
+                        a[u][2 * g] = vfma(pj, ev, a[u][2 * g]);
+                        a[u][2 * g + 1] = vfma(pj, od, a[u][2 * g + 1]);
+                    }
+                }
+        for (; j < n; j++) {
+            const vf pj = vset1(p[j]);
+            for (int g = 0; g < ng; g++) {
+                vf ev, od;
+                vload_bf16_eo((const uint16_t *)vr[j] + d + 2 * VW * g, &ev, &od);
+                a[0][2 * g] = vfma(pj, ev, a[0][2 * g]);
+                a[0][2 * g + 1] = vfma(pj, od, a[0][2 * g + 1]);
+            }
+        }
+        for (int e = 0; e < 2 * ng; e++) {
+            vf x = a[0][e];
+            for (int u = 1; u < DEC_EOJ; u++) x = vadd(x, a[u][e]);
+            vstore(acc + d + e * VW, x);
+        }
+    }
+}
+
+/* acc += Σ_j p[j]·v_j for j < n, f32 rows v_j = vr[j], D % VW == 0: 2·DEC_EOG vectors of D per
+ * pass, DEC_EOJ key parities summed apart (as dec_pv_bf16_eo, without the pairing). */
+static void dec_pv_f32_wide(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
+{
+    for (int64_t d = 0; d < D; d += 2 * VW * DEC_EOG) {
+        const int nv = D - d >= 2 * VW * DEC_EOG ? 2 * DEC_EOG : (int)((D - d) / VW);
+        vf a[DEC_EOJ][2 * DEC_EOG];
+        for (int u = 0; u < DEC_EOJ; u++)
+            for (int e = 0; e < 2 * DEC_EOG; e++)
+                a[u][e] = u == 0 && e < nv ? vload(acc + d + e * VW) : vzero();
+        int64_t j = 0;
+        if (nv == 2 * DEC_EOG)
+            for (; j + DEC_EOJ <= n; j += DEC_EOJ)
+                for (int u = 0; u < DEC_EOJ; u++) {
+                    const vf pj = vset1(p[j + u]);
+                    const float *r = (const float *)vr[j + u] + d;
+                    for (int e = 0; e < 2 * DEC_EOG; e++)
+                        a[u][e] = vfma(pj, vload(r + e * VW), a[u][e]);
+                }
+        for (; j < n; j++) {
+            const vf pj = vset1(p[j]);
+            for (int e = 0; e < nv; e++)
+                a[0][e] = vfma(pj, vload((const float *)vr[j] + d + e * VW), a[0][e]);
+        }
+        for (int e = 0; e < nv; e++) {
+            vf x = a[0][e];
+            for (int u = 1; u < DEC_EOJ; u++) x = vadd(x, a[u][e]);
+            vstore(acc + d + e * VW, x);
+        }
+    }
+}
 
 enum {
     DECODE_KB = 64,     /* keys per block */
@@ -108,6 +217,25 @@ static inline vf dec_sums16(const vf *a)
 }
 #endif
 
+#if VW == 16
+/* G = 1, f32: s[j] = q·k_j (k_j = kr[j]) for j < n, D % 16 == 0: sixteen keys at a time (sixteen
+ * independent chains side by side, their sums by one transposing tree), the rest key by key. */
+static void dec_scores1_f32(const float *q, const void *const *kr, int64_t n, int64_t D, float *s)
+{
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16) {
+        vf a[16];
+        for (int i = 0; i < 16; i++) a[i] = vzero();
+        for (int64_t d = 0; d < D; d += 16) {
+            const vf qd = vload(q + d);
+            for (int i = 0; i < 16; i++) a[i] = vfma(qd, vload((const float *)kr[j + i] + d), a[i]);
+        }
+        vstore(s + j, dec_sums16(a));
+    }
+    for (; j < n; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
+}
+#endif
+
 /* s[(i / DEC_QK)·DECODE_KB + j + i % DEC_QK] = Σ_lanes a[i], i < DECODE_QUAD·DEC_QK: the sums of
  * the score tile's accumulators (row i / DEC_QK, key j + i % DEC_QK). AVX-512: the sixteen
  * vectors reduced together by a transposing tree (45 shuffles and adds, no horizontal sums). */
@@ -120,16 +248,6 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
 #else
     for (int i = 0; i < DECODE_QUAD * DEC_QK; i++)
         s[(i / DEC_QK) * DECODE_KB + j + i % DEC_QK] = vhsum(a[i]);
-#endif
-}
-
-/* Prefetch the bytes [p, p + len) into the caches (a hint: no effect where unsupported). */
-static inline void dec_prefetch(const void *p, size_t len)
-{
-#if defined(__GNUC__)
-    for (size_t o = 0; o < len; o += 64) __builtin_prefetch((const char *)p + o, 0, 3);
-#else
-    (void)p, (void)len;
 #endif
 }
 
@@ -224,10 +342,12 @@ __attribute__((target("avx512bf16"))) static float dec_dot_dpbf16(const uint16_t
     return s;
 }
 
-/* G = 1, bf16: s[j] = scale·q·k_j for j < n by vdpbf16ps, sixteen keys at a time (D % 32 == 0:
- * sixteen independent chains, their sums by one transposing tree), the rest key by key. */
-__attribute__((target("avx512bf16"))) static void
-dec_scores1_dp(const uint16_t *q, const uint16_t *k, int64_t n, int64_t D, float scale, float *s)
+/* G = 1, bf16: s[j] = scale·q·k_j (k_j = kr[j]) for j < n by vdpbf16ps, sixteen keys at a time
+ * (D % 32 == 0: sixteen independent chains side by side, their sums by one transposing tree),
+ * the rest key by key. */
+__attribute__((target("avx512bf16"))) static void dec_scores1_dp(const uint16_t *q,
+                                                                 const void *const *kr, int64_t n,
+                                                                 int64_t D, float scale, float *s)
 {
     const __m512 sc = _mm512_set1_ps(scale);
     int64_t j = 0;
@@ -235,13 +355,16 @@ dec_scores1_dp(const uint16_t *q, const uint16_t *k, int64_t n, int64_t D, float
         for (; j + 16 <= n; j += 16) {
             __m512 a[16];
             for (int i = 0; i < 16; i++) a[i] = _mm512_setzero_ps();
-            for (int i = 0; i < 16; i++) /* the keys in memory order: the streams stay sequential */
-                for (int64_t d = 0; d < D; d += 32)
-                    a[i] = _mm512_dpbf16_ps(a[i], (__m512bh)_mm512_loadu_si512(q + d),
-                                            (__m512bh)_mm512_loadu_si512(k + (j + i) * D + d));
+            for (int64_t d = 0; d < D; d += 32) {
+                const __m512bh qd = (__m512bh)_mm512_loadu_si512(q + d);
+                for (int i = 0; i < 16; i++)
+                    a[i] = _mm512_dpbf16_ps(a[i], qd,
+                                            (__m512bh)_mm512_loadu_si512(
+                                                (const uint16_t *)kr[j + i] + d));
+            }
             _mm512_storeu_ps(s + j, _mm512_mul_ps(sc, dec_sums16(a)));
         }
-    for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, k + j * D, D);
+    for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, (const uint16_t *)kr[j], D);
 }
 
 /* G >= DECODE_GROUPED, bf16, D even: s[r·KB + j] = scale·q_r·k_j from kt2 [D/2][KB] = the
@@ -378,7 +501,11 @@ static void dec_pv_grouped(float *acc, const float *s, const float *v, int64_t G
     if (D % VW == 0) /* by vectors of D outside: v's columns stay in L1 for all the rows */
         for (int64_t d = 0; d < D; d += 4 * VW)
             for (r = 0; r + DEC_TR <= G; r += DEC_TR) dec_pv_rows(acc, s, v, r, n, D, d);
-    for (; r < G; r++) dec_pv_f32(acc + r * D, s + r * DECODE_KB, v, n, D);
+    if (r < G) {
+        const void *vr[DECODE_KB];
+        for (int64_t j = 0; j < n; j++) vr[j] = v + j * D;
+        for (; r < G; r++) dec_pv_f32(acc + r * D, s + r * DECODE_KB, vr, n, D);
+    }
 }
 
 /* kt [D][DECODE_KB] = the block's nb keys (dtype t) transposed, as floats; columns past nb
@@ -434,28 +561,53 @@ static void dec_block_quad(int t, const float *q, int64_t D, const void *kb, con
     else dec_pv4_f16(acc, s, vb, nb, D, pv, pn);
 }
 
-/* One row (G = 1) against nb keys read in place (bf16/f16 converted in registers). */
+/* One row (G = 1) against the nb keys kr[j], values vr[j] read in place (bf16/f16 converted in
+ * registers; bf16 acc paired where D % (2·VW) == 0, see dec_pair). */
 static void dec_block_single(int t, const float *q, const uint16_t *qh, float scale, int64_t D,
-                             const void *kb, const void *vb, int64_t nb, float *m, float *l,
-                             float *acc, float *s)
+                             const void *const *kr, const void *const *vr, int64_t nb, float *m,
+                             float *l, float *acc, float *s)
 {
     (void)qh, (void)scale;
 #ifdef DECODE_HAVE_DPBF16
     if (qh && t == ATTN_BF16) {
-        dec_scores1_dp(qh, kb, nb, D, scale, s);
+        dec_scores1_dp(qh, kr, nb, D, scale, s);
     } else
 #endif
         if (t == ATTN_F32) {
-        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kb + j * D, D);
+#if VW == 16
+        if (D % VW == 0) dec_scores1_f32(q, kr, nb, D, s);
+        else
+#endif
+            for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
     } else if (t == ATTN_BF16) {
-        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_bf16(q, (const uint16_t *)kb + j * D, D);
+        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_bf16(q, (const uint16_t *)kr[j], D);
     } else {
-        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f16(q, (const uint16_t *)kb + j * D, D);
+        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f16(q, (const uint16_t *)kr[j], D);
     }
     dec_softmax_step(s, nb, m, l, acc, D);
-    if (t == ATTN_F32) dec_pv_f32(acc, s, vb, nb, D);
-    else if (t == ATTN_BF16) dec_pv_bf16(acc, s, vb, nb, D);
-    else dec_pv_f16(acc, s, vb, nb, D);
+    if (t == ATTN_F32 && D % VW == 0) dec_pv_f32_wide(acc, s, vr, nb, D);
+    else if (t == ATTN_F32) dec_pv_f32(acc, s, vr, nb, D);
+    else if (t == ATTN_BF16 && D % (2 * VW) == 0) dec_pv_bf16_eo(acc, s, vr, nb, D);
+    else if (t == ATTN_BF16) dec_pv_bf16(acc, s, vr, nb, D);
+    else dec_pv_f16(acc, s, vr, nb, D);
+}
+
+/* G < DECODE_QUAD: each block takes its keys from DEC_STREAMS equal parts of the chunk at once,
+ * DEC_SUB keys of each in turn (DECODE_KB / DEC_STREAMS keys of each part): 2·DEC_STREAMS
+ * sequential streams (K and V) in flight instead of two, which a core's prefetchers serve faster
+ * (the softmax does not depend on the order of the keys). dec_streams_block fills kr, vr with the
+ * next block's rows (pos[i]: part i's next key, end[i] its end) and returns how many. */
+enum { DEC_STREAMS = 4, DEC_SUB = 4 };
+
+static int64_t dec_streams_block(const char *k, const char *v, size_t row, int64_t *pos,
+                                 const int64_t *end, const void **kr, const void **vr)
+{
+    int64_t nb = 0;
+    for (int c = 0; c < DECODE_KB / DEC_STREAMS; c += DEC_SUB)
+        for (int i = 0; i < DEC_STREAMS; i++)
+            for (int e = 0; e < DEC_SUB && pos[i] < end[i]; e++, pos[i]++, nb++)
+                kr[nb] = k + (size_t)pos[i] * row, vr[nb] = v + (size_t)pos[i] * row;
+    return nb;
 }
 
 /* G rows against n keys of dtype t, by blocks of DECODE_KB keys. */
@@ -463,35 +615,55 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
                       float *scratch)
 {
-    const size_t esz = t == ATTN_F32 ? 4 : 2;
-    for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
-        const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
-        const void *kb = (const char *)k + (size_t)(j0 * D) * esz;
-        const void *vb = (const char *)v + (size_t)(j0 * D) * esz;
-        const void *pk = NULL, *pv = NULL; /* K and V rows to prefetch (G >= DECODE_QUAD) */
-        const bool quad = G < DECODE_GROUPED && D % VW == 0; /* else: the next block */
-        const int64_t j1 = j0 + (quad ? DEC_PF_BLOCKS : 1) * DECODE_KB;
-        int64_t pn = 0;
-        if (G >= DECODE_QUAD && j1 < n) {
-            pn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
-            pk = (const char *)k + (size_t)(j1 * D) * esz;
-            pv = (const char *)v + (size_t)(j1 * D) * esz;
-            if (!quad) /* both at the block's start */
-                dec_prefetch(pk, (size_t)(pn * D) * esz), dec_prefetch(pv, (size_t)(pn * D) * esz);
-        }
-        if (G >= DECODE_GROUPED) {
-            dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
-            continue;
-        }
-        int64_t r = 0;
-        if (D % VW == 0)
-            for (; r + DECODE_QUAD <= G; r += DECODE_QUAD)
+    const size_t esz = t == ATTN_F32 ? 4 : 2, row = (size_t)D * esz;
+    /* rows r1.. run as G = 1 does; their bf16 acc paired over the chunk (dec_pair) */
+    const int64_t r1 = G < DECODE_QUAD       ? 0
+                       : G >= DECODE_GROUPED ? G
+                       : D % VW == 0         ? G / DECODE_QUAD * DECODE_QUAD
+                                             : 0;
+    const bool paired = t == ATTN_BF16 && D % (2 * VW) == 0;
+    const void *kr[DECODE_KB], *vr[DECODE_KB]; /* the rows of the block the single rows take */
+    if (paired)
+        for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, true);
+    if (G < DECODE_QUAD) { /* by blocks of DEC_STREAMS parts of the chunk at once */
+        int64_t pos[DEC_STREAMS], end[DEC_STREAMS];
+        for (int i = 0; i < DEC_STREAMS; i++)
+            pos[i] = n * i / DEC_STREAMS, end[i] = n * (i + 1) / DEC_STREAMS;
+        for (int64_t nb; (nb = dec_streams_block(k, v, row, pos, end, kr, vr)) > 0;)
+            for (int64_t r = 0; r < G; r++) /* the block stays in L1 or L2 for the next rows */
+                dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
+                                 l + r, acc + r * D, scratch);
+    } else
+        for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
+            const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
+            const char *kb = (const char *)k + (size_t)j0 * row;
+            const char *vb = (const char *)v + (size_t)j0 * row;
+            const void *pk = NULL, *pv = NULL;                   /* K and V rows to prefetch */
+            const bool quad = G < DECODE_GROUPED && D % VW == 0; /* else: the next block */
+            const int64_t j1 = j0 + (quad ? DEC_PF_BLOCKS : 1) * DECODE_KB;
+            int64_t pn = 0;
+            if (j1 < n) {
+                pn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
+                pk = (const char *)k + (size_t)j1 * row;
+                pv = (const char *)v + (size_t)j1 * row;
+                if (!quad) /* both at the block's start */
+                    dec_prefetch(pk, (size_t)pn * row), dec_prefetch(pv, (size_t)pn * row);
+            }
+            if (G >= DECODE_GROUPED) {
+                dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
+                continue;
+            }
+            for (int64_t r = 0; r < r1; r += DECODE_QUAD)
                 dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch, pk,
                                pv, r == 0 ? pn : 0);
-        for (; r < G; r++) /* the block stays in L1 or L2 for the next rows */
-            dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kb, vb, nb, m + r,
-                             l + r, acc + r * D, scratch);
-    }
+            for (int64_t j = 0; j < nb; j++)
+                kr[j] = kb + (size_t)j * row, vr[j] = vb + (size_t)j * row;
+            for (int64_t r = r1; r < G; r++) /* the block stays in L1 or L2 for the next rows */
+                dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
+                                 l + r, acc + r * D, scratch);
+        }
+    if (paired)
+        for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, false);
 }
 
 static bool dec_has_dpbf16(void)
