@@ -41,7 +41,4 @@ void bench_blas_core_select(char **argv)
     unsetenv(CHOSEN_MARK);
 }
 
-const char *bench_blas_core_note(void)
-{
-    return getenv(CHOSEN_MARK) ? ", set by bench" : "";
-}
+const char *bench_blas_core_note(void) { return getenv(CHOSEN_MARK) ? ", set by bench" : ""; }

@@ -103,7 +103,7 @@ static const field run_fields[] = {
     FIELD(bench_run, sgemm_gflops, F_F64, "GFLOP/s",
           "OpenBLAS sgemm (2048^3) measured at the start of the run, 1e9 flop/s"),
     FIELD(bench_run, mem_bandwidth_gbs, F_F64, "GB/s",
-          "memory read bandwidth (parallel sum over 256 MiB) at the start of the run, 1e9 B/s"),
+          "memory read bandwidth (parallel sum over 1 GiB) at the start of the run, 1e9 B/s"),
 };
 
 static const field point_fields[] = {
