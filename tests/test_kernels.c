@@ -196,7 +196,8 @@ Test(kernels, tile_end_stream_matches_plain_division_in_every_set)
 /* The fused fresh visit with own keys (tile.attend_own) of every set against the softmax in
  * float64: rows in a partial register group, keys in partial column blocks and vectors (and more
  * than one column block), rows seeing a prefix of the keys (none, some, all) with or without an
- * own key (a row seeing nothing: m = -inf, l = 0, acc = 0), and no keys at all. */
+ * own key (a row seeing nothing: m = -inf, l = 0, acc = 0), no keys at all, and every row seeing
+ * every key (whole vectors: no masks). */
 Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
 {
     enum { ROWS = 13 };
@@ -209,19 +210,20 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
     const int64_t ld = attn_tile_score_ld(nk);
     float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(ROWS * ld * sizeof(float));
     float *acc = bench_alloc(ROWS * D * sizeof(float)), m[ROWS], l[ROWS];
-    const int64_t colss[3] = {37, 0, 8};
-    for (int e = 0; e < 3; e++) {
+    const int64_t colss[4] = {37, 0, 8, 32}; /* 32: every row sees every key (hi NULL) */
+    for (int e = 0; e < 4; e++) {
         const int64_t cols = colss[e];
+        const int64_t *his = e == 3 ? NULL : hi;
         for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
             const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
             if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
             for (int64_t x = 0; x < ROWS * D; x++) acc[x] = NAN; /* never read */
             for (int64_t r = 0; r < ROWS; r++) m[r] = l[r] = NAN;
             if (cols > 0) ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
-            ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, hi, ko, vo, D, own, ROWS,
-                                cols, D, 0.5f);
+            ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, his, ko, vo, D, own,
+                                ROWS, cols, D, 0.5f);
             for (int64_t r = 0; r < ROWS; r++) {
-                const int64_t h = hi[r] < cols ? hi[r] : cols;
+                const int64_t h = his && his[r] < cols ? his[r] : cols;
                 double sc[40], so = -INFINITY, mx = -INFINITY;
                 for (int64_t c = 0; c < h; c++) {
                     sc[c] = 0;

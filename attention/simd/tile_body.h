@@ -295,6 +295,9 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
         /* own scores (-inf: none), then each row's max over them and its seen columns */
         float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
         vf hv[TILE_MR], vm[TILE_MR];
+        /* every row of the group sees every column, whole vectors: no masks (random n = 8192: most
+         * groups; the kernel 3 % faster) */
+        bool whole = cols % VW == 0;
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             vf a = vzero();
@@ -305,8 +308,13 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             so[i] = kor[i] ? scale * x : -INFINITY;
             const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
             hv[i] = vset1((float)h), vm[i] = vset1(so[i]);
+            whole &= h == cols;
         }
-        for (int64_t c = 0; c < cols; c += VW) {
+        for (int64_t c = 0; c < cols && whole; c += VW) {
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
+        }
+        for (int64_t c = 0; c < cols && !whole; c += VW) {
             const vf cv = vadd(iota, vset1((float)c));
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++)
@@ -335,7 +343,8 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) {
-                x[i] = vzero_below(vexp(vsub(x[i], vm[i])), vsub(hv[i], vset1(0.5f)), cv);
+                x[i] = vexp(vsub(x[i], vm[i]));
+                if (!whole) x[i] = vzero_below(x[i], vsub(hv[i], vset1(0.5f)), cv);
                 sum[i] = vadd(sum[i], x[i]);
             }
             TILE_UNROLL
