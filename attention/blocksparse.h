@@ -58,8 +58,8 @@ typedef struct attn_bs_seg {
     const int64_t *row_start;
     /* Or else, with own (no row_start, no lo, no exclusion): task row r also sees one key of its
      * own, own[r] (a key index, not among keys; -1: none); keys may then be empty. The forward
-     * starts a fresh tile from the own keys (plan.seeds), then visits keys that fit in one visit
-     * in one fused pass per group of rows (attn_tile_attend). */
+     * visits a fresh tile's own keys (plan.seeds) with keys that fit in one visit in one fused
+     * pass per group of rows (attn_tile_attend_own). */
     const int64_t *own;
 } attn_bs_seg;
 

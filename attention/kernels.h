@@ -115,13 +115,15 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
  * and p·v by vector loops (a single row is no GEMM), n <= cols_max. */
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
                           const int64_t *idx, int64_t n);
-/* A visit of tile rows r0..r0 + nrows (no score modifier) by keys [0, cols) of k, v (rows ldkv
- * apart), row r seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row), cols <= the
- * tile's cols_max: attn_tile_visit_masked with only upper bounds, in one pass per group of rows
- * (attn_ks()->tile.attend: scores, online softmax and p·v fused, no call per row). */
-void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                      const float *k, const float *v, int64_t ldkv, int64_t cols,
-                      const int64_t *hi);
+/* A visit of a fresh tile (nothing visited yet, no score modifier): tile rows r0..r0 + nrows
+ * by keys [0, cols) packed before (attn_tile_pack_keys; cols 0: none; v rows ldkv apart), row r
+ * seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row, as own) and its own key
+ * own[r] (a row of ko and vo, rows D apart; -1: none): scores, softmax and p·v in one pass per
+ * group of rows (attn_ks()->tile.attend_own), m, l and acc set without reading them; a caller
+ * may run it a few rows at a time on one packing. */
+void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                          const float *v, int64_t ldkv, int64_t cols, const int64_t *hi,
+                          const float *ko, const float *vo, const int64_t *own);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
  * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
  * them back into a tile begun for the same number of rows. */

@@ -11,10 +11,10 @@
  *   layout (block-sparse engine):
  *     block: one task per query block, one segment: its r drawn keys (K and V rows) gathered
  *           once, each row seeing those up to itself when causal (row bounds), and each row's
- *           own key (when not drawn: seg.own). The forward starts each row's softmax from its
- *           own key (m = its score, l = 1, acc = its v row: no visit per row), then visits the
- *           drawn keys in one pass per group of rows (attn_tile_attend: scores, softmax and p·v
- *           fused); the backward visits the own key as a one-key list, then the drawn keys.
+ *           own key (when not drawn: seg.own). The forward visits the own keys and the drawn
+ *           keys in one pass per group of rows (attn_tile_attend_own: scores, softmax and p·v
+ *           fused, from a fresh start); the backward visits the own key as a one-key list, then
+ *           the drawn keys.
  *           K/V rows are read r per block, not r per query: the time stays linear in n once K
  *           and V outgrow the caches (measured exponents in docs/performance.md).
  *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share

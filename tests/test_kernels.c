@@ -1,6 +1,7 @@
 /* test_kernels.c — the shared compute pieces: vector exp/max/tanh, and the online-softmax tile
  * visited in uneven blocks against a one-shot float64 softmax; the tile's micro-kernels of every
- * kernel set against float64 sums, and the fused visit (tile.attend) against the float64 update. */
+ * kernel set against float64 sums, and the fused visit (tile.attend_own) against the float64
+ * softmax. */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -192,53 +193,64 @@ Test(kernels, tile_end_stream_matches_plain_division_in_every_set)
     }
 }
 
-/* The fused visit (tile.attend) of every set against the online softmax update in float64: rows
- * in a partial register group, keys in partial column blocks and vectors, rows seeing a prefix
- * of the keys (none, some, all), fresh rows (m = -inf) and rows with a running state. */
-Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
+/* The fused fresh visit with own keys (tile.attend_own) of every set against the softmax in
+ * float64: rows in a partial register group, keys in partial column blocks and vectors (and more
+ * than one column block), rows seeing a prefix of the keys (none, some, all) with or without an
+ * own key (a row seeing nothing: m = -inf, l = 0, acc = 0), no keys at all, and every row seeing
+ * every key (whole vectors: no masks). */
+Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
 {
-    const int64_t rows = 13, cols = 37, D = 19, ldq = 21, ldkv = 23;
-    const int64_t ld = attn_tile_score_ld(cols);
-    const int64_t hi[13] = {37, 0, 5, 36, 37, 1, 16, 17, 33, 37, 2, 0, 20};
-    float *q = tu_random(rows * ldq, 1, 11), *k = tu_random(cols * ldkv, 1, 12);
-    float *v = tu_random(cols * ldkv, 1, 13), *acc0 = tu_random(rows * D, 1, 14);
-    float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(rows * ld * sizeof(float));
-    float *acc = bench_alloc(rows * D * sizeof(float)), m0[13], l0[13], m[13], l[13];
-    for (int64_t r = 0; r < rows; r++) {
-        const bool fresh = r % 3 == 1; /* rows 1, 4, 7, 10: nothing seen before */
-        m0[r] = fresh ? -INFINITY : 0.25f * (float)(r % 5) - 0.5f;
-        l0[r] = fresh ? 0.0f : 1.0f + 0.1f * (float)r;
-        for (int64_t d = 0; fresh && d < D; d++) acc0[r * D + d] = 0.0f;
-    }
-    for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
-        const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
-        if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
-        memcpy(m, m0, sizeof m), memcpy(l, l0, sizeof l);
-        memcpy(acc, acc0, (size_t)(rows * D) * sizeof(float));
-        ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
-        ks->tile.attend(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, hi, rows, cols, D, 0.5f);
-        for (int64_t r = 0; r < rows; r++) {
-            double sc[37], mx = m0[r];
-            for (int64_t c = 0; c < hi[r]; c++) {
-                sc[c] = 0;
-                for (int64_t d = 0; d < D; d++) sc[c] += 0.5 * q[r * ldq + d] * k[c * ldkv + d];
-                mx = fmax(mx, sc[c]);
-            }
-            const double alpha = m0[r] == -INFINITY ? 0.0 : exp(m0[r] - mx);
-            double sum = l0[r] * alpha;
-            for (int64_t c = 0; c < hi[r]; c++) sum += exp(sc[c] - mx);
-            cr_expect(mx == -INFINITY ? m[r] == -INFINITY && l[r] == 0.0f
-                                      : fabs(m[r] - mx) <= 1e-5 * (1 + fabs(mx)) &&
-                                            fabs(l[r] - sum) <= 1e-5 * sum,
-                      "%s: row %ld m %g vs %g, l %g vs %g", attn_isa_name(isa), (long)r, m[r], mx,
-                      l[r], sum);
-            for (int64_t d = 0; d < D; d++) {
-                double x = mx == -INFINITY ? acc0[r * D + d] : acc0[r * D + d] * alpha;
-                for (int64_t c = 0; c < hi[r]; c++) x += exp(sc[c] - mx) * v[c * ldkv + d];
-                cr_expect(fabs(acc[r * D + d] - x) <= 1e-5 * (1 + fabs(x)), "%s: acc %ld %ld",
-                          attn_isa_name(isa), (long)r, (long)d);
+    enum { ROWS = 13 };
+    const int64_t D = 19, ldq = 21, ldkv = 23, nk = 40;
+    const int64_t hi[ROWS] = {37, 0, 5, 36, 37, 1, 16, 17, 33, 37, 2, 0, 20};
+    const int64_t own[ROWS] = {3, -1, 7, 39, 0, 12, -1, 30, 31, 2, 9, 5, 38};
+    float *q = tu_random(ROWS * ldq, 1, 11), *k = tu_random(nk * ldkv, 1, 12);
+    float *v = tu_random(nk * ldkv, 1, 13), *ko = tu_random(nk * D, 1, 15);
+    float *vo = tu_random(nk * D, 1, 16);
+    const int64_t ld = attn_tile_score_ld(nk);
+    float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(ROWS * ld * sizeof(float));
+    float *acc = bench_alloc(ROWS * D * sizeof(float)), m[ROWS], l[ROWS];
+    const int64_t colss[4] = {37, 0, 8, 32}; /* 32: every row sees every key (hi NULL) */
+    for (int e = 0; e < 4; e++) {
+        const int64_t cols = colss[e];
+        const int64_t *his = e == 3 ? NULL : hi;
+        for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+            const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+            if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+            for (int64_t x = 0; x < ROWS * D; x++) acc[x] = NAN; /* never read */
+            for (int64_t r = 0; r < ROWS; r++) m[r] = l[r] = NAN;
+            if (cols > 0) ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
+            ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, his, ko, vo, D, own,
+                                ROWS, cols, D, 0.5f);
+            for (int64_t r = 0; r < ROWS; r++) {
+                const int64_t h = his && his[r] < cols ? his[r] : cols;
+                double sc[40], so = -INFINITY, mx = -INFINITY;
+                for (int64_t c = 0; c < h; c++) {
+                    sc[c] = 0;
+                    for (int64_t d = 0; d < D; d++) sc[c] += 0.5 * q[r * ldq + d] * k[c * ldkv + d];
+                    mx = fmax(mx, sc[c]);
+                }
+                if (own[r] >= 0) {
+                    so = 0;
+                    for (int64_t d = 0; d < D; d++) so += 0.5 * q[r * ldq + d] * ko[own[r] * D + d];
+                    mx = fmax(mx, so);
+                }
+                double sum = own[r] >= 0 ? exp(so - mx) : 0;
+                for (int64_t c = 0; c < h; c++) sum += exp(sc[c] - mx);
+                cr_expect(mx == -INFINITY ? m[r] == -INFINITY && l[r] == 0.0f
+                                          : fabs(m[r] - mx) <= 1e-5 * (1 + fabs(mx)) &&
+                                                fabs(l[r] - sum) <= 1e-5 * sum,
+                          "%s: cols %ld row %ld m %g vs %g, l %g vs %g", attn_isa_name(isa),
+                          (long)cols, (long)r, m[r], mx, l[r], sum);
+                for (int64_t d = 0; d < D; d++) {
+                    double x = own[r] >= 0 ? exp(so - mx) * vo[own[r] * D + d] : 0;
+                    for (int64_t c = 0; c < h; c++) x += exp(sc[c] - mx) * v[c * ldkv + d];
+                    cr_expect(fabs(acc[r * D + d] - x) <= 1e-5 * (1 + fabs(x)),
+                              "%s: cols %ld acc %ld %ld: %g vs %g", attn_isa_name(isa), (long)cols,
+                              (long)r, (long)d, acc[r * D + d], x);
+                }
             }
         }
     }
-    free(q), free(k), free(v), free(acc0), free(kt), free(s), free(acc);
+    free(q), free(k), free(v), free(ko), free(vo), free(kt), free(s), free(acc);
 }

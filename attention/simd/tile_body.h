@@ -16,10 +16,11 @@
  *            listed keys, accumulated in place).
  *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
  *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
- *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows,
- *            row r seeing the first hi[r] (NULL: all): scores, the online softmax update of
- *            m, l, acc (acc rescaled, then += p v), no call per row; s: the scores, rows × lds.
- *            4·rows·cols·D flops.
+ *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
+ *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
+ *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
+ *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
+ *            none read. s: the scores, rows × lds. 4·rows·(cols + 1)·D flops.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row, by non-temporal stores (avx512,
  *            avx2: rows 32-byte aligned, D a multiple of VW; else plain stores), then a store
  *            fence: the output of a large forward, not read again soon, bypasses the caches.
@@ -222,46 +223,66 @@ static void k_tile_pv_rows(float *o, int64_t ldo, const int64_t *oidx, const flo
     tile_pv(o, ldo, oidx, p, pr_, pc, v, ldv, rows, cols, D);
 }
 
-/* One row of attend: its state m, l and scores sr[0..cols), of which it sees [0, h); writes
- * p = exp(score - m') in place (0 where unseen, up to cols rounded up to VW), m' and l; returns
- * alpha = exp(m - m'), the factor of the row's acc (0 from m = -inf, 1 when the max stays). */
-TILE_INLINE float tile_attend_row(float *sr, int64_t cols, int64_t h, float *m, float *l)
+/* x where column c < h, -inf elsewhere (c, h: per lane, as floats; NaN in x only where seen). */
+TILE_INLINE vf tile_seen(vf x, vf c, vf h)
 {
-    const int64_t cw = (cols + VW - 1) / VW * VW;
-    for (int64_t c = h; c < cw; c++) sr[c] = -INFINITY;
-    vf mv = vset1(*m);
-    for (int64_t c = 0; c < cw; c += VW) mv = vmax(mv, vload(sr + c));
-    const float mx = vhmax(mv);
-    if (mx == -INFINITY) { /* nothing seen yet: contributes nothing */
-        for (int64_t c = 0; c < cw; c++) sr[c] = 0.0f;
-        return 1.0f;
-    }
-    const vf sh = vset1(mx);
-    vf sum = vzero();
-    for (int64_t c = 0; c < cw; c += VW) {
-        const vf e = vexp(vsub(vload(sr + c), sh));
-        vstore(sr + c, e);
-        sum = vadd(sum, e);
-    }
-    float alpha = 0.0f, e[VW]; /* by the vector exp: libm's ldexpf is a call */
-    if (*m == mx) alpha = 1.0f;
-    else if (*m != -INFINITY) vstore(e, vexp(vset1(*m - mx))), alpha = e[0];
-    *l = *l * alpha + vhsum(sum), *m = mx;
-    return alpha;
+    const vf half = vset1(0.5f), hm = vsub(h, half); /* c < h for whole numbers: c <= h - 0.5 */
+    return vadd(vzero_below(x, hm, c), vzero_below(vset1(-INFINITY), c, hm));
 }
 
-static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
-                          int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                          const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale)
+/* acc rows orow[i], nv vectors from column d0, = po[i]·vo[i][d0..] (0 where vo[i] is NULL)
+ * + Σ_c p[i][c] v[c][d0..]: nv <= TILE_NR. */
+TILE_INLINE void tile_pv_fresh(float *const *orow, const float *const *pr, const float *v,
+                               int64_t ldv, int64_t cols, const float *const *vo, const float *po,
+                               int nv)
 {
-    const vf vs = vset1(scale);
-    for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
-        const float *qr[TILE_MR];
-        float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
+    vf acc[TILE_MR][TILE_NR];
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) {
+        const vf a = vset1(po[i]);
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) acc[i][j] = vo[i] ? vmul(a, vload(vo[i] + j * VW)) : vzero();
+    }
+    for (int64_t c = 0; c < cols; c++, v += ldv) {
+        vf b[TILE_NR];
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
-            const int64_t r = tile_min(i0 + i, rows - 1);
+            const vf a = vset1(pr[i][c]);
+            TILE_UNROLL
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
+}
+
+/* attend_own: rows start fresh, row r seeing its own key own[r] (ko, vo rows ldo apart; -1:
+ * none) and the first hi[r] of the cols packed keys. Per group of TILE_MR rows: scores into s,
+ * the own keys' scores, then the softmax of the group's rows together (independent chains: no
+ * row waits on the one before), acc = p_own·v_own + p v. */
+static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
+                              int64_t ldq, const float *kt, int64_t ldk, const float *v,
+                              int64_t ldv, const int64_t *hi, const float *ko, const float *vo,
+                              int64_t ldo, const int64_t *own, int64_t rows, int64_t cols,
+                              int64_t D, float scale)
+{
+    const vf vs = vset1(scale);
+    float lane[VW];
+    for (int k = 0; k < VW; k++) lane[k] = (float)k;
+    const vf iota = vload(lane);
+    for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+        const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
+        float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
+        int64_t row[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
+            row[i] = r;
             qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * D;
+            kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
         }
         for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
             const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
@@ -271,30 +292,89 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
             if (nv == TILE_NR) tile_scores_block(sc, qr, kt + c0, ldk, D, vs, TILE_NR);
             else tile_scores_tail(sc, qr, kt + c0, ldk, D, vs, nv);
         }
-        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) { /* softmax, acc rescaled */
-            const int64_t h = hi ? tile_min(hi[r] < 0 ? 0 : hi[r], cols) : cols;
-            const float alpha = tile_attend_row(s + r * lds, cols, h, m + r, l + r);
-            float *a = acc + r * D;
-            if (alpha == 1.0f) continue;
-            const vf va = vset1(alpha);
+        /* own scores (-inf: none), then each row's max over them and its seen columns */
+        float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
+        vf hv[TILE_MR], vm[TILE_MR];
+        /* every row of the group sees every column, whole vectors: no masks (random n = 8192: most
+         * groups; the kernel 3 % faster) */
+        bool whole = cols % VW == 0;
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            vf a = vzero();
             int64_t d = 0;
-            for (; d + VW <= D; d += VW) vstore(a + d, vmul(va, vload(a + d)));
-            for (; d < D; d++) a[d] *= alpha;
+            for (; kor[i] && d + VW <= D; d += VW) a = vfma(vload(qr[i] + d), vload(kor[i] + d), a);
+            float x = vhsum(a);
+            for (; kor[i] && d < D; d++) x += qr[i][d] * kor[i][d];
+            so[i] = kor[i] ? scale * x : -INFINITY;
+            const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
+            hv[i] = vset1((float)h), vm[i] = vset1(so[i]);
+            whole &= h == cols;
         }
-        int64_t d0 = 0; /* acc += p v */
-        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+        for (int64_t c = 0; c < cols && whole; c += VW) {
             TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_block(od, (const float *const *)sr, 1, v + d0, ldv, cols, TILE_NR);
+            for (int i = 0; i < TILE_MR; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
+        }
+        for (int64_t c = 0; c < cols && !whole; c += VW) {
+            const vf cv = vadd(iota, vset1((float)c));
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++)
+                vm[i] = vmax(vm[i], tile_seen(vload(sr[i] + c), cv, hv[i]));
+        }
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            mx[i] = vhmax(vm[i]);
+            vm[i] = vset1(mx[i] == -INFINITY ? 0.0f : mx[i]); /* seeing nothing: all p = 0 */
+            po[i] = so[i] - (mx[i] == -INFINITY ? 0.0f : mx[i]);
+        }
+        for (int k0 = 0; k0 < TILE_MR; k0 += VW) { /* p of the own keys: exp by vectors */
+            float x[VW];
+            for (int k = 0; k < VW; k++) x[k] = k0 + k < TILE_MR ? po[k0 + k] : -INFINITY;
+            vstore(x, vexp(vload(x)));
+            for (int k = 0; k < VW && k0 + k < TILE_MR; k++) po[k0 + k] = x[k];
+        }
+        /* p = exp(s - m) on the seen columns (0 elsewhere, up to cols rounded up to VW), l */
+        vf sum[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) sum[i] = vzero();
+        for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
+            const vf cv = vadd(iota, vset1((float)c));
+            vf x[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) {
+                x[i] = vexp(vsub(x[i], vm[i]));
+                if (!whole) x[i] = vzero_below(x[i], vsub(hv[i], vset1(0.5f)), cv);
+                sum[i] = vadd(sum[i], x[i]);
+            }
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) vstore(sr[i] + c, x[i]);
+        }
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) {
+            m[r] = mx[r - i0];
+            l[r] = mx[r - i0] == -INFINITY ? 0.0f : vhsum(sum[r - i0]) + po[r - i0];
+        }
+        int64_t d0 = 0; /* acc = p_own v_own + p v */
+        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+            const float *vd[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++)
+                od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
+            tile_pv_fresh(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
+            const float *vd[TILE_MR];
             TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_block(od, (const float *const *)sr, 1, v + d0, ldv, cols, 1);
+            for (int i = 0; i < TILE_MR; i++)
+                od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
+            tile_pv_fresh(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
-            for (int64_t c = 0; c < cols; c++)
-                for (int64_t d = d0; d < D; d++) acc[r * D + d] += s[r * lds + c] * v[c * ldv + d];
+            for (int64_t d = d0; d < D; d++) {
+                float x = vor[r - i0] ? po[r - i0] * vor[r - i0][d] : 0.0f;
+                for (int64_t c = 0; c < cols; c++) x += s[r * lds + c] * v[c * ldv + d];
+                acc[r * D + d] = x;
+            }
     }
 }
 
@@ -358,5 +438,5 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float
     {                                                                                              \
         .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv,                       \
         .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,                     \
-        .end_stream = k_tile_end_stream, .attend = k_tile_attend                                   \
+        .end_stream = k_tile_end_stream, .attend_own = k_tile_attend_own                           \
     }
