@@ -115,6 +115,13 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
  * and p·v by vector loops (a single row is no GEMM), n <= cols_max. */
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
                           const int64_t *idx, int64_t n);
+/* A visit of tile rows r0..r0 + nrows (no score modifier) by keys [0, cols) of k, v (rows ldkv
+ * apart), row r seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row), cols <= the
+ * tile's cols_max: attn_tile_visit_masked with only upper bounds, in one pass per group of rows
+ * (attn_ks()->tile.attend: scores, online softmax and p·v fused, no call per row). */
+void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                      const float *k, const float *v, int64_t ldkv, int64_t cols,
+                      const int64_t *hi);
 /* A visit of a fresh tile (nothing visited yet, no score modifier): tile rows r0..r0 + nrows
  * by keys [0, cols) packed before (attn_tile_pack_keys; cols 0: none; v rows ldkv apart), row r
  * seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row, as own) and its own key

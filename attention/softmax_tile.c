@@ -227,6 +227,15 @@ void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, co
     attn_tile_visit_masked(t, r0, nrows, q, t->D, k, v, t->D, cols, col_end ? &mask : NULL);
 }
 
+void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                      const float *k, const float *v, int64_t ldkv, int64_t cols, const int64_t *hi)
+{
+    attn_tile_pack_keys(t, k, ldkv, cols);
+    attn_ks()->tile.attend(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores, t->kt_ld, q, ldq,
+                           t->kt, t->kt_ld, v, ldkv, hi ? hi + r0 : NULL, nrows, cols, t->D,
+                           t->scale);
+}
+
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                           const float *v, int64_t ldkv, int64_t cols, const int64_t *hi,
                           const float *ko, const float *vo, const int64_t *own)

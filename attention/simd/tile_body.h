@@ -16,6 +16,10 @@
  *            listed keys, accumulated in place).
  *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
  *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
+ *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows,
+ *            row r seeing the first hi[r] (NULL: all): scores, the online softmax update of
+ *            m, l, acc (acc rescaled, then += p v), no call per row; s: the scores, rows × lds.
+ *            4·rows·cols·D flops.
  *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
  *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
@@ -221,6 +225,82 @@ static void k_tile_pv_rows(float *o, int64_t ldo, const int64_t *oidx, const flo
                            int64_t D)
 {
     tile_pv(o, ldo, oidx, p, pr_, pc, v, ldv, rows, cols, D);
+}
+
+/* One row of attend: its state m, l and scores sr[0..cols), of which it sees [0, h); writes
+ * p = exp(score - m') in place (0 where unseen, up to cols rounded up to VW), m' and l; returns
+ * alpha = exp(m - m'), the factor of the row's acc (0 from m = -inf, 1 when the max stays). */
+TILE_INLINE float tile_attend_row(float *sr, int64_t cols, int64_t h, float *m, float *l)
+{
+    const int64_t cw = (cols + VW - 1) / VW * VW;
+    for (int64_t c = h; c < cw; c++) sr[c] = -INFINITY;
+    vf mv = vset1(*m);
+    for (int64_t c = 0; c < cw; c += VW) mv = vmax(mv, vload(sr + c));
+    const float mx = vhmax(mv);
+    if (mx == -INFINITY) { /* nothing seen yet: contributes nothing */
+        for (int64_t c = 0; c < cw; c++) sr[c] = 0.0f;
+        return 1.0f;
+    }
+    const vf sh = vset1(mx);
+    vf sum = vzero();
+    for (int64_t c = 0; c < cw; c += VW) {
+        const vf e = vexp(vsub(vload(sr + c), sh));
+        vstore(sr + c, e);
+        sum = vadd(sum, e);
+    }
+    float alpha = 0.0f, e[VW]; /* by the vector exp: libm's ldexpf is a call */
+    if (*m == mx) alpha = 1.0f;
+    else if (*m != -INFINITY) vstore(e, vexp(vset1(*m - mx))), alpha = e[0];
+    *l = *l * alpha + vhsum(sum), *m = mx;
+    return alpha;
+}
+
+static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
+                          int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
+                          const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale)
+{
+    const vf vs = vset1(scale);
+    for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+        const float *qr[TILE_MR];
+        float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const int64_t r = tile_min(i0 + i, rows - 1);
+            qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * D;
+        }
+        for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
+            const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
+            float *sc[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) sc[i] = sr[i] + c0;
+            if (nv == TILE_NR) tile_scores_block(sc, qr, kt + c0, ldk, D, vs, TILE_NR);
+            else tile_scores_tail(sc, qr, kt + c0, ldk, D, vs, nv);
+        }
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) { /* softmax, acc rescaled */
+            const int64_t h = hi ? tile_min(hi[r] < 0 ? 0 : hi[r], cols) : cols;
+            const float alpha = tile_attend_row(s + r * lds, cols, h, m + r, l + r);
+            float *a = acc + r * D;
+            if (alpha == 1.0f) continue;
+            const vf va = vset1(alpha);
+            int64_t d = 0;
+            for (; d + VW <= D; d += VW) vstore(a + d, vmul(va, vload(a + d)));
+            for (; d < D; d++) a[d] *= alpha;
+        }
+        int64_t d0 = 0; /* acc += p v */
+        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+            tile_pv_block(od, (const float *const *)sr, 1, v + d0, ldv, cols, TILE_NR);
+        }
+        for (; d0 + VW <= D; d0 += VW) {
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+            tile_pv_block(od, (const float *const *)sr, 1, v + d0, ldv, cols, 1);
+        }
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
+            for (int64_t c = 0; c < cols; c++)
+                for (int64_t d = d0; d < D; d++) acc[r * D + d] += s[r * lds + c] * v[c * ldv + d];
+    }
 }
 
 /* x where column c < h, -inf elsewhere (c, h: per lane, as floats; NaN in x only where seen). */
@@ -438,5 +518,5 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float
     {                                                                                              \
         .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv,                       \
         .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,                     \
-        .end_stream = k_tile_end_stream, .attend_own = k_tile_attend_own                           \
+        .end_stream = k_tile_end_stream, .attend = k_tile_attend, .attend_own = k_tile_attend_own  \
     }
