@@ -699,7 +699,6 @@ enum { OWN_ROWS = 12 };
  * rescaled; random n = 8192 1 thread 12.1 -> 11.3 ms), the next block's queries and own keys
  * asked for meanwhile. Otherwise the own keys as a list per row (the forward's fresh tile starts
  * from them: seed_lists), then the keys. */
-
 static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const attn_tile *t = run->tile;
