@@ -8,8 +8,8 @@
  *   algorithm: a task is one key chunk of one (b, KV head); it streams each K/V row of the
  *     chunk once for the G query heads of that KV head (simd/decode_body.h: scores by dot
  *     products, online softmax, acc += p·v; bf16/f16 rows converted in registers, or once per
- *     block of 64 keys when G >= 8; vdpbf16ps for bf16 where the CPU has AVX512_BF16; G < 4
- *     reads four parts of the chunk side by side, eight streams in flight) and leaves
+ *     block of 64 keys when G >= 8; vdpbf16ps for bf16 where the CPU has AVX512_BF16; G < 8
+ *     reads sixteen parts of the chunk side by side, 32 streams in flight) and leaves
  *     its (m, l, acc) in a slot; the chunks are merged exactly as dense.c does:
  *     out = Σ_c e^(m_c-M) acc_c / Σ_c e^(m_c-M) l_c, M = max_c m_c.
  *     Auto split: enough chunks for TASKS_TARGET tasks, each >= MIN_CHUNK_KEYS keys (dense.c's

@@ -6,11 +6,13 @@
  * f32, bf16 or f16 (attn_dtype). Keys go by blocks of DECODE_KB: scores s_rj = q_r·k_j, then per
  * row the online softmax m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' =
  * acc·e^(m-m') + Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
- *   G < 4 (MHA: memory bound) reads the rows in place and takes each block's keys from
- *   DEC_STREAMS (4) equal parts of the chunk at once, DEC_SUB (4) keys of each in turn: eight
+ *   G < 8 (MHA, narrow GQA: memory bound) reads the rows in place and takes each block's keys
+ *   from DEC_STREAMS (16) equal parts of the chunk at once, one key of each in turn: 32
  *   sequential streams (K and V of each part) in flight instead of one K and one V, which a core's
- *   prefetchers serve faster (a 2-vCPU Xeon: bf16 MHA 1 thread ~60 -> ~35-45 ms per step; the
- *   softmax does not depend on the order of the keys). Scores sixteen keys at a time on AVX-512
+ *   prefetchers serve faster (the softmax does not depend on the order of the keys; a 2-vCPU
+ *   Xeon, n = 65536, H = 32, D = 128, f32, 1 thread: gqa ~50 -> ~30 ms per step, 4 parts of 4
+ *   keys each in turn ~37 ms, 4 parts one after the other or software prefetch no faster).
+ *   G < 4: scores sixteen keys at a time on AVX-512
  *   (sixteen chains side by side, their sums by one transposing tree): f32 by FMAs, bf16 with
  *   AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), unscaled bf16 q given) by vdpbf16ps on
  *   the stored values (exact products, float32 sums); else one dot product per key (bf16/f16
@@ -22,16 +24,13 @@
  *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
  *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
  *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does (on the
- *   same consecutive block).
+ *   same block).
  *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
  *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
  *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
- *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
- *   G >= 4 prefetches K and V rows ahead of their use (software prefetch hints, GCC/Clang; G < 4
- *   has its streams instead: hints measured no faster there): G >= 8 the next block's at the
- *   block's start; the quad path the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each
- *   score tile's keys there, each value row there during the first p.v pass), so that the core
- *   keeps issuing them between its FMAs instead of stalling on one burst of DECODE_KB rows.
+ *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside); it prefetches
+ *   the next block's K and V rows at the block's start (software prefetch hints, GCC/Clang;
+ *   G < 8 has its streams instead).
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
  *   (decode_scratch_floats); one thread.
  */
@@ -189,7 +188,6 @@ enum {
     DECODE_KB = 64,     /* keys per block */
     DECODE_GROUPED = 8, /* from this many rows per KV head the transposed block pays off */
     DECODE_QUAD = 4,    /* rows of the in-place multi-row path (G in [4, DECODE_GROUPED)) */
-    DEC_PF_BLOCKS = 2,  /* that path prefetches the keys and values this many blocks ahead */
     /* keys per score tile of that path (DECODE_QUAD·DEC_QK accumulators) and vectors of D per
      * p·v step (DECODE_QUAD·DEC_PVV accumulators): AVX2 has 16 registers, AVX-512 32 */
     DEC_QK = VW == 8 ? 2 : 4,
@@ -251,27 +249,25 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
 #endif
 }
 
-/* The in-place multi-row path (G >= DECODE_QUAD, D % VW == 0), per element type:
+/* The in-place multi-row path (DECODE_QUAD <= G < DECODE_GROUPED, D % VW == 0), per element
+ * type, over the block's rows kr[j], vr[j] (dec_streams_block: from DEC_STREAMS parts):
  * dec_scores4: s[r·DECODE_KB + j] = q_r·k_j for DECODE_QUAD rows and keys j < n, DEC_QK keys at
  * a time: each vector of a key row is loaded (and converted) once for the four rows;
- * dec_pv4: acc_r[d] += Σ_j p_r[j]·v[j·D + d] (p_r = s + r·DECODE_KB), each vector of a value row
- * loaded once for the four rows, DEC_PVV vectors of D at a time.
- * Both prefetch, as they go, rows j < pn of pk / pv (the same rows DEC_PF_BLOCKS blocks on):
- * a few prefetches per tile, between the FMAs, rather than one burst per block. */
+ * dec_pv4: acc_r[d] += Σ_j p_r[j]·v_j[d] (p_r = s + r·DECODE_KB), each vector of a value row
+ * loaded once for the four rows, DEC_PVV vectors of D at a time. */
 #define DECODE_QUAD_OPS(sfx, ELEM, VLOAD)                                                          \
-    static void dec_scores4_##sfx(const float *q, const ELEM *k, int64_t n, int64_t D, float *s,   \
-                                  const ELEM *pk, int64_t pn)                                      \
+    static void dec_scores4_##sfx(const float *q, const void *const *kr, int64_t n, int64_t D,     \
+                                  float *s)                                                        \
     {                                                                                              \
         int64_t j = 0;                                                                             \
         for (; j + DEC_QK <= n; j += DEC_QK) {                                                     \
-            if (j < pn) /* the same keys DEC_PF_BLOCKS blocks on */                                \
-                dec_prefetch(pk + j * D,                                                           \
-                             (size_t)((j + DEC_QK <= pn ? DEC_QK : pn - j) * D) * sizeof(ELEM));   \
+            const ELEM *kc[DEC_QK];                                                                \
+            for (int c = 0; c < DEC_QK; c++) kc[c] = (const ELEM *)kr[j + c];                      \
             vf a[DECODE_QUAD * DEC_QK];                                                            \
             for (int i = 0; i < DECODE_QUAD * DEC_QK; i++) a[i] = vzero();                         \
             for (int64_t d = 0; d < D; d += VW) {                                                  \
                 vf x[DEC_QK];                                                                      \
-                for (int c = 0; c < DEC_QK; c++) x[c] = VLOAD(k + (j + c) * D + d);                \
+                for (int c = 0; c < DEC_QK; c++) x[c] = VLOAD(kc[c] + d);                          \
                 for (int r = 0; r < DECODE_QUAD; r++) {                                            \
                     const vf qr = vload(q + r * D + d);                                            \
                     for (int c = 0; c < DEC_QK; c++)                                               \
@@ -282,10 +278,10 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
         }                                                                                          \
         for (; j < n; j++)                                                                         \
             for (int r = 0; r < DECODE_QUAD; r++)                                                  \
-                s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, k + j * D, D);                     \
+                s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, (const ELEM *)kr[j], D);           \
     }                                                                                              \
-    static void dec_pv4_##sfx(float *acc, const float *s, const ELEM *v, int64_t n, int64_t D,     \
-                              const ELEM *pv, int64_t pn)                                          \
+    static void dec_pv4_##sfx(float *acc, const float *s, const void *const *vr, int64_t n,        \
+                              int64_t D)                                                           \
     {                                                                                              \
         int64_t d = 0;                                                                             \
         for (; d + DEC_PVV * VW <= D; d += DEC_PVV * VW) {                                         \
@@ -294,9 +290,9 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
                 for (int c = 0; c < DEC_PVV; c++)                                                  \
                     a[r * DEC_PVV + c] = vload(acc + r * D + d + c * VW);                          \
             for (int64_t j = 0; j < n; j++) {                                                      \
-                if (d == 0 && j < pn) dec_prefetch(pv + j * D, D * sizeof(ELEM));                  \
+                const ELEM *v = (const ELEM *)vr[j];                                               \
                 vf x[DEC_PVV];                                                                     \
-                for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + j * D + d + c * VW);            \
+                for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + d + c * VW);                    \
                 for (int r = 0; r < DECODE_QUAD; r++) {                                            \
                     const vf p = vset1(s[r * DECODE_KB + j]);                                      \
                     for (int c = 0; c < DEC_PVV; c++)                                              \
@@ -311,7 +307,7 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
             for (int r = 0; r < DECODE_QUAD; r++) {                                                \
                 vf a = vload(acc + r * D + d);                                                     \
                 for (int64_t j = 0; j < n; j++)                                                    \
-                    a = vfma(vset1(s[r * DECODE_KB + j]), VLOAD(v + j * D + d), a);                \
+                    a = vfma(vset1(s[r * DECODE_KB + j]), VLOAD((const ELEM *)vr[j] + d), a);      \
                 vstore(acc + r * D + d, a);                                                        \
             }                                                                                      \
     }
@@ -544,21 +540,21 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     dec_pv_grouped(acc, s, vf32, G, nb, D);
 }
 
-/* DECODE_QUAD rows (q, m, l, acc: theirs) against nb keys read in place (bf16/f16 converted in
- * registers), each key and value vector loaded once for the four rows; s: scores, DECODE_QUAD
- * rows of DECODE_KB. */
-static void dec_block_quad(int t, const float *q, int64_t D, const void *kb, const void *vb,
-                           int64_t nb, float *m, float *l, float *acc, float *s, const void *pk,
-                           const void *pv, int64_t pn) /* pn rows of pk, pv prefetched */
+/* DECODE_QUAD rows (q, m, l, acc: theirs) against the nb keys kr[j], values vr[j] read in place
+ * (bf16/f16 converted in registers), each key and value vector loaded once for the four rows;
+ * s: scores, DECODE_QUAD rows of DECODE_KB. */
+static void dec_block_quad(int t, const float *q, int64_t D, const void *const *kr,
+                           const void *const *vr, int64_t nb, float *m, float *l, float *acc,
+                           float *s)
 {
-    if (t == ATTN_F32) dec_scores4_f32(q, kb, nb, D, s, pk, pn);
-    else if (t == ATTN_BF16) dec_scores4_bf16(q, kb, nb, D, s, pk, pn);
-    else dec_scores4_f16(q, kb, nb, D, s, pk, pn);
+    if (t == ATTN_F32) dec_scores4_f32(q, kr, nb, D, s);
+    else if (t == ATTN_BF16) dec_scores4_bf16(q, kr, nb, D, s);
+    else dec_scores4_f16(q, kr, nb, D, s);
     for (int64_t r = 0; r < DECODE_QUAD; r++)
         dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    if (t == ATTN_F32) dec_pv4_f32(acc, s, vb, nb, D, pv, pn);
-    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vb, nb, D, pv, pn);
-    else dec_pv4_f16(acc, s, vb, nb, D, pv, pn);
+    if (t == ATTN_F32) dec_pv4_f32(acc, s, vr, nb, D);
+    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vr, nb, D);
+    else dec_pv4_f16(acc, s, vr, nb, D);
 }
 
 /* One row (G = 1) against the nb keys kr[j], values vr[j] read in place (bf16/f16 converted in
@@ -592,21 +588,23 @@ static void dec_block_single(int t, const float *q, const uint16_t *qh, float sc
     else dec_pv_f16(acc, s, vr, nb, D);
 }
 
-/* G < DECODE_QUAD: each block takes its keys from DEC_STREAMS equal parts of the chunk at once,
- * DEC_SUB keys of each in turn (DECODE_KB / DEC_STREAMS keys of each part): 2·DEC_STREAMS
+/* G < DECODE_GROUPED: each block takes its keys from DEC_STREAMS equal parts of the chunk at
+ * once, one key of each in turn (DECODE_KB / DEC_STREAMS keys of each part): 2·DEC_STREAMS
  * sequential streams (K and V) in flight instead of two, which a core's prefetchers serve faster
  * (the softmax does not depend on the order of the keys). dec_streams_block fills kr, vr with the
  * next block's rows (pos[i]: part i's next key, end[i] its end) and returns how many. */
-enum { DEC_STREAMS = 4, DEC_SUB = 4 };
+enum { DEC_STREAMS = 16 };
 
 static int64_t dec_streams_block(const char *k, const char *v, size_t row, int64_t *pos,
                                  const int64_t *end, const void **kr, const void **vr)
 {
     int64_t nb = 0;
-    for (int c = 0; c < DECODE_KB / DEC_STREAMS; c += DEC_SUB)
+    for (int c = 0; c < DECODE_KB / DEC_STREAMS; c++)
         for (int i = 0; i < DEC_STREAMS; i++)
-            for (int e = 0; e < DEC_SUB && pos[i] < end[i]; e++, pos[i]++, nb++)
+            if (pos[i] < end[i]) {
                 kr[nb] = k + (size_t)pos[i] * row, vr[nb] = v + (size_t)pos[i] * row;
+                pos[i]++, nb++;
+            }
     return nb;
 }
 
@@ -625,42 +623,27 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
     const void *kr[DECODE_KB], *vr[DECODE_KB]; /* the rows of the block the single rows take */
     if (paired)
         for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, true);
-    if (G < DECODE_QUAD) { /* by blocks of DEC_STREAMS parts of the chunk at once */
+    if (G < DECODE_GROUPED) { /* by blocks of DEC_STREAMS parts of the chunk at once */
         int64_t pos[DEC_STREAMS], end[DEC_STREAMS];
         for (int i = 0; i < DEC_STREAMS; i++)
             pos[i] = n * i / DEC_STREAMS, end[i] = n * (i + 1) / DEC_STREAMS;
-        for (int64_t nb; (nb = dec_streams_block(k, v, row, pos, end, kr, vr)) > 0;)
-            for (int64_t r = 0; r < G; r++) /* the block stays in L1 or L2 for the next rows */
-                dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
-                                 l + r, acc + r * D, scratch);
-    } else
-        for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
-            const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
-            const char *kb = (const char *)k + (size_t)j0 * row;
-            const char *vb = (const char *)v + (size_t)j0 * row;
-            const void *pk = NULL, *pv = NULL;                   /* K and V rows to prefetch */
-            const bool quad = G < DECODE_GROUPED && D % VW == 0; /* else: the next block */
-            const int64_t j1 = j0 + (quad ? DEC_PF_BLOCKS : 1) * DECODE_KB;
-            int64_t pn = 0;
-            if (j1 < n) {
-                pn = n - j1 < DECODE_KB ? n - j1 : DECODE_KB;
-                pk = (const char *)k + (size_t)j1 * row;
-                pv = (const char *)v + (size_t)j1 * row;
-                if (!quad) /* both at the block's start */
-                    dec_prefetch(pk, (size_t)pn * row), dec_prefetch(pv, (size_t)pn * row);
-            }
-            if (G >= DECODE_GROUPED) {
-                dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
-                continue;
-            }
+        for (int64_t nb; (nb = dec_streams_block(k, v, row, pos, end, kr, vr)) > 0;) {
             for (int64_t r = 0; r < r1; r += DECODE_QUAD)
-                dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch, pk,
-                               pv, r == 0 ? pn : 0);
-            for (int64_t j = 0; j < nb; j++)
-                kr[j] = kb + (size_t)j * row, vr[j] = vb + (size_t)j * row;
+                dec_block_quad(t, q + r * D, D, kr, vr, nb, m + r, l + r, acc + r * D, scratch);
             for (int64_t r = r1; r < G; r++) /* the block stays in L1 or L2 for the next rows */
                 dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
                                  l + r, acc + r * D, scratch);
+        }
+    } else
+        for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
+            const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB, j1 = j0 + DECODE_KB;
+            if (j1 < n) { /* the next block's K and V rows, at the block's start */
+                const size_t pn = (size_t)(n - j1 < DECODE_KB ? n - j1 : DECODE_KB);
+                dec_prefetch((const char *)k + (size_t)j1 * row, pn * row);
+                dec_prefetch((const char *)v + (size_t)j1 * row, pn * row);
+            }
+            dec_block_grouped(t, q, qh, scale, G, D, (const char *)k + (size_t)j0 * row,
+                              (const char *)v + (size_t)j0 * row, nb, m, l, acc, scratch);
         }
     if (paired)
         for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, false);
