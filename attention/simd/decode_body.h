@@ -23,16 +23,23 @@
  *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
  *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does (on the
  *   same consecutive block).
- *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
- *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
- *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
- *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside).
+ *   G >= 8 (MQA, wide GQA: compute bound) transposes the chunk's G rows once (qt [D][G rounded
+ *   up to VW]) and runs each block as small GEMMs with the rows in lanes (dec_chunk_lanes): scores
+ *   by tiles of DEC_LJ keys (read in place; bf16/f16 converted once per block) x 2 vectors of
+ *   rows, the online softmax down the keys with m, l as vectors, p·v by DEC_TR rows x 4 vectors
+ *   of D (each load of V shared by the rows); no transpose of K (it took ~20 % of the time).
+ *   bf16 with vdpbf16ps converts each block once, K transposed (the bf16 pairs as 32-bit words),
+ *   into L1 and runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like:
+ *   4·DEC_TR independent FMA chains per load of Kᵀ and of V (by vectors of D outside, rows
+ *   inside).
  *   G >= 4 prefetches K and V rows ahead of their use (software prefetch hints, GCC/Clang; G < 4
- *   has its streams instead: hints measured no faster there): G >= 8 the next block's at the
- *   block's start; the quad path the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each
- *   score tile's keys there, each value row there during the first p.v pass), so that the core
- *   keeps issuing them between its FMAs instead of stalling on one burst of DECODE_KB rows.
- *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
+ *   has its streams instead: hints measured no faster there): G >= 8 the next block's, a line
+ *   per step of its score and p·v tiles (vdpbf16ps: all at the block's start); the quad path
+ *   the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each score tile's keys there, each
+ *   value row there during the first p.v pass), so that the core keeps issuing them between its
+ *   FMAs instead of stalling on one burst of DECODE_KB rows.
+ *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats, G >= 8
+ *   (gp = G rounded up to VW) gp·(D + 3 + DECODE_KB) + 2·DECODE_KB·D if more
  *   (decode_scratch_floats); one thread.
  */
 
@@ -402,7 +409,12 @@ __attribute__((target("avx512bf16"))) static void dec_scores_dp(const uint16_t *
 #endif
 
 /* scores [G][DECODE_KB], kt [D][DECODE_KB], vbuf [DECODE_KB][D] */
-static int64_t dec_scratch_floats(int64_t G, int64_t D) { return DECODE_KB * (G + 2 * D); }
+static int64_t dec_lanes_scratch(int64_t G, int64_t D);
+static int64_t dec_scratch_floats(int64_t G, int64_t D)
+{
+    const int64_t lanes = dec_lanes_scratch(G, D), old = DECODE_KB * (G + 2 * D);
+    return lanes > old ? lanes : old;
+}
 
 /* Row r's online-softmax step over the block's scores s[0..n): m, l updated, s turned into the
  * weights e^(s - m'), acc rescaled by e^(m - m'). */
@@ -544,6 +556,177 @@ static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float s
     dec_pv_grouped(acc, s, vf32, G, nb, D);
 }
 
+/* G >= DECODE_GROUPED without vdpbf16ps ("rows in lanes"): the chunk's G rows transposed once,
+ * qt [D][gp] (gp = G rounded up to VW, rows past G zero), so that a block's scores are a small
+ * GEMM against the keys read in place (no transpose of K): s[j·gp + r] = Σ_d k_j[d]·qt[d·gp + r],
+ * tiles of DEC_LJ keys x 2 vectors of rows (2·DEC_LJ FMA chains; per d two loads of qt and
+ * DEC_LJ broadcasts of k). The online softmax then runs down the keys with the rows in lanes
+ * (m, l as vectors), and p·v by DEC_TR rows x 4 vectors of D as the transposed path does. */
+enum { DEC_LJ = VW == 8 ? 6 : 12 };
+
+/* JT keys (rows k + j·D) x nv (1 or 2) vectors of rows from r0: s[j·gp + r0 ..] (JT, nv
+ * constants once inlined). */
+TILE_INLINE void dec_lanes_tile(const float *qt, int64_t gp, int64_t r0, int nv, int JT,
+                                const float *k, int64_t D, float *s, const char *pf, int64_t pfl)
+{
+    vf a[2 * DEC_LJ];
+    for (int i = 0; i < 2 * JT; i++) a[i] = vzero();
+    for (int64_t d = 0; d < D; d++) {
+        if (d < pfl) dec_prefetch(pf + 64 * d, 1);
+        const vf q0 = vload(qt + d * gp + r0), q1 = nv > 1 ? vload(qt + d * gp + r0 + VW) : q0;
+        for (int j = 0; j < JT; j++) {
+            const vf x = vset1(k[j * D + d]);
+            a[2 * j] = vfma(x, q0, a[2 * j]);
+            if (nv > 1) a[2 * j + 1] = vfma(x, q1, a[2 * j + 1]);
+        }
+    }
+    for (int j = 0; j < JT; j++) {
+        vstore(s + j * gp + r0, a[2 * j]);
+        if (nv > 1) vstore(s + j * gp + r0 + VW, a[2 * j + 1]);
+    }
+}
+
+/* s[j·gp + r] = q_r·k_j for r < gp, j < nb (f32 rows k); prefetches pk's rows (pn rows of row
+ * bytes) tile by tile (the rows of the tile's keys there, a line per step of d). */
+static void dec_scores_lanes(const float *qt, int64_t gp, const float *k, int64_t nb, int64_t D,
+                             float *s, const char *pk, int64_t pn, size_t row)
+{
+#define DEC_LANES_PF(JT)                                                                           \
+    pk + (size_t)j *row,                                                                           \
+        r0 == 0 && j < pn ? (int64_t)((size_t)((pn - j < (JT) ? pn - j : (JT))) * row / 64) : 0
+    for (int64_t r0 = 0; r0 < gp; r0 += 2 * VW) {
+        int64_t j = 0;
+        if (gp - r0 >= 2 * VW) {
+            for (; j + DEC_LJ <= nb; j += DEC_LJ)
+                dec_lanes_tile(qt, gp, r0, 2, DEC_LJ, k + j * D, D, s + j * gp,
+                               DEC_LANES_PF(DEC_LJ));
+            for (; j + 4 <= nb; j += 4)
+                dec_lanes_tile(qt, gp, r0, 2, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
+            for (; j < nb; j++)
+                dec_lanes_tile(qt, gp, r0, 2, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
+        } else {
+            for (; j + DEC_LJ <= nb; j += DEC_LJ)
+                dec_lanes_tile(qt, gp, r0, 1, DEC_LJ, k + j * D, D, s + j * gp,
+                               DEC_LANES_PF(DEC_LJ));
+            for (; j + 4 <= nb; j += 4)
+                dec_lanes_tile(qt, gp, r0, 1, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
+            for (; j < nb; j++)
+                dec_lanes_tile(qt, gp, r0, 1, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
+        }
+    }
+#undef DEC_LANES_PF
+}
+
+/* The online-softmax step of the block (nb >= 1 keys) for every row, rows in lanes: mv, lv
+ * [gp] updated, s turned into the weights e^(s - m'), corr[r] = e^(m - m') (m = -inf: 0). */
+static void dec_softmax_lanes(float *s, int64_t nb, int64_t gp, float *mv, float *lv, float *corr)
+{
+    for (int64_t r = 0; r < gp; r += VW) {
+        vf mx = vload(s + r);
+        for (int64_t j = 1; j < nb; j++) mx = vmax(mx, vload(s + j * gp + r));
+        const vf m = vload(mv + r), mn = vmax(m, mx), c = vexp(vsub(m, mn));
+        vf sum0 = vzero(), sum1 = vzero();
+        int64_t j = 0;
+        for (; j + 2 <= nb; j += 2) {
+            const vf e0 = vexp(vsub(vload(s + j * gp + r), mn));
+            const vf e1 = vexp(vsub(vload(s + (j + 1) * gp + r), mn));
+            vstore(s + j * gp + r, e0), vstore(s + (j + 1) * gp + r, e1);
+            sum0 = vadd(sum0, e0), sum1 = vadd(sum1, e1);
+        }
+        for (; j < nb; j++) {
+            const vf e0 = vexp(vsub(vload(s + j * gp + r), mn));
+            vstore(s + j * gp + r, e0), sum0 = vadd(sum0, e0);
+        }
+        vstore(lv + r, vfma(vload(lv + r), c, vadd(sum0, sum1)));
+        vstore(mv + r, mn), vstore(corr + r, c);
+    }
+}
+
+/* acc_r[e] += Σ_j p[j·gp + r]·v[j·D + e] for DEC_TR rows from r0 (rows past G: row G - 1 again,
+ * not stored) and the nv (<= 4, a constant once inlined) vectors of D from d. */
+TILE_INLINE void dec_pv_lanes_tile(float *acc, const float *p, int64_t gp, const float *v,
+                                   int64_t G, int64_t r0, int64_t n, int64_t D, int64_t d, int nv,
+                                   const char *pf, int64_t pfl)
+{
+    int64_t rr[DEC_TR];
+    for (int i = 0; i < DEC_TR; i++) rr[i] = r0 + i < G ? r0 + i : G - 1;
+    vf a[DEC_TR * 4];
+    for (int i = 0; i < DEC_TR; i++)
+        for (int e = 0; e < nv; e++) a[4 * i + e] = vload(acc + rr[i] * D + d + e * VW);
+    for (int64_t j = 0; j < n; j++) {
+        const float *vr = v + j * D + d;
+        if (j < pfl) dec_prefetch(pf + 64 * j, 1);
+        vf x[4];
+        for (int e = 0; e < nv; e++) x[e] = vload(vr + e * VW);
+        for (int i = 0; i < DEC_TR; i++) {
+            const vf pj = vset1(p[j * gp + rr[i]]);
+            for (int e = 0; e < nv; e++) a[4 * i + e] = vfma(pj, x[e], a[4 * i + e]);
+        }
+    }
+    for (int i = 0; i < DEC_TR && r0 + i < G; i++)
+        for (int e = 0; e < nv; e++) vstore(acc + (r0 + i) * D + d + e * VW, a[4 * i + e]);
+}
+
+/* acc_r[d] += Σ_j p[j·gp + r]·v[j·D + d] for every r < G, d < D (f32 rows v). */
+static void dec_pv_lanes(float *acc, const float *p, int64_t gp, int64_t G, const float *v,
+                         int64_t n, int64_t D, const char *pf, int64_t lines)
+{
+    int64_t d = 0, l0 = 0; /* lines [l0, l0 + n) of pf prefetched by the next tile */
+#define DEC_PV_PF pf + 64 * l0, lines - l0 < n ? lines - l0 : n
+    for (; d + 4 * VW <= D; d += 4 * VW) /* v's columns stay in L1 for all the rows */
+        for (int64_t r = 0; r < G; r += DEC_TR, l0 += n)
+            dec_pv_lanes_tile(acc, p, gp, v, G, r, n, D, d, 4, DEC_PV_PF);
+    for (; d + VW <= D; d += VW)
+        for (int64_t r = 0; r < G; r += DEC_TR, l0 += n)
+            dec_pv_lanes_tile(acc, p, gp, v, G, r, n, D, d, 1, DEC_PV_PF);
+#undef DEC_PV_PF
+    for (; d < D; d++)
+        for (int64_t r = 0; r < G; r++) {
+            float a = acc[r * D + d];
+            for (int64_t j = 0; j < n; j++) a += p[j * gp + r] * v[j * D + d];
+            acc[r * D + d] = a;
+        }
+}
+
+/* gp: G rounded up to VW. Scratch: qt [D][gp], mv, lv, corr [gp], s [DECODE_KB][gp], kbuf and
+ * vbuf [DECODE_KB][D] (16-bit rows converted). */
+static int64_t dec_lanes_gp(int64_t G) { return (G + VW - 1) / VW * VW; }
+static int64_t dec_lanes_scratch(int64_t G, int64_t D)
+{
+    const int64_t gp = dec_lanes_gp(G);
+    return gp * (D + 3 + DECODE_KB) + 2 * DECODE_KB * D;
+}
+
+/* The chunk for G >= DECODE_GROUPED (no vdpbf16ps): n keys by blocks of DECODE_KB. */
+static void dec_chunk_lanes(int t, const float *q, int64_t G, int64_t D, const void *k,
+                            const void *v, int64_t n, float *m, float *l, float *acc,
+                            float *scratch)
+{
+    const int64_t gp = dec_lanes_gp(G);
+    const size_t row = (size_t)D * (t == ATTN_F32 ? 4 : 2);
+    float *qt = scratch, *mv = qt + D * gp, *lv = mv + gp, *corr = lv + gp, *s = corr + gp,
+          *kbuf = s + DECODE_KB * gp, *vbuf = kbuf + DECODE_KB * D;
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t r = 0; r < gp; r++) qt[d * gp + r] = r < G ? q[r * D + d] : 0.0f;
+    for (int64_t r = 0; r < gp; r++) mv[r] = r < G ? m[r] : -INFINITY, lv[r] = r < G ? l[r] : 0;
+    for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
+        const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
+        const char *kb = (const char *)k + (size_t)j0 * row,
+                   *vb = (const char *)v + (size_t)j0 * row;
+        const float *kf = (const float *)kb, *vf32 = (const float *)vb;
+        if (t != ATTN_F32) cvt_to_f32(t, kb, kbuf, nb * D), kf = kbuf;
+        const int64_t pn = n - j0 - nb < DECODE_KB ? n - j0 - nb : DECODE_KB; /* next block */
+        dec_scores_lanes(qt, gp, kf, nb, D, s, kb + (size_t)nb * row, pn, row);
+        dec_softmax_lanes(s, nb, gp, mv, lv, corr);
+        for (int64_t r = 0; r < G; r++)
+            if (corr[r] != 1.0f) k_vscale(acc + r * D, D, corr[r]);
+        if (t != ATTN_F32) cvt_to_f32(t, vb, vbuf, nb * D), vf32 = vbuf;
+        dec_pv_lanes(acc, s, gp, G, vf32, nb, D, vb + (size_t)nb * row,
+                     (int64_t)((size_t)pn * row / 64));
+    }
+    for (int64_t r = 0; r < G; r++) m[r] = mv[r], l[r] = lv[r];
+}
+
 /* DECODE_QUAD rows (q, m, l, acc: theirs) against nb keys read in place (bf16/f16 converted in
  * registers), each key and value vector loaded once for the four rows; s: scores, DECODE_QUAD
  * rows of DECODE_KB. */
@@ -615,6 +798,10 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
                       float *scratch)
 {
+    if (G >= DECODE_GROUPED && !(qh && D % 2 == 0)) { /* qh: the transposed path's vdpbf16ps */
+        dec_chunk_lanes(t, q, G, D, k, v, n, m, l, acc, scratch);
+        return;
+    }
     const size_t esz = t == ATTN_F32 ? 4 : 2, row = (size_t)D * esz;
     /* rows r1.. run as G = 1 does; their bf16 acc paired over the chunk (dec_pair) */
     const int64_t r1 = G < DECODE_QUAD       ? 0
