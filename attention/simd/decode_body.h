@@ -1,7 +1,7 @@
 /*
  * decode_body.h — the decode kernel's inner loop (attention/decode.c), written once against the
  * vector layer; included by simd/set_<isa>.c via set_body.h after vec_<isa>.h, math_body.h,
- * tile_body.h (its packing of Kᵀ) and convert_body.h. One chunk: G query rows (float32, already
+ * tile_body.h and convert_body.h. One chunk: G query rows (float32, already
  * multiplied by the score scale) against n keys of one KV head, K/V rows of D elements stored as
  * f32, bf16 or f16 (attn_dtype). Keys go by blocks of DECODE_KB: scores s_rj = q_r·k_j, then per
  * row the online softmax m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' =
@@ -28,13 +28,11 @@
  *   by tiles of DEC_LJ keys (read in place; bf16/f16 converted once per block) x 2 vectors of
  *   rows, the online softmax down the keys with m, l as vectors, p·v by DEC_TR rows x 4 vectors
  *   of D (each load of V shared by the rows); no transpose of K (it took ~20 % of the time).
- *   bf16 with vdpbf16ps converts each block once, K transposed (the bf16 pairs as 32-bit words),
- *   into L1 and runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like:
- *   4·DEC_TR independent FMA chains per load of Kᵀ and of V (by vectors of D outside, rows
- *   inside).
+ *   bf16 goes the same way (vdpbf16ps measured slower here than converting the block once: it
+ *   issues half as many per cycle as FMAs).
  *   G >= 4 prefetches K and V rows ahead of their use (software prefetch hints, GCC/Clang; G < 4
  *   has its streams instead: hints measured no faster there): G >= 8 the next block's, a line
- *   per step of its score and p·v tiles (vdpbf16ps: all at the block's start); the quad path
+ *   per step of its score and p·v tiles; the quad path
  *   the rows DEC_PF_BLOCKS blocks on, spread over its tiles (each score tile's keys there, each
  *   value row there during the first p.v pass), so that the core keeps issuing them between its
  *   FMAs instead of stalling on one burst of DECODE_KB rows.
@@ -374,41 +372,10 @@ __attribute__((target("avx512bf16"))) static void dec_scores1_dp(const uint16_t 
     for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, (const uint16_t *)kr[j], D);
 }
 
-/* G >= DECODE_GROUPED, bf16, D even: s[r·KB + j] = scale·q_r·k_j from kt2 [D/2][KB] = the
- * block's keys as bf16 pairs (32-bit words) transposed; four rows (rows past G: row G - 1
- * again, not stored), 64 keys at a time: sixteen dot-product chains share each load. */
-__attribute__((target("avx512bf16"))) static void dec_scores_dp(const uint16_t *qh, int64_t G,
-                                                                int64_t D, const uint32_t *kt2,
-                                                                int64_t kb, float scale, float *s)
-{
-    const __m512 sc = _mm512_set1_ps(scale);
-    for (int64_t r = 0; r < G; r += 4) {
-        const uint32_t *qr[4];
-        for (int i = 0; i < 4; i++)
-            qr[i] = (const uint32_t *)(qh + (r + i < G ? r + i : G - 1) * D);
-        for (int64_t c = 0; c < kb; c += 64) {
-            __m512 a[16];
-            for (int i = 0; i < 16; i++) a[i] = _mm512_setzero_ps();
-            for (int64_t i = 0; i < D / 2; i++) {
-                const uint32_t *x = kt2 + i * kb + c;
-                __m512bh xv[4];
-                for (int e = 0; e < 4; e++) xv[e] = (__m512bh)_mm512_loadu_si512(x + 16 * e);
-                for (int w = 0; w < 4; w++) {
-                    const __m512bh p = (__m512bh)_mm512_set1_epi32((int)qr[w][i]);
-                    for (int e = 0; e < 4; e++)
-                        a[4 * w + e] = _mm512_dpbf16_ps(a[4 * w + e], p, xv[e]);
-                }
-            }
-            for (int w = 0; w < 4 && r + w < G; w++)
-                for (int e = 0; e < 4; e++)
-                    _mm512_storeu_ps(s + (r + w) * kb + c + 16 * e,
-                                     _mm512_mul_ps(sc, a[4 * w + e]));
-        }
-    }
-}
 #endif
 
-/* scores [G][DECODE_KB], kt [D][DECODE_KB], vbuf [DECODE_KB][D] */
+/* G < DECODE_GROUPED: scores [G][DECODE_KB] (and room for [DECODE_KB][2·D]); G >= it: the
+ * lanes path's (dec_lanes_scratch) */
 static int64_t dec_lanes_scratch(int64_t G, int64_t D);
 static int64_t dec_scratch_floats(int64_t G, int64_t D)
 {
@@ -430,133 +397,11 @@ static void dec_softmax_step(float *s, int64_t n, float *m, float *l, float *acc
     *m = mn;
 }
 
-/* G >= DECODE_GROUPED: rows per register block of the GEMM-like path (DEC_TR rows x 4 vectors
- * of accumulators: AVX2 has 16 registers, AVX-512 32). */
+/* G >= DECODE_GROUPED: rows per p·v tile of the lanes path (DEC_TR rows x 4 vectors of
+ * accumulators: AVX2 has 16 registers, AVX-512 32). */
 enum { DEC_TR = VW == 16 ? 4 : 2 };
 
-/* s[r·DECODE_KB + j] = q_r·k_j for rows r0 <= r < r0 + DEC_TR (rows past G: row G - 1 again, not
- * stored), every j < DECODE_KB, from kt = the block's keys transposed [D][DECODE_KB]. */
-static void dec_scores_rows(const float *q, int64_t G, int64_t r0, int64_t D, const float *kt,
-                            float *s)
-{
-    const float *qr[DEC_TR];
-    for (int i = 0; i < DEC_TR; i++) qr[i] = q + (r0 + i < G ? r0 + i : G - 1) * D;
-    for (int64_t c = 0; c < DECODE_KB; c += 4 * VW) {
-        vf a[DEC_TR * 4];
-        for (int i = 0; i < DEC_TR * 4; i++) a[i] = vzero();
-        for (int64_t d = 0; d < D; d++) {
-            const float *kd = kt + d * DECODE_KB + c;
-            const vf x0 = vload(kd), x1 = vload(kd + VW), x2 = vload(kd + 2 * VW),
-                     x3 = vload(kd + 3 * VW);
-            for (int i = 0; i < DEC_TR; i++) {
-                const vf qd = vset1(qr[i][d]);
-                a[4 * i] = vfma(qd, x0, a[4 * i]), a[4 * i + 1] = vfma(qd, x1, a[4 * i + 1]);
-                a[4 * i + 2] = vfma(qd, x2, a[4 * i + 2]);
-                a[4 * i + 3] = vfma(qd, x3, a[4 * i + 3]);
-            }
-        }
-        for (int i = 0; i < DEC_TR && r0 + i < G; i++)
-            for (int e = 0; e < 4; e++) vstore(s + (r0 + i) * DECODE_KB + c + e * VW, a[4 * i + e]);
-    }
-}
-
-/* G > 1: s[r·DECODE_KB + j] = q_r·k_j for r < G and every j < DECODE_KB, from kt (columns past
- * the block's keys zero): DEC_TR rows at a time, four vectors of keys each, so 4·DEC_TR
- * independent FMA chains share each load of kt. */
-static void dec_scores_t(const float *q, int64_t G, int64_t D, const float *kt, float *s)
-{
-    for (int64_t r = 0; r < G; r += DEC_TR) dec_scores_rows(q, G, r, D, kt, s);
-}
-
-/* acc_r[e] += Σ_j p_r[j]·v[j·D + e] (p_r = s + r·DECODE_KB) for the DEC_TR rows from r0 (all
- * below G) and the four vectors of D from d (fewer at the end of D, D % VW == 0), sharing each
- * load of v (f32 rows). */
-static void dec_pv_rows(float *acc, const float *s, const float *v, int64_t r0, int64_t n,
-                        int64_t D, int64_t d)
-{
-    {
-        const int nv = D - d >= 4 * VW ? 4 : (int)((D - d) / VW);
-        vf a[DEC_TR * 4];
-        for (int i = 0; i < DEC_TR; i++)
-            for (int e = 0; e < 4; e++)
-                a[4 * i + e] = e < nv ? vload(acc + (r0 + i) * D + d + e * VW) : vzero();
-        if (nv == 4)
-            for (int64_t j = 0; j < n; j++) {
-                const float *vr = v + j * D + d;
-                const vf x0 = vload(vr), x1 = vload(vr + VW), x2 = vload(vr + 2 * VW),
-                         x3 = vload(vr + 3 * VW);
-                for (int i = 0; i < DEC_TR; i++) {
-                    const vf p = vset1(s[(r0 + i) * DECODE_KB + j]);
-                    a[4 * i] = vfma(p, x0, a[4 * i]), a[4 * i + 1] = vfma(p, x1, a[4 * i + 1]);
-                    a[4 * i + 2] = vfma(p, x2, a[4 * i + 2]);
-                    a[4 * i + 3] = vfma(p, x3, a[4 * i + 3]);
-                }
-            }
-        else
-            for (int64_t j = 0; j < n; j++)
-                for (int e = 0; e < nv; e++) {
-                    const vf x = vload(v + j * D + d + e * VW);
-                    for (int i = 0; i < DEC_TR; i++)
-                        a[4 * i + e] = vfma(vset1(s[(r0 + i) * DECODE_KB + j]), x, a[4 * i + e]);
-                }
-        for (int i = 0; i < DEC_TR; i++)
-            for (int e = 0; e < nv; e++) vstore(acc + (r0 + i) * D + d + e * VW, a[4 * i + e]);
-    }
-}
-
-/* G > 1: acc_r[d] += Σ_j p_r[j]·v[j·D + d] for every r < G (f32 rows v): DEC_TR rows at a time
- * sharing each load of v where D % VW == 0, the rest row by row. */
-static void dec_pv_grouped(float *acc, const float *s, const float *v, int64_t G, int64_t n,
-                           int64_t D)
-{
-    int64_t r = 0;
-    if (D % VW == 0) /* by vectors of D outside: v's columns stay in L1 for all the rows */
-        for (int64_t d = 0; d < D; d += 4 * VW)
-            for (r = 0; r + DEC_TR <= G; r += DEC_TR) dec_pv_rows(acc, s, v, r, n, D, d);
-    if (r < G) {
-        const void *vr[DECODE_KB];
-        for (int64_t j = 0; j < n; j++) vr[j] = v + j * D;
-        for (; r < G; r++) dec_pv_f32(acc + r * D, s + r * DECODE_KB, vr, n, D);
-    }
-}
-
-/* kt [D][DECODE_KB] = the block's nb keys (dtype t) transposed, as floats; columns past nb
- * zero (their scores are ignored). tmp: DECODE_KB·D floats (16-bit keys are widened there
- * first). By the tile's packing (tile_body.h: 8×8 register transposes with AVX2/AVX-512). */
-static void dec_transpose(int t, const void *kb, int64_t nb, int64_t D, float *kt, float *tmp)
-{
-    const float *rows = kb;
-    if (t != ATTN_F32) cvt_to_f32(t, kb, tmp, nb * D), rows = tmp;
-    k_tile_pack_kt(kt, DECODE_KB, rows, D, nb, D);
-}
-
-/* One block of nb keys for G > 1: K transposed into kt (converted), V converted into vbuf
- * (f32: read in place), scores, softmax steps, weighted sums. */
-static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float scale, int64_t G,
-                              int64_t D, const void *kb, const void *vb, int64_t nb, float *m,
-                              float *l, float *acc, float *scratch)
-{
-    float *s = scratch, *kt = s + DECODE_KB * G, *vbuf = kt + DECODE_KB * D;
-    (void)qh, (void)scale;
-#ifdef DECODE_HAVE_DPBF16
-    if (qh && D % 2 == 0) { /* bf16 pairs transposed as 32-bit words, vdpbf16ps */
-        /* the 32-bit words moved as floats by the tile's transposes: bits unchanged */
-        k_tile_pack_kt(kt, DECODE_KB, kb, D / 2, nb, D / 2);
-        dec_scores_dp(qh, G, D, (const uint32_t *)kt, DECODE_KB, scale, s);
-    } else
-#endif
-    {
-        dec_transpose(t, kb, nb, D, kt, vbuf);
-        dec_scores_t(q, G, D, kt, s);
-    }
-    const float *vf32 = vb;
-    if (t != ATTN_F32) cvt_to_f32(t, vb, vbuf, nb * D), vf32 = vbuf;
-    for (int64_t r = 0; r < G; r++)
-        dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    dec_pv_grouped(acc, s, vf32, G, nb, D);
-}
-
-/* G >= DECODE_GROUPED without vdpbf16ps ("rows in lanes"): the chunk's G rows transposed once,
+/* G >= DECODE_GROUPED ("rows in lanes"): the chunk's G rows transposed once,
  * qt [D][gp] (gp = G rounded up to VW, rows past G zero), so that a block's scores are a small
  * GEMM against the keys read in place (no transpose of K): s[j·gp + r] = Σ_d k_j[d]·qt[d·gp + r],
  * tiles of DEC_LJ keys x 2 vectors of rows (2·DEC_LJ FMA chains; per d two loads of qt and
@@ -697,7 +542,7 @@ static int64_t dec_lanes_scratch(int64_t G, int64_t D)
     return gp * (D + 3 + DECODE_KB) + 2 * DECODE_KB * D;
 }
 
-/* The chunk for G >= DECODE_GROUPED (no vdpbf16ps): n keys by blocks of DECODE_KB. */
+/* The chunk for G >= DECODE_GROUPED: n keys by blocks of DECODE_KB. */
 static void dec_chunk_lanes(int t, const float *q, int64_t G, int64_t D, const void *k,
                             const void *v, int64_t n, float *m, float *l, float *acc,
                             float *scratch)
@@ -798,7 +643,7 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
                       float *scratch)
 {
-    if (G >= DECODE_GROUPED && !(qh && D % 2 == 0)) { /* qh: the transposed path's vdpbf16ps */
+    if (G >= DECODE_GROUPED) { /* bf16 too: converted once per block, as fast as vdpbf16ps */
         dec_chunk_lanes(t, q, G, D, k, v, n, m, l, acc, scratch);
         return;
     }
@@ -835,10 +680,6 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
                 pv = (const char *)v + (size_t)j1 * row;
                 if (!quad) /* both at the block's start */
                     dec_prefetch(pk, (size_t)pn * row), dec_prefetch(pv, (size_t)pn * row);
-            }
-            if (G >= DECODE_GROUPED) {
-                dec_block_grouped(t, q, qh, scale, G, D, kb, vb, nb, m, l, acc, scratch);
-                continue;
             }
             for (int64_t r = 0; r < r1; r += DECODE_QUAD)
                 dec_block_quad(t, q + r * D, D, kb, vb, nb, m + r, l + r, acc + r * D, scratch, pk,
