@@ -1,7 +1,7 @@
 /*
  * decode_body.h — the decode kernel's inner loop (attention/decode.c), written once against the
  * vector layer; included by simd/set_<isa>.c via set_body.h after vec_<isa>.h, math_body.h,
- * tile_body.h (its packing of Kᵀ) and convert_body.h. One chunk: G query rows (float32, already
+ * tile_body.h and convert_body.h. One chunk: G query rows (float32, already
  * multiplied by the score scale) against n keys of one KV head, K/V rows of D elements stored as
  * f32, bf16 or f16 (attn_dtype). Keys go by blocks of DECODE_KB: scores s_rj = q_r·k_j, then per
  * row the online softmax m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' =
@@ -25,13 +25,17 @@
  *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
  *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does (on the
  *   same block).
- *   G >= 8 (MQA, wide GQA: compute bound) converts each block once, K transposed, into L1 and
- *   runs the G rows DEC_TR at a time against it (AVX-512: 4, else 2), GEMM-like: 4·DEC_TR
- *   independent FMA chains per load of Kᵀ (bf16 with vdpbf16ps: 4 rows, the bf16 pairs
- *   transposed as 32-bit words) and of V (by vectors of D outside, rows inside); it prefetches
- *   the next block's K and V rows at the block's start (software prefetch hints, GCC/Clang;
- *   G < 8 has its streams instead).
- *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats
+ *   G >= 8 (MQA, wide GQA: compute bound) transposes the chunk's G rows once (qt [D][G rounded
+ *   up to VW]) and runs each block as small GEMMs with the rows in lanes (dec_chunk_lanes): scores
+ *   by tiles of DEC_LJ keys (read in place; bf16/f16 converted once per block) x 2 vectors of
+ *   rows, the online softmax down the keys with m, l as vectors, p·v by DEC_TR rows x 4 vectors
+ *   of D (each load of V shared by the rows); no transpose of K (it took ~20 % of the time).
+ *   bf16 goes the same way (vdpbf16ps measured slower here than converting the block once: it
+ *   issues half as many per cycle as FMAs). It prefetches the next block's K and V rows, a line
+ *   per step of its score and p·v tiles (software prefetch hints, GCC/Clang; G < 8 has its
+ *   streams instead).
+ *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats, G >= 8
+ *   (gp = G rounded up to VW) gp·(D + 3 + DECODE_KB) + 2·DECODE_KB·D if more
  *   (decode_scratch_floats); one thread.
  */
 
@@ -363,42 +367,16 @@ __attribute__((target("avx512bf16"))) static void dec_scores1_dp(const uint16_t 
     for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, (const uint16_t *)kr[j], D);
 }
 
-/* G >= DECODE_GROUPED, bf16, D even: s[r·KB + j] = scale·q_r·k_j from kt2 [D/2][KB] = the
- * block's keys as bf16 pairs (32-bit words) transposed; four rows (rows past G: row G - 1
- * again, not stored), 64 keys at a time: sixteen dot-product chains share each load. */
-__attribute__((target("avx512bf16"))) static void dec_scores_dp(const uint16_t *qh, int64_t G,
-                                                                int64_t D, const uint32_t *kt2,
-                                                                int64_t kb, float scale, float *s)
-{
-    const __m512 sc = _mm512_set1_ps(scale);
-    for (int64_t r = 0; r < G; r += 4) {
-        const uint32_t *qr[4];
-        for (int i = 0; i < 4; i++)
-            qr[i] = (const uint32_t *)(qh + (r + i < G ? r + i : G - 1) * D);
-        for (int64_t c = 0; c < kb; c += 64) {
-            __m512 a[16];
-            for (int i = 0; i < 16; i++) a[i] = _mm512_setzero_ps();
-            for (int64_t i = 0; i < D / 2; i++) {
-                const uint32_t *x = kt2 + i * kb + c;
-                __m512bh xv[4];
-                for (int e = 0; e < 4; e++) xv[e] = (__m512bh)_mm512_loadu_si512(x + 16 * e);
-                for (int w = 0; w < 4; w++) {
-                    const __m512bh p = (__m512bh)_mm512_set1_epi32((int)qr[w][i]);
-                    for (int e = 0; e < 4; e++)
-                        a[4 * w + e] = _mm512_dpbf16_ps(a[4 * w + e], p, xv[e]);
-                }
-            }
-            for (int w = 0; w < 4 && r + w < G; w++)
-                for (int e = 0; e < 4; e++)
-                    _mm512_storeu_ps(s + (r + w) * kb + c + 16 * e,
-                                     _mm512_mul_ps(sc, a[4 * w + e]));
-        }
-    }
-}
 #endif
 
-/* scores [G][DECODE_KB], kt [D][DECODE_KB], vbuf [DECODE_KB][D] */
-static int64_t dec_scratch_floats(int64_t G, int64_t D) { return DECODE_KB * (G + 2 * D); }
+/* G < DECODE_GROUPED: scores [G][DECODE_KB] (and room for [DECODE_KB][2·D]); G >= it: the
+ * lanes path's (dec_lanes_scratch) */
+static int64_t dec_lanes_scratch(int64_t G, int64_t D);
+static int64_t dec_scratch_floats(int64_t G, int64_t D)
+{
+    const int64_t lanes = dec_lanes_scratch(G, D), old = DECODE_KB * (G + 2 * D);
+    return lanes > old ? lanes : old;
+}
 
 /* Row r's online-softmax step over the block's scores s[0..n): m, l updated, s turned into the
  * weights e^(s - m'), acc rescaled by e^(m - m'). */
@@ -414,130 +392,179 @@ static void dec_softmax_step(float *s, int64_t n, float *m, float *l, float *acc
     *m = mn;
 }
 
-/* G >= DECODE_GROUPED: rows per register block of the GEMM-like path (DEC_TR rows x 4 vectors
- * of accumulators: AVX2 has 16 registers, AVX-512 32). */
+/* G >= DECODE_GROUPED: rows per p·v tile of the lanes path (DEC_TR rows x 4 vectors of
+ * accumulators: AVX2 has 16 registers, AVX-512 32). */
 enum { DEC_TR = VW == 16 ? 4 : 2 };
 
-/* s[r·DECODE_KB + j] = q_r·k_j for rows r0 <= r < r0 + DEC_TR (rows past G: row G - 1 again, not
- * stored), every j < DECODE_KB, from kt = the block's keys transposed [D][DECODE_KB]. */
-static void dec_scores_rows(const float *q, int64_t G, int64_t r0, int64_t D, const float *kt,
-                            float *s)
+/* G >= DECODE_GROUPED ("rows in lanes"): the chunk's G rows transposed once,
+ * qt [D][gp] (gp = G rounded up to VW, rows past G zero), so that a block's scores are a small
+ * GEMM against the keys read in place (no transpose of K): s[j·gp + r] = Σ_d k_j[d]·qt[d·gp + r],
+ * tiles of DEC_LJ keys x 2 vectors of rows (2·DEC_LJ FMA chains; per d two loads of qt and
+ * DEC_LJ broadcasts of k). The online softmax then runs down the keys with the rows in lanes
+ * (m, l as vectors), and p·v by DEC_TR rows x 4 vectors of D as the transposed path does. */
+enum { DEC_LJ = VW == 8 ? 6 : 12 };
+
+/* JT keys (rows k + j·D) x nv (1 or 2) vectors of rows from r0: s[j·gp + r0 ..] (JT, nv
+ * constants once inlined). */
+TILE_INLINE void dec_lanes_tile(const float *qt, int64_t gp, int64_t r0, int nv, int JT,
+                                const float *k, int64_t D, float *s, const char *pf, int64_t pfl)
 {
-    const float *qr[DEC_TR];
-    for (int i = 0; i < DEC_TR; i++) qr[i] = q + (r0 + i < G ? r0 + i : G - 1) * D;
-    for (int64_t c = 0; c < DECODE_KB; c += 4 * VW) {
-        vf a[DEC_TR * 4];
-        for (int i = 0; i < DEC_TR * 4; i++) a[i] = vzero();
-        for (int64_t d = 0; d < D; d++) {
-            const float *kd = kt + d * DECODE_KB + c;
-            const vf x0 = vload(kd), x1 = vload(kd + VW), x2 = vload(kd + 2 * VW),
-                     x3 = vload(kd + 3 * VW);
-            for (int i = 0; i < DEC_TR; i++) {
-                const vf qd = vset1(qr[i][d]);
-                a[4 * i] = vfma(qd, x0, a[4 * i]), a[4 * i + 1] = vfma(qd, x1, a[4 * i + 1]);
-                a[4 * i + 2] = vfma(qd, x2, a[4 * i + 2]);
-                a[4 * i + 3] = vfma(qd, x3, a[4 * i + 3]);
-            }
+    vf a[2 * DEC_LJ];
+    for (int i = 0; i < 2 * JT; i++) a[i] = vzero();
+    for (int64_t d = 0; d < D; d++) {
+        if (d < pfl) dec_prefetch(pf + 64 * d, 1);
+        const vf q0 = vload(qt + d * gp + r0), q1 = nv > 1 ? vload(qt + d * gp + r0 + VW) : q0;
+        for (int j = 0; j < JT; j++) {
+            const vf x = vset1(k[j * D + d]);
+            a[2 * j] = vfma(x, q0, a[2 * j]);
+            if (nv > 1) a[2 * j + 1] = vfma(x, q1, a[2 * j + 1]);
         }
-        for (int i = 0; i < DEC_TR && r0 + i < G; i++)
-            for (int e = 0; e < 4; e++) vstore(s + (r0 + i) * DECODE_KB + c + e * VW, a[4 * i + e]);
+    }
+    for (int j = 0; j < JT; j++) {
+        vstore(s + j * gp + r0, a[2 * j]);
+        if (nv > 1) vstore(s + j * gp + r0 + VW, a[2 * j + 1]);
     }
 }
 
-/* G > 1: s[r·DECODE_KB + j] = q_r·k_j for r < G and every j < DECODE_KB, from kt (columns past
- * the block's keys zero): DEC_TR rows at a time, four vectors of keys each, so 4·DEC_TR
- * independent FMA chains share each load of kt. */
-static void dec_scores_t(const float *q, int64_t G, int64_t D, const float *kt, float *s)
+/* s[j·gp + r] = q_r·k_j for r < gp, j < nb (f32 rows k); prefetches pk's rows (pn rows of row
+ * bytes) tile by tile (the rows of the tile's keys there, a line per step of d). */
+static void dec_scores_lanes(const float *qt, int64_t gp, const float *k, int64_t nb, int64_t D,
+                             float *s, const char *pk, int64_t pn, size_t row)
 {
-    for (int64_t r = 0; r < G; r += DEC_TR) dec_scores_rows(q, G, r, D, kt, s);
+#define DEC_LANES_PF(JT)                                                                           \
+    pk + (size_t)j *row,                                                                           \
+        r0 == 0 && j < pn ? (int64_t)((size_t)((pn - j < (JT) ? pn - j : (JT))) * row / 64) : 0
+    for (int64_t r0 = 0; r0 < gp; r0 += 2 * VW) {
+        int64_t j = 0;
+        if (gp - r0 >= 2 * VW) {
+            for (; j + DEC_LJ <= nb; j += DEC_LJ)
+                dec_lanes_tile(qt, gp, r0, 2, DEC_LJ, k + j * D, D, s + j * gp,
+                               DEC_LANES_PF(DEC_LJ));
+            for (; j + 4 <= nb; j += 4)
+                dec_lanes_tile(qt, gp, r0, 2, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
+            for (; j < nb; j++)
+                dec_lanes_tile(qt, gp, r0, 2, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
+        } else {
+            for (; j + DEC_LJ <= nb; j += DEC_LJ)
+                dec_lanes_tile(qt, gp, r0, 1, DEC_LJ, k + j * D, D, s + j * gp,
+                               DEC_LANES_PF(DEC_LJ));
+            for (; j + 4 <= nb; j += 4)
+                dec_lanes_tile(qt, gp, r0, 1, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
+            for (; j < nb; j++)
+                dec_lanes_tile(qt, gp, r0, 1, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
+        }
+    }
+#undef DEC_LANES_PF
 }
 
-/* acc_r[e] += Σ_j p_r[j]·v[j·D + e] (p_r = s + r·DECODE_KB) for the DEC_TR rows from r0 (all
- * below G) and the four vectors of D from d (fewer at the end of D, D % VW == 0), sharing each
- * load of v (f32 rows). */
-static void dec_pv_rows(float *acc, const float *s, const float *v, int64_t r0, int64_t n,
-                        int64_t D, int64_t d)
+/* The online-softmax step of the block (nb >= 1 keys) for every row, rows in lanes: mv, lv
+ * [gp] updated, s turned into the weights e^(s - m'), corr[r] = e^(m - m') (m = -inf: 0). */
+static void dec_softmax_lanes(float *s, int64_t nb, int64_t gp, float *mv, float *lv, float *corr)
 {
-    {
-        const int nv = D - d >= 4 * VW ? 4 : (int)((D - d) / VW);
-        vf a[DEC_TR * 4];
-        for (int i = 0; i < DEC_TR; i++)
-            for (int e = 0; e < 4; e++)
-                a[4 * i + e] = e < nv ? vload(acc + (r0 + i) * D + d + e * VW) : vzero();
-        if (nv == 4)
-            for (int64_t j = 0; j < n; j++) {
-                const float *vr = v + j * D + d;
-                const vf x0 = vload(vr), x1 = vload(vr + VW), x2 = vload(vr + 2 * VW),
-                         x3 = vload(vr + 3 * VW);
-                for (int i = 0; i < DEC_TR; i++) {
-                    const vf p = vset1(s[(r0 + i) * DECODE_KB + j]);
-                    a[4 * i] = vfma(p, x0, a[4 * i]), a[4 * i + 1] = vfma(p, x1, a[4 * i + 1]);
-                    a[4 * i + 2] = vfma(p, x2, a[4 * i + 2]);
-                    a[4 * i + 3] = vfma(p, x3, a[4 * i + 3]);
-                }
-            }
-        else
-            for (int64_t j = 0; j < n; j++)
-                for (int e = 0; e < nv; e++) {
-                    const vf x = vload(v + j * D + d + e * VW);
-                    for (int i = 0; i < DEC_TR; i++)
-                        a[4 * i + e] = vfma(vset1(s[(r0 + i) * DECODE_KB + j]), x, a[4 * i + e]);
-                }
-        for (int i = 0; i < DEC_TR; i++)
-            for (int e = 0; e < nv; e++) vstore(acc + (r0 + i) * D + d + e * VW, a[4 * i + e]);
+    for (int64_t r = 0; r < gp; r += VW) {
+        vf mx = vload(s + r);
+        for (int64_t j = 1; j < nb; j++) mx = vmax(mx, vload(s + j * gp + r));
+        const vf m = vload(mv + r), mn = vmax(m, mx), c = vexp(vsub(m, mn));
+        vf sum0 = vzero(), sum1 = vzero();
+        int64_t j = 0;
+        for (; j + 2 <= nb; j += 2) {
+            const vf e0 = vexp(vsub(vload(s + j * gp + r), mn));
+            const vf e1 = vexp(vsub(vload(s + (j + 1) * gp + r), mn));
+            vstore(s + j * gp + r, e0), vstore(s + (j + 1) * gp + r, e1);
+            sum0 = vadd(sum0, e0), sum1 = vadd(sum1, e1);
+        }
+        for (; j < nb; j++) {
+            const vf e0 = vexp(vsub(vload(s + j * gp + r), mn));
+            vstore(s + j * gp + r, e0), sum0 = vadd(sum0, e0);
+        }
+        vstore(lv + r, vfma(vload(lv + r), c, vadd(sum0, sum1)));
+        vstore(mv + r, mn), vstore(corr + r, c);
     }
 }
 
-/* G > 1: acc_r[d] += Σ_j p_r[j]·v[j·D + d] for every r < G (f32 rows v): DEC_TR rows at a time
- * sharing each load of v where D % VW == 0, the rest row by row. */
-static void dec_pv_grouped(float *acc, const float *s, const float *v, int64_t G, int64_t n,
-                           int64_t D)
+/* acc_r[e] += Σ_j p[j·gp + r]·v[j·D + e] for DEC_TR rows from r0 (rows past G: row G - 1 again,
+ * not stored) and the nv (<= 4, a constant once inlined) vectors of D from d. */
+TILE_INLINE void dec_pv_lanes_tile(float *acc, const float *p, int64_t gp, const float *v,
+                                   int64_t G, int64_t r0, int64_t n, int64_t D, int64_t d, int nv,
+                                   const char *pf, int64_t pfl)
 {
-    int64_t r = 0;
-    if (D % VW == 0) /* by vectors of D outside: v's columns stay in L1 for all the rows */
-        for (int64_t d = 0; d < D; d += 4 * VW)
-            for (r = 0; r + DEC_TR <= G; r += DEC_TR) dec_pv_rows(acc, s, v, r, n, D, d);
-    if (r < G) {
-        const void *vr[DECODE_KB];
-        for (int64_t j = 0; j < n; j++) vr[j] = v + j * D;
-        for (; r < G; r++) dec_pv_f32(acc + r * D, s + r * DECODE_KB, vr, n, D);
+    int64_t rr[DEC_TR];
+    for (int i = 0; i < DEC_TR; i++) rr[i] = r0 + i < G ? r0 + i : G - 1;
+    vf a[DEC_TR * 4];
+    for (int i = 0; i < DEC_TR; i++)
+        for (int e = 0; e < nv; e++) a[4 * i + e] = vload(acc + rr[i] * D + d + e * VW);
+    for (int64_t j = 0; j < n; j++) {
+        const float *vr = v + j * D + d;
+        if (j < pfl) dec_prefetch(pf + 64 * j, 1);
+        vf x[4];
+        for (int e = 0; e < nv; e++) x[e] = vload(vr + e * VW);
+        for (int i = 0; i < DEC_TR; i++) {
+            const vf pj = vset1(p[j * gp + rr[i]]);
+            for (int e = 0; e < nv; e++) a[4 * i + e] = vfma(pj, x[e], a[4 * i + e]);
+        }
     }
+    for (int i = 0; i < DEC_TR && r0 + i < G; i++)
+        for (int e = 0; e < nv; e++) vstore(acc + (r0 + i) * D + d + e * VW, a[4 * i + e]);
 }
 
-/* kt [D][DECODE_KB] = the block's nb keys (dtype t) transposed, as floats; columns past nb
- * zero (their scores are ignored). tmp: DECODE_KB·D floats (16-bit keys are widened there
- * first). By the tile's packing (tile_body.h: 8×8 register transposes with AVX2/AVX-512). */
-static void dec_transpose(int t, const void *kb, int64_t nb, int64_t D, float *kt, float *tmp)
+/* acc_r[d] += Σ_j p[j·gp + r]·v[j·D + d] for every r < G, d < D (f32 rows v). */
+static void dec_pv_lanes(float *acc, const float *p, int64_t gp, int64_t G, const float *v,
+                         int64_t n, int64_t D, const char *pf, int64_t lines)
 {
-    const float *rows = kb;
-    if (t != ATTN_F32) cvt_to_f32(t, kb, tmp, nb * D), rows = tmp;
-    k_tile_pack_kt(kt, DECODE_KB, rows, D, nb, D);
+    int64_t d = 0, l0 = 0; /* lines [l0, l0 + n) of pf prefetched by the next tile */
+#define DEC_PV_PF pf + 64 * l0, lines - l0 < n ? lines - l0 : n
+    for (; d + 4 * VW <= D; d += 4 * VW) /* v's columns stay in L1 for all the rows */
+        for (int64_t r = 0; r < G; r += DEC_TR, l0 += n)
+            dec_pv_lanes_tile(acc, p, gp, v, G, r, n, D, d, 4, DEC_PV_PF);
+    for (; d + VW <= D; d += VW)
+        for (int64_t r = 0; r < G; r += DEC_TR, l0 += n)
+            dec_pv_lanes_tile(acc, p, gp, v, G, r, n, D, d, 1, DEC_PV_PF);
+#undef DEC_PV_PF
+    for (; d < D; d++)
+        for (int64_t r = 0; r < G; r++) {
+            float a = acc[r * D + d];
+            for (int64_t j = 0; j < n; j++) a += p[j * gp + r] * v[j * D + d];
+            acc[r * D + d] = a;
+        }
 }
 
-/* One block of nb keys for G > 1: K transposed into kt (converted), V converted into vbuf
- * (f32: read in place), scores, softmax steps, weighted sums. */
-static void dec_block_grouped(int t, const float *q, const uint16_t *qh, float scale, int64_t G,
-                              int64_t D, const void *kb, const void *vb, int64_t nb, float *m,
-                              float *l, float *acc, float *scratch)
+/* gp: G rounded up to VW. Scratch: qt [D][gp], mv, lv, corr [gp], s [DECODE_KB][gp], kbuf and
+ * vbuf [DECODE_KB][D] (16-bit rows converted). */
+static int64_t dec_lanes_gp(int64_t G) { return (G + VW - 1) / VW * VW; }
+static int64_t dec_lanes_scratch(int64_t G, int64_t D)
 {
-    float *s = scratch, *kt = s + DECODE_KB * G, *vbuf = kt + DECODE_KB * D;
-    (void)qh, (void)scale;
-#ifdef DECODE_HAVE_DPBF16
-    if (qh && D % 2 == 0) { /* bf16 pairs transposed as 32-bit words, vdpbf16ps */
-        /* the 32-bit words moved as floats by the tile's transposes: bits unchanged */
-        k_tile_pack_kt(kt, DECODE_KB, kb, D / 2, nb, D / 2);
-        dec_scores_dp(qh, G, D, (const uint32_t *)kt, DECODE_KB, scale, s);
-    } else
-#endif
-    {
-        dec_transpose(t, kb, nb, D, kt, vbuf);
-        dec_scores_t(q, G, D, kt, s);
+    const int64_t gp = dec_lanes_gp(G);
+    return gp * (D + 3 + DECODE_KB) + 2 * DECODE_KB * D;
+}
+
+/* The chunk for G >= DECODE_GROUPED: n keys by blocks of DECODE_KB. */
+static void dec_chunk_lanes(int t, const float *q, int64_t G, int64_t D, const void *k,
+                            const void *v, int64_t n, float *m, float *l, float *acc,
+                            float *scratch)
+{
+    const int64_t gp = dec_lanes_gp(G);
+    const size_t row = (size_t)D * (t == ATTN_F32 ? 4 : 2);
+    float *qt = scratch, *mv = qt + D * gp, *lv = mv + gp, *corr = lv + gp, *s = corr + gp,
+          *kbuf = s + DECODE_KB * gp, *vbuf = kbuf + DECODE_KB * D;
+    for (int64_t d = 0; d < D; d++)
+        for (int64_t r = 0; r < gp; r++) qt[d * gp + r] = r < G ? q[r * D + d] : 0.0f;
+    for (int64_t r = 0; r < gp; r++) mv[r] = r < G ? m[r] : -INFINITY, lv[r] = r < G ? l[r] : 0;
+    for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
+        const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB;
+        const char *kb = (const char *)k + (size_t)j0 * row,
+                   *vb = (const char *)v + (size_t)j0 * row;
+        const float *kf = (const float *)kb, *vf32 = (const float *)vb;
+        if (t != ATTN_F32) cvt_to_f32(t, kb, kbuf, nb * D), kf = kbuf;
+        const int64_t pn = n - j0 - nb < DECODE_KB ? n - j0 - nb : DECODE_KB; /* next block */
+        dec_scores_lanes(qt, gp, kf, nb, D, s, kb + (size_t)nb * row, pn, row);
+        dec_softmax_lanes(s, nb, gp, mv, lv, corr);
+        for (int64_t r = 0; r < G; r++)
+            if (corr[r] != 1.0f) k_vscale(acc + r * D, D, corr[r]);
+        if (t != ATTN_F32) cvt_to_f32(t, vb, vbuf, nb * D), vf32 = vbuf;
+        dec_pv_lanes(acc, s, gp, G, vf32, nb, D, vb + (size_t)nb * row,
+                     (int64_t)((size_t)pn * row / 64));
     }
-    const float *vf32 = vb;
-    if (t != ATTN_F32) cvt_to_f32(t, vb, vbuf, nb * D), vf32 = vbuf;
-    for (int64_t r = 0; r < G; r++)
-        dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    dec_pv_grouped(acc, s, vf32, G, nb, D);
+    for (int64_t r = 0; r < G; r++) m[r] = mv[r], l[r] = lv[r];
 }
 
 /* DECODE_QUAD rows (q, m, l, acc: theirs) against the nb keys kr[j], values vr[j] read in place
@@ -613,38 +640,27 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
                       const void *k, const void *v, int64_t n, float *m, float *l, float *acc,
                       float *scratch)
 {
+    if (G >= DECODE_GROUPED) { /* bf16 too: converted once per block, as fast as vdpbf16ps */
+        dec_chunk_lanes(t, q, G, D, k, v, n, m, l, acc, scratch);
+        return;
+    }
     const size_t esz = t == ATTN_F32 ? 4 : 2, row = (size_t)D * esz;
     /* rows r1.. run as G = 1 does; their bf16 acc paired over the chunk (dec_pair) */
-    const int64_t r1 = G < DECODE_QUAD       ? 0
-                       : G >= DECODE_GROUPED ? G
-                       : D % VW == 0         ? G / DECODE_QUAD * DECODE_QUAD
-                                             : 0;
+    const int64_t r1 = G >= DECODE_QUAD && D % VW == 0 ? G / DECODE_QUAD * DECODE_QUAD : 0;
     const bool paired = t == ATTN_BF16 && D % (2 * VW) == 0;
-    const void *kr[DECODE_KB], *vr[DECODE_KB]; /* the rows of the block the single rows take */
+    const void *kr[DECODE_KB], *vr[DECODE_KB]; /* the block's rows, from DEC_STREAMS parts */
     if (paired)
         for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, true);
-    if (G < DECODE_GROUPED) { /* by blocks of DEC_STREAMS parts of the chunk at once */
-        int64_t pos[DEC_STREAMS], end[DEC_STREAMS];
-        for (int i = 0; i < DEC_STREAMS; i++)
-            pos[i] = n * i / DEC_STREAMS, end[i] = n * (i + 1) / DEC_STREAMS;
-        for (int64_t nb; (nb = dec_streams_block(k, v, row, pos, end, kr, vr)) > 0;) {
-            for (int64_t r = 0; r < r1; r += DECODE_QUAD)
-                dec_block_quad(t, q + r * D, D, kr, vr, nb, m + r, l + r, acc + r * D, scratch);
-            for (int64_t r = r1; r < G; r++) /* the block stays in L1 or L2 for the next rows */
-                dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
-                                 l + r, acc + r * D, scratch);
-        }
-    } else
-        for (int64_t j0 = 0; j0 < n; j0 += DECODE_KB) {
-            const int64_t nb = n - j0 < DECODE_KB ? n - j0 : DECODE_KB, j1 = j0 + DECODE_KB;
-            if (j1 < n) { /* the next block's K and V rows, at the block's start */
-                const size_t pn = (size_t)(n - j1 < DECODE_KB ? n - j1 : DECODE_KB);
-                dec_prefetch((const char *)k + (size_t)j1 * row, pn * row);
-                dec_prefetch((const char *)v + (size_t)j1 * row, pn * row);
-            }
-            dec_block_grouped(t, q, qh, scale, G, D, (const char *)k + (size_t)j0 * row,
-                              (const char *)v + (size_t)j0 * row, nb, m, l, acc, scratch);
-        }
+    int64_t pos[DEC_STREAMS], end[DEC_STREAMS];
+    for (int i = 0; i < DEC_STREAMS; i++)
+        pos[i] = n * i / DEC_STREAMS, end[i] = n * (i + 1) / DEC_STREAMS;
+    for (int64_t nb; (nb = dec_streams_block(k, v, row, pos, end, kr, vr)) > 0;) {
+        for (int64_t r = 0; r < r1; r += DECODE_QUAD)
+            dec_block_quad(t, q + r * D, D, kr, vr, nb, m + r, l + r, acc + r * D, scratch);
+        for (int64_t r = r1; r < G; r++) /* the block stays in L1 or L2 for the next rows */
+            dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
+                             l + r, acc + r * D, scratch);
+    }
     if (paired)
         for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, false);
 }
