@@ -7,9 +7,10 @@
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
- *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with upper
- *     bounds only (no lower bound, no exclusion, no score modifier) fused, 6 rows at a time
- *     (attn_ks()->tile.attend: the scores stay in L1, no call per row), by groups of FUSED_SUB;
+ *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with row
+ *     bounds only (no exclusion, no score modifier; with lower bounds: at most FUSED_BAND_COLS
+ *     keys) fused, 6 rows at a time (attn_ks()->tile.attend: the scores stay in L1, no call per
+ *     row), by groups of FUSED_SUB (upper bounds only) or the band's sub;
  *   then normalise into out (or save the state for the next phase); out by non-temporal stores
  *   when q, k, v and out exceed STREAM_BYTES (attn_tile_end_stream).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
@@ -794,7 +795,8 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    /* the forward's fused visits (upper bounds only, no modifier: visit_range) by FUSED_SUB rows */
+    /* the forward's fused visits with upper bounds only (no modifier: visit_range) by FUSED_SUB
+     * rows (a band's narrow visits are fused too, by its own sub) */
     const bool fused =
         !run->bt && !seg->lo && !seg->xlo && !run->tile->alibi && run->tile->cap == 0.0f;
     const int64_t sub = fused ? FUSED_SUB : run->sub;

@@ -17,8 +17,9 @@
  *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
  *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
  *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows,
- *            row r seeing keys [lo[r], hi[r]) (NULL: from 0, up to all): scores, the online softmax
- * update of m, l, acc (acc rescaled, then += p v), no call per row; s: the scores, rows × lds.
+ *            row r seeing keys [lo[r], hi[r]) (NULL: from 0, up to all): scores, the online
+ *            softmax update of m, l, acc of the group's rows side by side (acc = alpha·acc + p v,
+ *            the rescale in p·v's load), no call per row; s: the scores, rows × lds.
  *            4·rows·cols·D flops.
  *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
