@@ -7,9 +7,10 @@
  *     2. the other keys by groups of `sub` rows, each over [its min lo, its max hi) minus part 1,
  *        masked per row (a segment of at most `sub` rows: one masked visit of all its keys);
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
- *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with upper
- *     bounds only (no lower bound, no exclusion, no score modifier) fused, 6 rows at a time
- *     (attn_ks()->tile.attend: the scores stay in L1, no call per row), by groups of FUSED_SUB;
+ *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with row
+ *     bounds only (no exclusion, no score modifier; with lower bounds: at most FUSED_BAND_COLS
+ *     keys) fused, 6 rows at a time (attn_ks()->tile.attend: the scores stay in L1, no call per
+ *     row), by groups of FUSED_SUB (upper bounds only) or the band's sub;
  *   then normalise into out (or save the state for the next phase); out by non-temporal stores
  *   when q, k, v and out exceed STREAM_BYTES (attn_tile_end_stream).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
@@ -66,6 +67,9 @@ enum { BAND_SUB = 30, BAND_NARROW = 192 };
  * small groups compute little beyond their rows' upper bounds (n = 8192 causal, 1 thread: fixed
  * 4 %, bigbird 2 % faster than its 64; 6 rows no faster, strided's phase 2 slower) */
 enum { FUSED_SUB = 12 };
+/* Keys of a visit with per-row lower bounds (a band's group) fused at most: narrow bands (strided's
+ * local phase; n = 1024-8192, 1 thread, see the commit), not window's 256 + 29 (7 % slower). */
+enum { FUSED_BAND_COLS = 192 };
 /* Keys every row of a segment sees, at least, for a visit of their own (fewer: each group visits
  * them with the rest of its keys; a band's rows share one key: 3 visits per group otherwise). */
 enum { COMMON_MIN = 64 };
@@ -464,11 +468,11 @@ static void visit_span(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int
 
 /* The forward's fused visit (attn_ks()->tile.attend: scores, online softmax and p·v per 6 rows,
  * the scores in L1, no call per row): task rows [g0, g0 + gn) against keys [x0, x0 + cols) of
- * the segment, kᵀ at kt (rows ldk apart), v rows ld apart, row r seeing the keys below hi[r]
- * (segment numbering; NULL: all). */
+ * the segment, kᵀ at kt (rows ldk apart), v rows ld apart, row r seeing the keys in
+ * [lo[r], hi[r]) (segment numbering; NULL: from the first, up to all). */
 static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int64_t cols,
                         const float *kt, int64_t ldk, const float *vp, int64_t ld,
-                        const int64_t *hi)
+                        const int64_t *lo, const int64_t *hi)
 {
     enum { ROWS = 60 };
     attn_tile *t = run->tile;
@@ -476,13 +480,14 @@ static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, in
     /* rows per call: their scores within the tile's (rows × cols_max) */
     const int64_t most =
         attn_bs_clamp(t->rows * attn_tile_score_ld(run->cols_max) / lds / 6 * 6, 6, ROWS);
-    int64_t h[ROWS];
-    for (int64_t a = g0; a < g0 + gn; a += most) {
-        const int64_t n = attn_bs_min(most, g0 + gn - a);
-        for (int64_t r = 0; hi && r < n; r++) h[r] = hi[a + r] - x0;
-        attn_ks()->tile.attend(t->acc + a * D, t->m + a, t->l + a, t->scores,
-                               attn_tile_score_ld(cols), run->q + a * run->ldq, run->ldq, kt, ldk,
-                               vp, ld, hi ? h : NULL, n, cols, D, t->scale);
+    int64_t h[ROWS], a[ROWS];
+    for (int64_t g = g0; g < g0 + gn; g += most) {
+        const int64_t n = attn_bs_min(most, g0 + gn - g);
+        for (int64_t r = 0; hi && r < n; r++) h[r] = hi[g + r] - x0;
+        for (int64_t r = 0; lo && r < n; r++) a[r] = lo[g + r] - x0;
+        attn_ks()->tile.attend(t->acc + g * D, t->m + g, t->l + g, t->scores,
+                               attn_tile_score_ld(cols), run->q + g * run->ldq, run->ldq, kt, ldk,
+                               vp, ld, lo ? a : NULL, hi ? h : NULL, n, cols, D, t->scale);
     }
 }
 
@@ -512,9 +517,9 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
     if (bounds && seg->hi) mask.hi = seg->hi + g0;
     if (seg->xlo) mask.xlo = seg->xlo + g0, mask.xhi = seg->xhi + g0;
     const bool masked = mask.lo || mask.hi || mask.xlo;
-    /* the forward, upper bounds only, no modifier: the fused visit */
-    const bool fused =
-        !run->bt && !mask.lo && !mask.xlo && !run->tile->alibi && run->tile->cap == 0.0f;
+    /* the forward, row bounds only (no exclusion), no modifier: the fused visit */
+    const bool fused = !run->bt && !mask.xlo && !run->tile->alibi && run->tile->cap == 0.0f &&
+                       (!mask.lo || c1 - c0 <= FUSED_BAND_COLS);
     for (int64_t x0 = c0; x0 < c1; x0 += run->cols_max) {
         const int64_t cols = attn_bs_min(run->cols_max, c1 - x0);
         int64_t ld; /* the same for keys and values */
@@ -528,11 +533,11 @@ static void visit_range(attn_bs_run *run, const attn_bs_seg *seg, int64_t g0, in
         if (run->bt) backward_visit(run, seg, g0, gn, x0, cols, kp, vp, ld, masked ? &mask : NULL);
         else if (fused && run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
             visit_fused(run, g0, gn, x0, cols, run->span_kt + (x0 - run->span_u0), run->span_ld, vp,
-                        ld, mask.hi ? seg->hi : NULL);
+                        ld, mask.lo ? seg->lo : NULL, mask.hi ? seg->hi : NULL);
         else if (fused) {
             attn_tile_pack_keys(run->tile, kp, ld, cols);
             visit_fused(run, g0, gn, x0, cols, run->tile->kt, run->tile->kt_ld, vp, ld,
-                        mask.hi ? seg->hi : NULL);
+                        mask.lo ? seg->lo : NULL, mask.hi ? seg->hi : NULL);
         } else if (run->span_kt && x0 >= run->span_u0 && x0 + cols <= run->span_u1)
             visit_span(run, g0, gn, x0, cols, vp, ld, masked ? &mask : NULL);
         else
@@ -789,7 +794,8 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    /* the forward's fused visits (upper bounds only, no modifier: visit_range) by FUSED_SUB rows */
+    /* the forward's fused visits with upper bounds only (no modifier: visit_range) by FUSED_SUB
+     * rows (a band's narrow visits are fused too, by its own sub) */
     const bool fused =
         !run->bt && !seg->lo && !seg->xlo && !run->tile->alibi && run->tile->cap == 0.0f;
     const int64_t sub = fused ? FUSED_SUB : run->sub;

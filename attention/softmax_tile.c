@@ -232,7 +232,7 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
 {
     attn_tile_pack_keys(t, k, ldkv, cols);
     attn_ks()->tile.attend(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores, t->kt_ld, q, ldq,
-                           t->kt, t->kt_ld, v, ldkv, hi ? hi + r0 : NULL, nrows, cols, t->D,
+                           t->kt, t->kt_ld, v, ldkv, NULL, hi ? hi + r0 : NULL, nrows, cols, t->D,
                            t->scale);
 }
 

@@ -195,12 +195,14 @@ Test(kernels, tile_end_stream_matches_plain_division_in_every_set)
 
 /* The fused visit (tile.attend) of every set against the online softmax update in float64: rows
  * in a partial register group, keys in partial column blocks and vectors, rows seeing a prefix
- * of the keys (none, some, all), fresh rows (m = -inf) and rows with a running state. */
+ * of the keys (none, some, all) or, with lower bounds, an interval (empty, inside one vector,
+ * across vectors, to the end), fresh rows (m = -inf) and rows with a running state. */
 Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
 {
     const int64_t rows = 13, cols = 37, D = 19, ldq = 21, ldkv = 23;
     const int64_t ld = attn_tile_score_ld(cols);
     const int64_t hi[13] = {37, 0, 5, 36, 37, 1, 16, 17, 33, 37, 2, 0, 20};
+    const int64_t lo[13] = {0, 0, 3, 20, 36, 1, 15, 2, 17, 16, 0, -1, 20};
     float *q = tu_random(rows * ldq, 1, 11), *k = tu_random(cols * ldkv, 1, 12);
     float *v = tu_random(cols * ldkv, 1, 13), *acc0 = tu_random(rows * D, 1, 14);
     float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(rows * ld * sizeof(float));
@@ -211,36 +213,45 @@ Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
         l0[r] = fresh ? 0.0f : 1.0f + 0.1f * (float)r;
         for (int64_t d = 0; fresh && d < D; d++) acc0[r * D + d] = 0.0f;
     }
-    for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
-        const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
-        if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
-        memcpy(m, m0, sizeof m), memcpy(l, l0, sizeof l);
-        memcpy(acc, acc0, (size_t)(rows * D) * sizeof(float));
-        ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
-        ks->tile.attend(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, hi, rows, cols, D, 0.5f);
-        for (int64_t r = 0; r < rows; r++) {
-            double sc[37], mx = m0[r];
-            for (int64_t c = 0; c < hi[r]; c++) {
-                sc[c] = 0;
-                for (int64_t d = 0; d < D; d++) sc[c] += 0.5 * q[r * ldq + d] * k[c * ldkv + d];
-                mx = fmax(mx, sc[c]);
+    for (int narrow = 0; narrow < 3; narrow++) /* 37 keys, 20 or 9 (2 vectors, 1 of avx512) */
+        for (int bounded = 0; bounded < 2; bounded++)
+            for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+                const int64_t *los = bounded ? lo : NULL, nc = narrow == 0   ? cols
+                                                               : narrow == 1 ? 20
+                                                                             : 9;
+                const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+                if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+                memcpy(m, m0, sizeof m), memcpy(l, l0, sizeof l);
+                memcpy(acc, acc0, (size_t)(rows * D) * sizeof(float));
+                ks->tile.pack_kt(kt, ld, k, ldkv, nc, D);
+                ks->tile.attend(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, los, hi, rows, nc, D,
+                                0.5f);
+                for (int64_t r = 0; r < rows; r++) {
+                    double sc[37], mx = m0[r];
+                    const int64_t h = hi[r] < nc ? hi[r] : nc;
+                    const int64_t c0 = los && los[r] > 0 ? (los[r] < h ? los[r] : h) : 0;
+                    for (int64_t c = c0; c < h; c++) {
+                        sc[c] = 0;
+                        for (int64_t d = 0; d < D; d++)
+                            sc[c] += 0.5 * q[r * ldq + d] * k[c * ldkv + d];
+                        mx = fmax(mx, sc[c]);
+                    }
+                    const double alpha = m0[r] == -INFINITY ? 0.0 : exp(m0[r] - mx);
+                    double sum = l0[r] * alpha;
+                    for (int64_t c = c0; c < h; c++) sum += exp(sc[c] - mx);
+                    cr_expect(mx == -INFINITY ? m[r] == -INFINITY && l[r] == 0.0f
+                                              : fabs(m[r] - mx) <= 1e-5 * (1 + fabs(mx)) &&
+                                                    fabs(l[r] - sum) <= 1e-5 * sum,
+                              "%s (lo %d): row %ld m %g vs %g, l %g vs %g", attn_isa_name(isa),
+                              bounded, (long)r, m[r], mx, l[r], sum);
+                    for (int64_t d = 0; d < D; d++) {
+                        double x = mx == -INFINITY ? acc0[r * D + d] : acc0[r * D + d] * alpha;
+                        for (int64_t c = c0; c < h; c++) x += exp(sc[c] - mx) * v[c * ldkv + d];
+                        cr_expect(fabs(acc[r * D + d] - x) <= 1e-5 * (1 + fabs(x)),
+                                  "%s: acc %ld %ld", attn_isa_name(isa), (long)r, (long)d);
+                    }
+                }
             }
-            const double alpha = m0[r] == -INFINITY ? 0.0 : exp(m0[r] - mx);
-            double sum = l0[r] * alpha;
-            for (int64_t c = 0; c < hi[r]; c++) sum += exp(sc[c] - mx);
-            cr_expect(mx == -INFINITY ? m[r] == -INFINITY && l[r] == 0.0f
-                                      : fabs(m[r] - mx) <= 1e-5 * (1 + fabs(mx)) &&
-                                            fabs(l[r] - sum) <= 1e-5 * sum,
-                      "%s: row %ld m %g vs %g, l %g vs %g", attn_isa_name(isa), (long)r, m[r], mx,
-                      l[r], sum);
-            for (int64_t d = 0; d < D; d++) {
-                double x = mx == -INFINITY ? acc0[r * D + d] : acc0[r * D + d] * alpha;
-                for (int64_t c = 0; c < hi[r]; c++) x += exp(sc[c] - mx) * v[c * ldkv + d];
-                cr_expect(fabs(acc[r * D + d] - x) <= 1e-5 * (1 + fabs(x)), "%s: acc %ld %ld",
-                          attn_isa_name(isa), (long)r, (long)d);
-            }
-        }
-    }
     free(q), free(k), free(v), free(acc0), free(kt), free(s), free(acc);
 }
 

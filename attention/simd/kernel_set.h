@@ -70,12 +70,13 @@ typedef struct attn_ks_tile {
     void (*end_stream)(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
                        int64_t D);
     /* the online softmax update of rows i < rows (state m[i], l[i], acc [rows, D]) by the keys
-     * c < hi[i] (hi NULL: cols) of kt (packed) and v [cols, D] (rows ldv apart): scores, max,
-     * exp and sum, acc rescaled, acc += p v, one pass per group of rows; s: scores scratch
-     * [rows, lds], lds >= cols rounded up to ATTN_TILE_COLS_ALIGN */
+     * lo[i] <= c < hi[i] (lo NULL: 0, hi NULL: cols) of kt (packed) and v [cols, D] (rows ldv
+     * apart): scores, max, exp and sum, acc rescaled, acc += p v, one pass per group of rows;
+     * s: scores scratch [rows, lds], lds >= cols rounded up to ATTN_TILE_COLS_ALIGN */
     void (*attend)(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                    int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                   const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale);
+                   const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols, int64_t D,
+                   float scale);
     /* the online softmax of rows i < rows from a fresh start (m = -inf, l = 0, acc = 0: none of
      * them read) by the keys c < hi[i] (hi NULL: cols) of kt (packed) and v [cols, D] (rows ldv
      * apart) and row i's own key own[i] of ko, vo (rows ldo apart; own NULL or own[i] < 0: none):

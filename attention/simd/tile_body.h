@@ -17,8 +17,9 @@
  *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
  *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
  *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows,
- *            row r seeing the first hi[r] (NULL: all): scores, the online softmax update of
- *            m, l, acc (acc rescaled, then += p v), no call per row; s: the scores, rows × lds.
+ *            row r seeing keys [lo[r], hi[r]) (NULL: from 0, up to all): scores, the online
+ *            softmax update of m, l, acc of the group's rows side by side (acc = alpha·acc + p v,
+ *            the rescale in p·v's load), no call per row; s: the scores, rows × lds.
  *            4·rows·cols·D flops.
  *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
@@ -227,45 +228,54 @@ static void k_tile_pv_rows(float *o, int64_t ldo, const int64_t *oidx, const flo
     tile_pv(o, ldo, oidx, p, pr_, pc, v, ldv, rows, cols, D);
 }
 
-/* One row of attend: its state m, l and scores sr[0..cols), of which it sees [0, h); writes
- * p = exp(score - m') in place (0 where unseen, up to cols rounded up to VW), m' and l; returns
- * alpha = exp(m - m'), the factor of the row's acc (0 from m = -inf, 1 when the max stays). */
-TILE_INLINE float tile_attend_row(float *sr, int64_t cols, int64_t h, float *m, float *l)
+/* tile_pv_block with each row's acc first scaled by al[i] (the online softmax's rescale folded
+ * into the load: no pass of its own over acc). */
+TILE_INLINE void tile_pv_rescaled(float *const *orow, const float *const *pr, const float *v,
+                                  int64_t ldv, int64_t cols, const float *al, int nv)
 {
-    const int64_t cw = (cols + VW - 1) / VW * VW;
-    for (int64_t c = h; c < cw; c++) sr[c] = -INFINITY;
-    vf mv = vset1(*m);
-    for (int64_t c = 0; c < cw; c += VW) mv = vmax(mv, vload(sr + c));
-    const float mx = vhmax(mv);
-    if (mx == -INFINITY) { /* nothing seen yet: contributes nothing */
-        for (int64_t c = 0; c < cw; c++) sr[c] = 0.0f;
-        return 1.0f;
+    vf acc[TILE_MR][TILE_NR];
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) {
+        const vf a = vset1(al[i]);
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) acc[i][j] = vmul(a, vload(orow[i] + j * VW));
     }
-    const vf sh = vset1(mx);
-    vf sum = vzero();
-    for (int64_t c = 0; c < cw; c += VW) {
-        const vf e = vexp(vsub(vload(sr + c), sh));
-        vstore(sr + c, e);
-        sum = vadd(sum, e);
+    for (int64_t c = 0; c < cols; c++, v += ldv) {
+        vf b[TILE_NR];
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(pr[i][c]);
+            TILE_UNROLL
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
     }
-    float alpha = 0.0f, e[VW]; /* by the vector exp: libm's ldexpf is a call */
-    if (*m == mx) alpha = 1.0f;
-    else if (*m != -INFINITY) vstore(e, vexp(vset1(*m - mx))), alpha = e[0];
-    *l = *l * alpha + vhsum(sum), *m = mx;
-    return alpha;
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
 }
 
+/* attend: per group of TILE_MR rows the scores into s, then the softmax update of the group's
+ * rows together (their max, exp and sum chains side by side: no row waits on the one before;
+ * unseen columns set to -inf in s), then acc = alpha·acc + p v (the rescale in p·v's load). */
 static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                           int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                          const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale)
+                          const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols,
+                          int64_t D, float scale)
 {
-    const vf vs = vset1(scale);
+    const vf vs = vset1(scale), ninf = vset1(-INFINITY), half = vset1(0.5f);
+    float lane[VW];
+    for (int k = 0; k < VW; k++) lane[k] = (float)k;
+    const vf iota = vload(lane);
     for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
         const float *qr[TILE_MR];
         float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
+        int64_t row[TILE_MR];
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1);
+            row[i] = r;
             qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * D;
         }
         for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
@@ -276,30 +286,93 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
             if (nv == TILE_NR) tile_scores_block(sc, qr, kt + c0, ldk, D, vs, TILE_NR);
             else tile_scores_tail(sc, qr, kt + c0, ldk, D, vs, nv);
         }
-        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) { /* softmax, acc rescaled */
-            const int64_t h = hi ? tile_min(hi[r] < 0 ? 0 : hi[r], cols) : cols;
-            const float alpha = tile_attend_row(s + r * lds, cols, h, m + r, l + r);
-            float *a = acc + r * D;
-            if (alpha == 1.0f) continue;
-            const vf va = vset1(alpha);
-            int64_t d = 0;
-            for (; d + VW <= D; d += VW) vstore(a + d, vmul(va, vload(a + d)));
-            for (; d < D; d++) a[d] *= alpha;
+        /* each row's max over its seen columns [a, h) and its running max */
+        vf am[TILE_MR], hm[TILE_MR], vm[TILE_MR];
+        float mx[TILE_MR], al[TILE_MR];
+        bool whole = cols % VW == 0; /* every row sees every column, whole vectors: no masks */
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
+            const int64_t a = lo ? tile_min(lo[row[i]] < 0 ? 0 : lo[row[i]], h) : 0;
+            am[i] = vsub(vset1((float)a), half), hm[i] = vsub(vset1((float)h), half);
+            vm[i] = vset1(m[row[i]]);
+            whole &= a == 0 && h == cols;
         }
-        int64_t d0 = 0; /* acc += p v */
+        for (int64_t c = 0; c < cols && whole; c += VW) {
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
+        }
+        for (int64_t c = 0; c < cols && !whole; c += VW) { /* unseen: -inf, stored */
+            const vf cv = vadd(iota, vset1((float)c));
+            vf x[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) {
+                /* c >= h or c < a: -inf (both compares on whole numbers at half offsets) */
+                x[i] = vzero_below(vzero_below(x[i], hm[i], cv), cv, am[i]);
+                x[i] = vadd(x[i], vadd(vzero_below(ninf, cv, hm[i]), vzero_below(ninf, am[i], cv)));
+                vm[i] = vmax(vm[i], x[i]);
+            }
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) vstore(sr[i] + c, x[i]);
+        }
+        float old[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            old[i] = m[row[i]];
+            mx[i] = vhmax(vm[i]);
+            vm[i] = vset1(mx[i] == -INFINITY ? 0.0f : mx[i]); /* seeing nothing: all p = 0 */
+            al[i] = old[i] == -INFINITY ? -INFINITY : old[i] - mx[i];
+        }
+        for (int k0 = 0; k0 < TILE_MR; k0 += VW) { /* alpha = exp(m - m'): by vectors */
+            float x[VW];
+            for (int k = 0; k < VW; k++) x[k] = k0 + k < TILE_MR ? al[k0 + k] : -INFINITY;
+            vstore(x, vexp(vload(x)));
+            for (int k = 0; k < VW && k0 + k < TILE_MR; k++)
+                al[k0 + k] = old[k0 + k] == mx[k0 + k] ? 1.0f : x[k];
+        }
+        /* p = exp(s - m') (0 where unseen, up to cols rounded up to VW), sums */
+        vf sum[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) sum[i] = vzero();
+        for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
+            vf x[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) {
+                x[i] = vexp(vsub(x[i], vm[i]));
+                sum[i] = vadd(sum[i], x[i]);
+            }
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) vstore(sr[i] + c, x[i]);
+        }
+        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) {
+            const int i = (int)(r - i0);
+            if (mx[i] == -INFINITY) continue; /* nothing seen yet: m, l, acc as they were */
+            l[r] = l[r] * al[i] + vhsum(sum[i]), m[r] = mx[i];
+        }
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++)
+            if (mx[i] == -INFINITY) al[i] = 1.0f; /* acc 0, p 0 */
+        int64_t d0 = 0;                           /* acc = alpha·acc + p v */
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_block(od, (const float *const *)sr, 1, v + d0, ldv, cols, TILE_NR);
+            tile_pv_rescaled(od, (const float *const *)sr, v + d0, ldv, cols, al, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_block(od, (const float *const *)sr, 1, v + d0, ldv, cols, 1);
+            tile_pv_rescaled(od, (const float *const *)sr, v + d0, ldv, cols, al, 1);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
-            for (int64_t c = 0; c < cols; c++)
-                for (int64_t d = d0; d < D; d++) acc[r * D + d] += s[r * lds + c] * v[c * ldv + d];
+            for (int64_t d = d0; d < D; d++) {
+                float x = acc[r * D + d] * al[r - i0];
+                for (int64_t c = 0; c < cols; c++) x += s[r * lds + c] * v[c * ldv + d];
+                acc[r * D + d] = x;
+            }
     }
 }
 
