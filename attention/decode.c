@@ -8,14 +8,16 @@
  *   algorithm: a task is one key chunk of one (b, KV head); it streams each K/V row of the
  *     chunk once for the G query heads of that KV head (simd/decode_body.h: scores by dot
  *     products, online softmax, acc += p·v; bf16/f16 rows converted in registers, or once per
- *     block of 64 keys when G >= 8; vdpbf16ps for bf16 where the CPU has AVX512_BF16; G < 8
- *     reads sixteen parts of the chunk side by side, 32 streams in flight) and leaves
+ *     block of 64 keys when G >= 8; vdpbf16ps for G = 1 bf16 where the CPU has AVX512_BF16;
+ *     G < 8 reads sixteen parts of the chunk side by side, 32 streams in flight; G >= 8 runs
+ *     the rows in vector lanes against K read in place, small GEMMs) and leaves
  *     its (m, l, acc) in a slot; the chunks are merged exactly as dense.c does:
  *     out = Σ_c e^(m_c-M) acc_c / Σ_c e^(m_c-M) l_c, M = max_c m_c.
  *     Auto split: enough chunks for TASKS_TARGET tasks, each >= MIN_CHUNK_KEYS keys (dense.c's
  *     rule; never dependent on the thread count, so neither is the result).
  *   time O(B·H·S·D); flops 4·D per score (the dense count); bytes: the KV cache once, q, out.
- *   workspace: threads × (G·D floats of scaled q + the body's scratch, 64·(G + 2·D) floats) +
+ *   workspace: threads × (G·D floats of scaled q + the body's scratch: 64·(G + 2·D) floats,
+ *     or for G >= 8 gp·(D + 67) + 128·D if more, gp = G rounded up to the vector width) +
  *     tasks × G·(D + 2) floats of partials.
  *   threads: OpenMP over the B·Hkv·split tasks (dynamic), then over the B·Hkv merges.
  * Widening (prefill of a non-f32 dtype): q, k, v converted once into float32 copies at the head
