@@ -228,17 +228,19 @@ static void k_tile_pv_rows(float *o, int64_t ldo, const int64_t *oidx, const flo
     tile_pv(o, ldo, oidx, p, pr_, pc, v, ldv, rows, cols, D);
 }
 
-/* tile_pv_block with each row's acc first scaled by al[i] (the online softmax's rescale folded
- * into the load: no pass of its own over acc). */
-TILE_INLINE void tile_pv_rescaled(float *const *orow, const float *const *pr, const float *v,
-                                  int64_t ldv, int64_t cols, const float *al, int nv)
+/* acc rows orow[i], nv vectors: a0[i]·x0[i] (0 where x0[i] is NULL) + Σ_c p[i][c] v[c], nv <=
+ * TILE_NR. attend: x0 = orow (the online softmax's rescale folded into the load, no pass of its
+ * own over acc); attend_own: x0 = the own key's value row, a0 its p. */
+TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const float *v,
+                              int64_t ldv, int64_t cols, const float *const *x0, const float *a0,
+                              int nv)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
     for (int i = 0; i < TILE_MR; i++) {
-        const vf a = vset1(al[i]);
+        const vf a = vset1(a0[i]);
         TILE_UNROLL
-        for (int j = 0; j < nv; j++) acc[i][j] = vmul(a, vload(orow[i] + j * VW));
+        for (int j = 0; j < nv; j++) acc[i][j] = x0[i] ? vmul(a, vload(x0[i] + j * VW)) : vzero();
     }
     for (int64_t c = 0; c < cols; c++, v += ldv) {
         vf b[TILE_NR];
@@ -360,12 +362,14 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_rescaled(od, (const float *const *)sr, v + d0, ldv, cols, al, TILE_NR);
+            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, (const float *const *)od,
+                         al, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_rescaled(od, (const float *const *)sr, v + d0, ldv, cols, al, 1);
+            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, (const float *const *)od,
+                         al, 1);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
@@ -381,35 +385,6 @@ TILE_INLINE vf tile_seen(vf x, vf c, vf h)
 {
     const vf half = vset1(0.5f), hm = vsub(h, half); /* c < h for whole numbers: c <= h - 0.5 */
     return vadd(vzero_below(x, hm, c), vzero_below(vset1(-INFINITY), c, hm));
-}
-
-/* acc rows orow[i], nv vectors from column d0, = po[i]·vo[i][d0..] (0 where vo[i] is NULL)
- * + Σ_c p[i][c] v[c][d0..]: nv <= TILE_NR. */
-TILE_INLINE void tile_pv_fresh(float *const *orow, const float *const *pr, const float *v,
-                               int64_t ldv, int64_t cols, const float *const *vo, const float *po,
-                               int nv)
-{
-    vf acc[TILE_MR][TILE_NR];
-    TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) {
-        const vf a = vset1(po[i]);
-        TILE_UNROLL
-        for (int j = 0; j < nv; j++) acc[i][j] = vo[i] ? vmul(a, vload(vo[i] + j * VW)) : vzero();
-    }
-    for (int64_t c = 0; c < cols; c++, v += ldv) {
-        vf b[TILE_NR];
-        TILE_UNROLL
-        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            const vf a = vset1(pr[i][c]);
-            TILE_UNROLL
-            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
-        }
-    }
-    TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
-    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
 }
 
 /* attend_own: rows start fresh, row r seeing its own key own[r] (ko, vo rows ldo apart; -1:
@@ -513,14 +488,14 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++)
                 od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_fresh(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR);
+            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             const float *vd[TILE_MR];
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++)
                 od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_fresh(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1);
+            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
