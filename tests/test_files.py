@@ -276,12 +276,14 @@ def double_interrupt(exe, tmp, env):
     out = os.path.join(tmp, "double.h5")
     # one forward at n = 16384, H = 16 (1.1 TFLOP) takes 2 s or more on 2 cores even at the FMA
     # peak (at n = 12288, H = 8 the avx512 tile finished it before the second SIGINT): the first
-    # SIGINT waits for its end
+    # SIGINT waits for its end. The first SIGINT comes 3 s in, after the inputs are made (0.8-1.1 s
+    # on a 2-vCPU Xeon, 1.2-1.7 s in the sanitizer build; a SIGINT before the point ends the run
+    # at once, with 130), while the point's 3 repetitions (6 s or more) run.
     p = subprocess.Popen([exe, "run", "full", "--n", "16384", "--heads", "16", "--causal", "0",
                           "--warmup", "0", "--reps", "3", "--out", out],
                          stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
                          env=env, preexec_fn=default_signals)
-    time.sleep(1.0)
+    time.sleep(3.0)
     p.send_signal(signal.SIGINT)
     time.sleep(0.2)
     p.send_signal(signal.SIGINT)
