@@ -426,35 +426,34 @@ TILE_INLINE void dec_lanes_tile(const float *qt, int64_t gp, int64_t r0, int nv,
     }
 }
 
-/* s[j·gp + r] = q_r·k_j for r < gp, j < nb (f32 rows k); prefetches pk's rows (pn rows of row
- * bytes) tile by tile (the rows of the tile's keys there, a line per step of d). */
-static void dec_scores_lanes(const float *qt, int64_t gp, const float *k, int64_t nb, int64_t D,
-                             float *s, const char *pk, int64_t pn, size_t row)
+/* The scores of one strip of rows [r0, r0 + nv·VW) against the nb keys (nv constant per call,
+ * so each tile shape is inlined): tiles of DEC_LJ keys, then 4, then 1; the first strip
+ * prefetches pk's rows (pn rows of row bytes), a line per step of d of each tile. */
+TILE_INLINE void dec_scores_strip(const float *qt, int64_t gp, int64_t r0, int nv, const float *k,
+                                  int64_t nb, int64_t D, float *s, const char *pk, int64_t pn,
+                                  size_t row)
 {
 #define DEC_LANES_PF(JT)                                                                           \
     pk + (size_t)j *row,                                                                           \
         r0 == 0 && j < pn ? (int64_t)((size_t)((pn - j < (JT) ? pn - j : (JT))) * row / 64) : 0
-    for (int64_t r0 = 0; r0 < gp; r0 += 2 * VW) {
-        int64_t j = 0;
-        if (gp - r0 >= 2 * VW) {
-            for (; j + DEC_LJ <= nb; j += DEC_LJ)
-                dec_lanes_tile(qt, gp, r0, 2, DEC_LJ, k + j * D, D, s + j * gp,
-                               DEC_LANES_PF(DEC_LJ));
-            for (; j + 4 <= nb; j += 4)
-                dec_lanes_tile(qt, gp, r0, 2, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
-            for (; j < nb; j++)
-                dec_lanes_tile(qt, gp, r0, 2, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
-        } else {
-            for (; j + DEC_LJ <= nb; j += DEC_LJ)
-                dec_lanes_tile(qt, gp, r0, 1, DEC_LJ, k + j * D, D, s + j * gp,
-                               DEC_LANES_PF(DEC_LJ));
-            for (; j + 4 <= nb; j += 4)
-                dec_lanes_tile(qt, gp, r0, 1, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
-            for (; j < nb; j++)
-                dec_lanes_tile(qt, gp, r0, 1, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
-        }
-    }
+    int64_t j = 0;
+    for (; j + DEC_LJ <= nb; j += DEC_LJ)
+        dec_lanes_tile(qt, gp, r0, nv, DEC_LJ, k + j * D, D, s + j * gp, DEC_LANES_PF(DEC_LJ));
+    for (; j + 4 <= nb; j += 4)
+        dec_lanes_tile(qt, gp, r0, nv, 4, k + j * D, D, s + j * gp, DEC_LANES_PF(4));
+    for (; j < nb; j++)
+        dec_lanes_tile(qt, gp, r0, nv, 1, k + j * D, D, s + j * gp, DEC_LANES_PF(1));
 #undef DEC_LANES_PF
+}
+
+/* s[j·gp + r] = q_r·k_j for r < gp, j < nb (f32 rows k), by strips of 2·VW rows (the last may
+ * be VW); prefetches pk's rows (pn rows of row bytes) tile by tile. */
+static void dec_scores_lanes(const float *qt, int64_t gp, const float *k, int64_t nb, int64_t D,
+                             float *s, const char *pk, int64_t pn, size_t row)
+{
+    for (int64_t r0 = 0; r0 < gp; r0 += 2 * VW)
+        if (gp - r0 >= 2 * VW) dec_scores_strip(qt, gp, r0, 2, k, nb, D, s, pk, pn, row);
+        else dec_scores_strip(qt, gp, r0, 1, k, nb, D, s, pk, pn, row);
 }
 
 /* The online-softmax step of the block (nb >= 1 keys) for every row, rows in lanes: mv, lv
