@@ -66,10 +66,12 @@ Test(yardstick, bad_attn_isa_environment_is_refused)
     cr_assert(strstr(out_text, "in force: portable (ATTN_ISA)"), "%s", out_text);
 }
 
-/* Each wider set beats the narrower one (ideal: 8x scalar for avx2, 2x avx2 for avx512; 1.15x
- * asked). The sets are measured in turn, 15 rounds of 10 ms each, best per set: a busy machine
- * slows every set alike instead of the one measured while it was busy. */
-Test(yardstick, peak_is_positive_and_wider_sets_are_faster)
+/* avx2 beats the scalar set (ideal 8x; 1.15x asked) and avx512 is at least as fast as avx2: ideal
+ * 2x where the core has 512-bit FMA units (Zen 5, Xeon), 1x where it splits each 512-bit FMA into
+ * two 256-bit halves (Zen 4), so only "not slower" (0.85x, for noise) holds on every CPU. The sets
+ * are measured in turn, 15 rounds of 10 ms each, best per set: a busy machine slows every set
+ * alike instead of the one measured while it was busy. */
+Test(yardstick, peak_is_positive_and_wider_sets_are_not_slower)
 {
     double peak[ATTN_ISA_COUNT] = {0};
     for (int round = 0; round < 15; round++)
@@ -82,8 +84,9 @@ Test(yardstick, peak_is_positive_and_wider_sets_are_faster)
     for (int i = 0; i < ATTN_ISA_COUNT; i++) {
         if (!attn_isa_supported((attn_isa)i)) continue;
         cr_assert_gt(peak[i], 0.1, "%s: %g GFLOP/s", attn_isa_name((attn_isa)i), peak[i]);
+        const double asked = i == ATTN_ISA_AVX512 ? 0.85 : 1.15;
         if (i > 0 && attn_isa_supported((attn_isa)(i - 1)))
-            cr_expect_gt(peak[i], 1.15 * peak[i - 1], "%s %g vs %s %g GFLOP/s",
+            cr_expect_gt(peak[i], asked * peak[i - 1], "%s %g vs %s %g GFLOP/s",
                          attn_isa_name((attn_isa)i), peak[i], attn_isa_name((attn_isa)(i - 1)),
                          peak[i - 1]);
     }
