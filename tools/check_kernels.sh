@@ -6,7 +6,9 @@
 # measured one right after the other (--isa, --causal and --dtype turn inside the sweep).
 #   A. full prefill, B=1, H=8, D=64, n=4096, 2 threads:
 #        1. the avx512 set >= 60 % of the avx512 FMA peak measured in the same run (pct_peak);
-#        2. avx512 >= 1.5x the avx2 set;  3. causal >= 90 % of non-causal per allowed score;
+#        2. avx512 >= 1.5x the avx2 set (the two sets' FMA peaks are printed beside it: a CPU
+#           that splits each 512-bit FMA into two 256-bit halves, Zen 4, cannot reach it);
+#        3. causal >= 90 % of non-causal per allowed score;
 #   B. sparse kinds, n=8192 (causal, H=8, D=64, 2 threads): each >= 70 % of full's GFLOP/s per
 #      computed score; strided >= 50 % of full at n = 1024, 2048, 4096, 8192;
 #   C. decode, one query against n=65536 keys, H=32, D=128, 2 threads:
@@ -75,14 +77,17 @@ if group == "A":
     a2 = rounds_of((isa == "avx2") & (causal == 0))
     c512 = rounds_of((isa == "avx512") & (causal == 1))
     n = min(len(a512), len(a2), len(c512))
-    print("  round  avx2 GF/s  avx512 GF/s  causal GF/s  avx512 peak  %peak")
+    print("  round  avx2 GF/s  avx512 GF/s  causal GF/s  avx2 peak  avx512 peak  %peak")
     for r in range(n):
-        print("  %5d %10.1f %12.1f %12.1f %12.1f %6.1f" % (r + 1, a2[r]["gflops_per_s"],
-              a512[r]["gflops_per_s"], c512[r]["gflops_per_s"], a512[r]["peak_gflops"],
-              a512[r]["pct_peak"]))
+        print("  %5d %10.1f %12.1f %12.1f %10.1f %12.1f %6.1f" % (r + 1, a2[r]["gflops_per_s"],
+              a512[r]["gflops_per_s"], c512[r]["gflops_per_s"], a2[r]["peak_gflops"],
+              a512[r]["peak_gflops"], a512[r]["pct_peak"]))
     target("full avx512 / avx512 FMA peak", float(np.median(a512["pct_peak"][:n])), 60, " %")
     target("full avx512 / avx2", float(np.median(a512["gflops_per_s"][:n] / a2["gflops_per_s"][:n])),
            1.5, "x")
+    # the 1.5x asks for 512-bit FMA units; a core that splits 512-bit FMAs (Zen 4) peaks alike
+    print("  %-58s %7.2fx  (no target: what the CPU allows)" % ("avx512 FMA peak / avx2 FMA peak",
+          float(np.median(a512["peak_gflops"][:n] / a2["peak_gflops"][:n]))))
     target("full causal / non-causal per allowed score (avx512)",
            100 * float(np.median(c512["gflops_per_s"][:n] / a512["gflops_per_s"][:n])), 90, " %")
 elif group in ("B", "D"):
