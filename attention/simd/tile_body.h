@@ -58,11 +58,12 @@
 static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #ifdef __AVX2__
-/* kt[d·ldk + c] = k[c·ldkv + d], c, d < 8: one 8 × 8 transpose in registers (avx2, avx512). */
-static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv)
+/* kt[d·ldk + c] = k[c·ldkv + d] for c < n, 0 for n <= c < 8 (d < 8): one 8 × 8 transpose in
+ * registers (avx2, avx512), rows from n on not read. */
+static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv, int n)
 {
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(k + i * ldkv);
+    for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(k + i * ldkv) : _mm256_setzero_ps();
     for (int i = 0; i < 8; i += 2) {
         t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -85,20 +86,28 @@ static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64
 static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
                            int64_t D)
 {
-    int64_t c0 = 0;
+    int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns from z0 on to zero */
 #ifdef __AVX2__
     const int64_t d8 = D / 8 * 8;
-    for (; c0 + 8 <= cols; c0 += 8)
+    for (; c0 < cols && c0 + 8 <= ldk; c0 += 8) { /* the last block: its padding columns too */
+        const int n = (int)tile_min(8, cols - c0);
         for (int64_t d = 0; d < d8; d += 8)
-            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv);
-    for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of those keys */
-        for (int64_t c = 0; c < c0; c++) kt[d * ldk + c] = k[c * ldkv + d];
+            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv, n);
+        for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of these keys */
+            for (int64_t c = c0; c < c0 + 8; c++)
+                kt[d * ldk + c] = c < cols ? k[c * ldkv + d] : 0.0f;
+    }
+    z0 = c0 > cols ? c0 : cols;
+    c0 = c0 < cols ? c0 : cols;
 #endif
     for (int64_t d = 0; d < D; d++) /* the remaining keys (all of them without AVX2) */
         for (int64_t c = c0; c < cols; c++) kt[d * ldk + c] = k[c * ldkv + d];
-    if (ldk > cols)
-        for (int64_t d = 0; d < D; d++)
-            for (int64_t c = cols; c < ldk; c++) kt[d * ldk + c] = 0.0f;
+    for (int64_t d = 0; d < D && ldk > z0; d++) {
+        float *row = kt + d * ldk;
+        int64_t c = z0;
+        for (; c + VW <= ldk; c += VW) vstore(row + c, vzero());
+        for (; c < ldk; c++) row[c] = 0.0f;
+    }
 }
 
 /* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR. */
