@@ -10,7 +10,8 @@
  *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with row
  *     bounds only (no exclusion, no score modifier; with lower bounds: at most FUSED_BAND_COLS
  *     keys) fused, 6 rows at a time (attn_ks()->tile.attend: the scores stay in L1, no call per
- *     row), by groups of FUSED_SUB (upper bounds only) or the band's sub;
+ *     row), by groups of FUSED_SUB (upper bounds only: the rows short of a multiple of 6 in a
+ *     group of their own, first) or the band's sub;
  *   then normalise into out (or save the state for the next phase); out by non-temporal stores
  *   when q, k, v and out exceed STREAM_BYTES (attn_tile_end_stream).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
@@ -807,8 +808,12 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
      * 8-24 keys per group after ~500 common ones; 3-6 % faster without) */
     const bool common = i1 - i0 >= COMMON_MIN && nr > sub && !(run->span_kt && !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
-    for (int64_t g0 = r0; g0 < r0 + nr; g0 += sub) {
-        const int64_t gn = attn_bs_min(sub, r0 + nr - g0);
+    /* fused: the rows short of a multiple of the micro-kernels' 6 register rows first, alone
+     * (their block repeats a row to fill it; under causal bounds the first rows see the fewest
+     * keys), then whole blocks */
+    const int64_t first = fused && nr % 6 != 0 ? nr % 6 : sub;
+    for (int64_t g0 = r0; g0 < r0 + nr; g0 += g0 == r0 ? first : sub) {
+        const int64_t gn = attn_bs_min(g0 == r0 ? first : sub, r0 + nr - g0);
         int64_t g_u0, g_u1, g_i0, g_i1;
         span(seg, g0, gn, &g_u0, &g_u1, &g_i0, &g_i1);
         if (g_u0 >= g_u1) continue;
