@@ -16,7 +16,8 @@
  *            listed keys, accumulated in place).
  *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
  *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
- *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows,
+ *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows
+ *            (acc rows lda apart),
  *            row r seeing keys [lo[r], hi[r]) (NULL: from 0, up to all): scores, the online
  *            softmax update of m, l, acc of the group's rows side by side (acc = alpha·acc + p v,
  *            the rescale in p·v's load), no call per row; each group over only the columns its
@@ -28,9 +29,9 @@
  *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
  *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
  *            none read. s: the scores, rows × lds. 4·rows·(cols + 1)·D flops.
- *   end_stream  o [rows, D] (row stride ldo) = acc / l per row, by non-temporal stores (avx512,
- *            avx2: rows 32-byte aligned, D a multiple of VW; else plain stores), then a store
- *            fence: the output of a large forward, not read again soon, bypasses the caches.
+ *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
+ * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
+ * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
  * place), so each kernel has one shape of inner loop. No scratch, one thread.
@@ -329,10 +330,10 @@ TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const 
 /* attend: per group of TILE_MR rows the scores into s, then the softmax update of the group's
  * rows together (their max, exp and sum chains side by side: no row waits on the one before;
  * unseen columns set to -inf in s), then acc = alpha·acc + p v (the rescale in p·v's load). */
-static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
-                          int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                          const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols,
-                          int64_t D, float scale)
+static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s, int64_t lds,
+                          const float *q, int64_t ldq, const float *kt, int64_t ldk, const float *v,
+                          int64_t ldv, const int64_t *lo, const int64_t *hi, int64_t rows,
+                          int64_t cols, int64_t D, float scale)
 {
     const vf vs = vset1(scale), ninf = vset1(-INFINITY), half = vset1(0.5f);
     float lane[VW];
@@ -347,7 +348,7 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1);
             row[i] = r;
-            qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * D;
+            qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * lda;
             rh[i] = hi ? tile_min(hi[r] < 0 ? 0 : hi[r], cols) : cols;
             ra[i] = lo ? tile_min(lo[r] < 0 ? 0 : lo[r], rh[i]) : 0;
             if (ra[i] < rh[i]) c_lo = tile_min(c_lo, ra[i]), c_hi = c_hi > rh[i] ? c_hi : rh[i];
@@ -451,9 +452,9 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
-                float x = acc[r * D + d] * al[r - i0];
+                float x = acc[r * lda + d] * al[r - i0];
                 for (int64_t c = 0; c < n; c++) x += s[r * lds + c] * vg[c * ldv + d];
-                acc[r * D + d] = x;
+                acc[r * lda + d] = x;
             }
     }
 }
@@ -614,12 +615,12 @@ static void k_tile_axpy3(float *y0, float a0, const float *x0, float *y1, float 
     for (; d < n; d++) y0[d] += a0 * x0[d], y1[d] += a1 * x1[d], y2[d] += a2 * x2[d];
 }
 
-static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
-                              int64_t D)
+static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda, const float *l,
+                              int64_t rows, int64_t D)
 {
     for (int64_t r = 0; r < rows; r++) {
         float *orow = o + r * ldo;
-        const float *ar = a + r * D;
+        const float *ar = a + r * lda;
         const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
         int64_t d = 0;
 #if defined(__AVX512F__)
