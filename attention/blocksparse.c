@@ -10,9 +10,11 @@
  *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with row
  *     bounds only (no exclusion, no score modifier; with lower bounds: at most FUSED_BAND_COLS
  *     keys) fused, 6 rows at a time (attn_ks()->tile.attend: the scores stay in L1, no call per
- *     row), by groups of FUSED_SUB (upper bounds only) or the band's sub;
- *   then normalise into out (or save the state for the next phase); out by non-temporal stores
- *   when q, k, v and out exceed STREAM_BYTES (attn_tile_end_stream).
+ *     row), by groups of FUSED_SUB (upper bounds only: the rows short of a multiple of 6 in a
+ *     group of their own, first) or the band's sub;
+ *   then normalise into out (or save the state for the next phase: two phases accumulate in
+ *   out's rows in place, only (m, l) saved); out by non-temporal stores when q, k, v and out
+ *   exceed STREAM_BYTES (attn_tile_end_stream).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
  *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
  *     once per segment; each group's scores start at its column of the span.
@@ -485,7 +487,7 @@ static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, in
         const int64_t n = attn_bs_min(most, g0 + gn - g);
         for (int64_t r = 0; hi && r < n; r++) h[r] = hi[g + r] - x0;
         for (int64_t r = 0; lo && r < n; r++) a[r] = lo[g + r] - x0;
-        attn_ks()->tile.attend(t->acc + g * D, t->m + g, t->l + g, t->scores,
+        attn_ks()->tile.attend(t->acc + g * t->acc_ld, t->acc_ld, t->m + g, t->l + g, t->scores,
                                attn_tile_score_ld(cols), run->q + g * run->ldq, run->ldq, kt, ldk,
                                vp, ld, lo ? a : NULL, hi ? h : NULL, n, cols, D, t->scale);
     }
@@ -628,7 +630,7 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
         if (t->cap > 0.0f) attn_vsoftcap(&sc, 1, t->cap);
         if (t->alibi) sc -= t->slope[r] * fabsf(t->qpos[r] - (float)j);
         t->m[r] = sc, t->l[r] = 1.0f;
-        memcpy(t->acc + r * D, run->vg + j * D, (size_t)D * sizeof(float));
+        memcpy(t->acc + r * t->acc_ld, run->vg + j * D, (size_t)D * sizeof(float));
     }
     return true;
 }
@@ -807,8 +809,12 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
      * 8-24 keys per group after ~500 common ones; 3-6 % faster without) */
     const bool common = i1 - i0 >= COMMON_MIN && nr > sub && !(run->span_kt && !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
-    for (int64_t g0 = r0; g0 < r0 + nr; g0 += sub) {
-        const int64_t gn = attn_bs_min(sub, r0 + nr - g0);
+    /* fused: the rows short of a multiple of the micro-kernels' 6 register rows first, alone
+     * (their block repeats a row to fill it; under causal bounds the first rows see the fewest
+     * keys), then whole blocks */
+    const int64_t first = fused && nr % 6 != 0 ? nr % 6 : sub;
+    for (int64_t g0 = r0; g0 < r0 + nr; g0 += g0 == r0 ? first : sub) {
+        const int64_t gn = attn_bs_min(g0 == r0 ? first : sub, r0 + nr - g0);
         int64_t g_u0, g_u1, g_i0, g_i1;
         span(seg, g0, gn, &g_u0, &g_u1, &g_i0, &g_i1);
         if (g_u0 >= g_u1) continue;
@@ -983,6 +989,10 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
      * them, they are stored past the caches (no read for ownership; dilated n = 8192: 4 %) */
     const double tensors = 2.0 * (double)(attn_q_elems(s) + s->B * s->Hkv * S * D) * sizeof(float);
     const bool stream = tensors > (double)STREAM_BYTES;
+    /* two phases: the tile's acc in out's rows, in place (no copy to out and back between the
+     * phases); one phase: in the tile (out stored once, at the end); not with seeds (a fresh
+     * tile's own keys: attn_tile_attend_own writes the tile's rows) */
+    const bool in_place = L.pl.nphases > 1 && !L.pl.seeds;
 
 #pragma omp parallel num_threads(threads)
     {
@@ -1031,9 +1041,15 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                             memcpy(qbuf + r * D, qt + r * ld, (size_t)D * sizeof(float));
                         qt = qbuf, ldq = D;
                     }
-                    if (first) attn_tile_begin(&tile, scratch, t.rows.n, D, (float)s->scale);
+                    const float sc = (float)s->scale;
+                    if (first && in_place)
+                        attn_tile_begin_at(&tile, scratch, t.rows.n, D, sc, o, ld);
+                    else if (first) attn_tile_begin(&tile, scratch, t.rows.n, D, sc);
+                    else if (in_place)
+                        attn_tile_resume_at(&tile, scratch, t.rows.n, D, sc, o, ld, m,
+                                            2 * t.rows.step);
                     else
-                        attn_tile_resume(&tile, scratch, t.rows.n, D, (float)s->scale, o, ld, m,
+                        attn_tile_resume(&tile, scratch, t.rows.n, D, sc, o, ld, m,
                                          2 * t.rows.step);
                     attn_tile_mods(&tile, &L.mod, mods);
                     for (int64_t r = 0; tile.alibi && r < t.rows.n; r++)

@@ -42,8 +42,9 @@ float attn_vdot(const float *a, const float *b, int64_t n);
 typedef struct attn_tile {
     int64_t rows, D;
     float scale;
-    float *m, *l;  /* [rows] running max and sum */
-    float *acc;    /* [rows,D] unnormalised output */
+    float *m, *l; /* [rows] running max and sum */
+    float *acc;   /* [rows,D] unnormalised output, rows acc_ld apart (D; in place: a caller's) */
+    int64_t acc_ld;
     float *scores; /* [rows,cols] (row stride attn_tile_score_ld(cols)) one block of scores,
                       then probabilities; the visit's packed keys follow the rows' scores */
     /* Score modifiers (score_mod.h), off after attn_tile_begin; attn_tile_mods turns them on.
@@ -137,6 +138,14 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride);
 void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
                     int64_t ml_stride);
+/* attn_tile_begin with acc in place: the rows of acc (row stride ldo floats), zeroed; the tile
+ * accumulates there (attn_tile_save then keeps only (m, l), attn_tile_end* normalise in place). */
+void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                        float *acc, int64_t ldo);
+/* attn_tile_resume with acc in place: (m, l) loaded, acc's rows (saved there) used where they are.
+ */
+void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                         float *acc, int64_t ldo, const float *ml, int64_t ml_stride);
 /* attn_tile_begin then attn_tile_load, without resetting what the load overwrites. */
 void attn_tile_resume(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
                       const float *acc, int64_t ldo, const float *ml, int64_t ml_stride);

@@ -51,6 +51,7 @@ static void tile_layout(attn_tile *t, float *scratch, int64_t rows, int64_t D, f
     t->m = scratch;
     t->l = t->m + round_up(rows);
     t->acc = t->l + round_up(rows);
+    t->acc_ld = D;
     t->scores = t->acc + round_up(rows * D);
     t->cap = 0.0f;
     t->alibi = false;
@@ -67,6 +68,29 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
         t->l[r] = 0.0f;
     }
     memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
+}
+
+void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                        float *acc, int64_t ldo)
+{
+    tile_layout(t, scratch, rows, D, scale);
+    t->acc = acc, t->acc_ld = ldo;
+    for (int64_t r = 0; r < rows; r++) {
+        t->m[r] = -INFINITY;
+        t->l[r] = 0.0f;
+        memset(acc + r * ldo, 0, (size_t)D * sizeof(float));
+    }
+}
+
+void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                         float *acc, int64_t ldo, const float *ml, int64_t ml_stride)
+{
+    tile_layout(t, scratch, rows, D, scale);
+    t->acc = acc, t->acc_ld = ldo;
+    for (int64_t r = 0; r < rows; r++) {
+        t->m[r] = ml[r * ml_stride];
+        t->l[r] = ml[r * ml_stride + 1];
+    }
 }
 
 void attn_tile_resume(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
@@ -149,7 +173,8 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
     const int64_t rows = nrows, D = t->D;
     const int64_t ldc = attn_tile_score_ld(cols); /* row stride: exp runs on whole vectors */
     float *sc = t->scores;                        /* [rows, cols] */
-    float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * D; /* this row range's state */
+    const int64_t lda = t->acc_ld;
+    float *m = t->m + r0, *l = t->l + r0, *acc = t->acc + r0 * lda; /* this row range's state */
     const bool modified = t->cap > 0.0f || t->alibi;
 
     /* pass 2: modifiers, mask, running max, exp and sum, rescale acc */
@@ -186,19 +211,19 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (alpha != 1.0f) {
-            attn_ks()->math.vscale(acc + r * D, D, alpha);
+            attn_ks()->math.vscale(acc + r * lda, D, alpha);
         }
     }
 
     /* pass 3: weighted V */
-    attn_ks()->tile.pv(acc, D, sc, ldc, 1, v, ldkv, rows, cols, D);
+    attn_ks()->tile.pv(acc, lda, sc, ldc, 1, v, ldkv, rows, cols, D);
 }
 
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
                           const int64_t *idx, int64_t n)
 {
     const int64_t D = t->D;
-    float *sc = t->scores, *acc = t->acc + r * D;
+    float *sc = t->scores, *acc = t->acc + r * t->acc_ld;
 
     /* pass 1: scores */
     for (int64_t x = 0; x < n; x++) sc[x] = t->scale * attn_vdot(q, k + idx[x] * D, D);
@@ -231,9 +256,9 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
                       const float *k, const float *v, int64_t ldkv, int64_t cols, const int64_t *hi)
 {
     attn_tile_pack_keys(t, k, ldkv, cols);
-    attn_ks()->tile.attend(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores, t->kt_ld, q, ldq,
-                           t->kt, t->kt_ld, v, ldkv, NULL, hi ? hi + r0 : NULL, nrows, cols, t->D,
-                           t->scale);
+    attn_ks()->tile.attend(t->acc + r0 * t->acc_ld, t->acc_ld, t->m + r0, t->l + r0, t->scores,
+                           t->kt_ld, q, ldq, t->kt, t->kt_ld, v, ldkv, NULL, hi ? hi + r0 : NULL,
+                           nrows, cols, t->D, t->scale);
 }
 
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -249,7 +274,8 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)
 {
     for (int64_t r = 0; r < t->rows; r++) {
-        memcpy(acc + r * ldo, t->acc + r * t->D, (size_t)t->D * sizeof(float));
+        if (acc != t->acc) /* else in place */
+            memcpy(acc + r * ldo, t->acc + r * t->acc_ld, (size_t)t->D * sizeof(float));
         ml[r * ml_stride] = t->m[r];
         ml[r * ml_stride + 1] = t->l[r];
     }
@@ -258,7 +284,7 @@ void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int6
 void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml, int64_t ml_stride)
 {
     for (int64_t r = 0; r < t->rows; r++) {
-        memcpy(t->acc + r * t->D, acc + r * ldo, (size_t)t->D * sizeof(float));
+        memcpy(t->acc + r * t->acc_ld, acc + r * ldo, (size_t)t->D * sizeof(float));
         t->m[r] = ml[r * ml_stride];
         t->l[r] = ml[r * ml_stride + 1];
     }
@@ -267,7 +293,7 @@ void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml
 void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo)
 {
     for (int64_t r = 0; r < t->rows; r++) {
-        const float *a = t->acc + r * t->D;
+        const float *a = t->acc + r * t->acc_ld;
         float *o = out + r * ldo;
         float inv = t->l[r] > 0.0f ? 1.0f / t->l[r] : 0.0f;
         for (int64_t d = 0; d < t->D; d++) o[d] = a[d] * inv;
@@ -276,7 +302,7 @@ void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo)
 
 void attn_tile_end_stream(const attn_tile *t, float *out, int64_t ldo)
 {
-    attn_ks()->tile.end_stream(out, ldo, t->acc, t->l, t->rows, t->D);
+    attn_ks()->tile.end_stream(out, ldo, t->acc, t->acc_ld, t->l, t->rows, t->D);
 }
 
 void attn_tile_end(const attn_tile *t, float *out) { attn_tile_end_strided(t, out, t->D); }

@@ -181,7 +181,7 @@ Test(kernels, tile_end_stream_matches_plain_division_in_every_set)
             if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
             float *out = o + e; /* the second case also off the 64-byte alignment */
             memset(o, 0, (size_t)(rows * ldo + 1) * sizeof(float));
-            ks->tile.end_stream(out, ldo, a, l, rows, D);
+            ks->tile.end_stream(out, ldo, a, D, l, rows, D);
             for (int64_t r = 0; r < rows; r++) {
                 const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
                 for (int64_t d = 0; d < D; d++)
@@ -224,7 +224,7 @@ Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
                 memcpy(m, m0, sizeof m), memcpy(l, l0, sizeof l);
                 memcpy(acc, acc0, (size_t)(rows * D) * sizeof(float));
                 ks->tile.pack_kt(kt, ld, k, ldkv, nc, D);
-                ks->tile.attend(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, los, hi, rows, nc, D,
+                ks->tile.attend(acc, D, m, l, s, ld, q, ldq, kt, ld, v, ldkv, los, hi, rows, nc, D,
                                 0.5f);
                 for (int64_t r = 0; r < rows; r++) {
                     double sc[37], mx = m0[r];

@@ -65,18 +65,20 @@ typedef struct attn_ks_tile {
     /* y0[d] += a0·x0[d], y1[d] += a1·x1[d], y2[d] += a2·x2[d], d < n */
     void (*axpy3)(float *y0, float a0, const float *x0, float *y1, float a1, const float *x1,
                   float *y2, float a2, const float *x2, int64_t n);
-    /* o[i·ldo + d] = a[i·D + d]·(l[i] > 0 ? 1/l[i] : 0), i < rows, d < D, stored past the caches
-     * (non-temporal) where the set has such stores and the row is aligned for them */
-    void (*end_stream)(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
-                       int64_t D);
-    /* the online softmax update of rows i < rows (state m[i], l[i], acc [rows, D]) by the keys
+    /* o[i·ldo + d] = a[i·lda + d]·(l[i] > 0 ? 1/l[i] : 0), i < rows, d < D (a may be o), stored
+     * past the caches (non-temporal) where the set has such stores and the row is aligned for them
+     */
+    void (*end_stream)(float *o, int64_t ldo, const float *a, int64_t lda, const float *l,
+                       int64_t rows, int64_t D);
+    /* the online softmax update of rows i < rows (state m[i], l[i], acc [rows, D], rows lda
+     * apart) by the keys
      * lo[i] <= c < hi[i] (lo NULL: 0, hi NULL: cols) of kt (packed) and v [cols, D] (rows ldv
      * apart): scores, max, exp and sum, acc rescaled, acc += p v, one pass per group of rows;
      * s: scores scratch [rows, lds], lds >= cols rounded up to ATTN_TILE_COLS_ALIGN */
-    void (*attend)(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
-                   int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                   const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols, int64_t D,
-                   float scale);
+    void (*attend)(float *acc, int64_t lda, float *m, float *l, float *s, int64_t lds,
+                   const float *q, int64_t ldq, const float *kt, int64_t ldk, const float *v,
+                   int64_t ldv, const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols,
+                   int64_t D, float scale);
     /* the online softmax of rows i < rows from a fresh start (m = -inf, l = 0, acc = 0: none of
      * them read) by the keys c < hi[i] (hi NULL: cols) of kt (packed) and v [cols, D] (rows ldv
      * apart) and row i's own key own[i] of ko, vo (rows ldo apart; own NULL or own[i] < 0: none):

@@ -16,19 +16,22 @@
  *            listed keys, accumulated in place).
  *   dot2, axpy3  the backward of single scores (a row against one listed key): two dot
  *            products in one pass, three axpys in one pass. 4·n and 6·n flops.
- *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows,
+ *   attend   a visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR rows
+ *            (acc rows lda apart),
  *            row r seeing keys [lo[r], hi[r]) (NULL: from 0, up to all): scores, the online
  *            softmax update of m, l, acc of the group's rows side by side (acc = alpha·acc + p v,
- *            the rescale in p·v's load), no call per row; s: the scores, rows × lds.
- *            4·rows·cols·D flops.
+ *            the rescale in p·v's load), no call per row; each group over only the columns its
+ *            rows see (a band's or a triangle's group: a fraction of the visit's), avx512 a last
+ *            half vector of scores by 256-bit FMAs; s: the scores, rows × lds.
+ *            At most 4·rows·cols·D flops.
  *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
  *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
  *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
  *            none read. s: the scores, rows × lds. 4·rows·(cols + 1)·D flops.
- *   end_stream  o [rows, D] (row stride ldo) = acc / l per row, by non-temporal stores (avx512,
- *            avx2: rows 32-byte aligned, D a multiple of VW; else plain stores), then a store
- *            fence: the output of a large forward, not read again soon, bypasses the caches.
+ *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
+ * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
+ * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
  * place), so each kernel has one shape of inner loop. No scratch, one thread.
@@ -56,11 +59,12 @@
 static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #ifdef __AVX2__
-/* kt[d·ldk + c] = k[c·ldkv + d], c, d < 8: one 8 × 8 transpose in registers (avx2, avx512). */
-static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv)
+/* kt[d·ldk + c] = k[c·ldkv + d] for c < n, 0 for n <= c < 8 (d < 8): one 8 × 8 transpose in
+ * registers (avx2, avx512), rows from n on not read. */
+static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv, int n)
 {
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; i++) r[i] = _mm256_loadu_ps(k + i * ldkv);
+    for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(k + i * ldkv) : _mm256_setzero_ps();
     for (int i = 0; i < 8; i += 2) {
         t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -83,20 +87,28 @@ static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64
 static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
                            int64_t D)
 {
-    int64_t c0 = 0;
+    int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns from z0 on to zero */
 #ifdef __AVX2__
     const int64_t d8 = D / 8 * 8;
-    for (; c0 + 8 <= cols; c0 += 8)
+    for (; c0 < cols && c0 + 8 <= ldk; c0 += 8) { /* the last block: its padding columns too */
+        const int n = (int)tile_min(8, cols - c0);
         for (int64_t d = 0; d < d8; d += 8)
-            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv);
-    for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of those keys */
-        for (int64_t c = 0; c < c0; c++) kt[d * ldk + c] = k[c * ldkv + d];
+            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv, n);
+        for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of these keys */
+            for (int64_t c = c0; c < c0 + 8; c++)
+                kt[d * ldk + c] = c < cols ? k[c * ldkv + d] : 0.0f;
+    }
+    z0 = c0 > cols ? c0 : cols;
+    c0 = c0 < cols ? c0 : cols;
 #endif
     for (int64_t d = 0; d < D; d++) /* the remaining keys (all of them without AVX2) */
         for (int64_t c = c0; c < cols; c++) kt[d * ldk + c] = k[c * ldkv + d];
-    if (ldk > cols)
-        for (int64_t d = 0; d < D; d++)
-            for (int64_t c = cols; c < ldk; c++) kt[d * ldk + c] = 0.0f;
+    for (int64_t d = 0; d < D && ldk > z0; d++) {
+        float *row = kt + d * ldk;
+        int64_t c = z0;
+        for (; c + VW <= ldk; c += VW) vstore(row + c, vzero());
+        for (; c < ldk; c++) row[c] = 0.0f;
+    }
 }
 
 /* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR. */
@@ -136,6 +148,63 @@ TILE_INLINE void tile_scores_tail(float *const *sr, const float *const *qr, cons
     if (nv == 1) tile_scores_block(sr, qr, kt, ldk, D, scale, 1);
     else tile_scores_block(sr, qr, kt, ldk, D, scale, TILE_NR);
 #endif
+}
+
+#if VW == 16
+/* A last column block of nv whole vectors and half of one more (at most VW/2 columns left after
+ * them): that half by 256-bit FMAs, of half the cost where 512-bit FMAs run as two 256-bit halves
+ * (AMD Zen 4). The other half of its scores is not written. nv < TILE_NR. */
+TILE_INLINE void tile_scores_half(float *const *sr, const float *const *qr, const float *kt,
+                                  int64_t ldk, int64_t D, vf scale, int nv)
+{
+    vf acc[TILE_MR][TILE_NR];
+    __m256 hacc[TILE_MR];
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) {
+        hacc[i] = _mm256_setzero_ps();
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) acc[i][j] = vzero();
+    }
+    for (int64_t d = 0; d < D; d++, kt += ldk) {
+        vf b[TILE_NR];
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) b[j] = vload(kt + j * VW);
+        const __m256 hb = _mm256_loadu_ps(kt + nv * VW);
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(qr[i][d]);
+            TILE_UNROLL
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+            hacc[i] = _mm256_fmadd_ps(_mm512_castps512_ps256(a), hb, hacc[i]);
+        }
+    }
+    const __m256 hs = _mm512_castps512_ps256(scale);
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) {
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
+        _mm256_storeu_ps(sr[i] + nv * VW, _mm256_mul_ps(hacc[i], hs));
+    }
+}
+#endif
+
+/* Scores of columns [c0, c0 + TILE_NR·VW) of a visit whose n - c0 columns are left: whole
+ * vectors, avx512 the last half vector by itself where at most half of it holds columns. */
+TILE_INLINE void tile_scores_cols(float *const *sr, const float *const *qr, const float *kt,
+                                  int64_t ldk, int64_t D, vf scale, int64_t left)
+{
+    const int nv = (int)tile_min(TILE_NR, (left + VW - 1) / VW); /* vectors with columns */
+#if VW == 16
+    if (left < TILE_NR * VW && left % VW != 0 && left % VW <= VW / 2) {
+        if (nv == 1) tile_scores_half(sr, qr, kt, ldk, D, scale, 0);
+        else if (nv == 2) tile_scores_half(sr, qr, kt, ldk, D, scale, 1);
+        else if (nv == 3) tile_scores_half(sr, qr, kt, ldk, D, scale, 2);
+        else tile_scores_half(sr, qr, kt, ldk, D, scale, 3);
+        return;
+    }
+#endif
+    if (nv == TILE_NR) tile_scores_block(sr, qr, kt, ldk, D, scale, TILE_NR);
+    else tile_scores_tail(sr, qr, kt, ldk, D, scale, nv);
 }
 
 static void k_tile_scores(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt,
@@ -261,10 +330,10 @@ TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const 
 /* attend: per group of TILE_MR rows the scores into s, then the softmax update of the group's
  * rows together (their max, exp and sum chains side by side: no row waits on the one before;
  * unseen columns set to -inf in s), then acc = alpha·acc + p v (the rescale in p·v's load). */
-static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
-                          int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                          const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols,
-                          int64_t D, float scale)
+static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s, int64_t lds,
+                          const float *q, int64_t ldq, const float *kt, int64_t ldk, const float *v,
+                          int64_t ldv, const int64_t *lo, const int64_t *hi, int64_t rows,
+                          int64_t cols, int64_t D, float scale)
 {
     const vf vs = vset1(scale), ninf = vset1(-INFINITY), half = vset1(0.5f);
     float lane[VW];
@@ -273,38 +342,48 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
     for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
         const float *qr[TILE_MR];
         float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
-        int64_t row[TILE_MR];
+        int64_t row[TILE_MR], ra[TILE_MR], rh[TILE_MR];
+        int64_t c_lo = cols, c_hi = 0; /* the columns some row of the group sees */
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1);
             row[i] = r;
-            qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * D;
+            qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * lda;
+            rh[i] = hi ? tile_min(hi[r] < 0 ? 0 : hi[r], cols) : cols;
+            ra[i] = lo ? tile_min(lo[r] < 0 ? 0 : lo[r], rh[i]) : 0;
+            if (ra[i] < rh[i]) c_lo = tile_min(c_lo, ra[i]), c_hi = c_hi > rh[i] ? c_hi : rh[i];
         }
-        for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
-            const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
+        if (c_hi <= c_lo) continue; /* no row sees a key: m, l, acc as they were */
+        /* the group's columns [c_lo, c_hi) only (a band's or triangle's group of rows sees a
+         * fraction of the visit's columns), numbered from c_lo; scores read whole vectors: from a
+         * vector boundary where an exact start would read past the visit's last vector */
+        if (c_lo + (c_hi - c_lo + VW - 1) / VW * VW > (cols + VW - 1) / VW * VW)
+            c_lo = c_lo / VW * VW;
+        const int64_t n = c_hi - c_lo;
+        const float *ktg = kt + c_lo, *vg = v + c_lo * ldv;
+        for (int64_t c0 = 0; c0 < n; c0 += TILE_NR * VW) { /* scores */
             float *sc[TILE_MR];
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) sc[i] = sr[i] + c0;
-            if (nv == TILE_NR) tile_scores_block(sc, qr, kt + c0, ldk, D, vs, TILE_NR);
-            else tile_scores_tail(sc, qr, kt + c0, ldk, D, vs, nv);
+            tile_scores_cols(sc, qr, ktg + c0, ldk, D, vs, n - c0);
         }
         /* each row's max over its seen columns [a, h) and its running max */
         vf am[TILE_MR], hm[TILE_MR], vm[TILE_MR];
         float mx[TILE_MR], al[TILE_MR];
-        bool whole = cols % VW == 0; /* every row sees every column, whole vectors: no masks */
+        bool whole = n % VW == 0; /* every row sees every column, whole vectors: no masks */
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
-            const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
-            const int64_t a = lo ? tile_min(lo[row[i]] < 0 ? 0 : lo[row[i]], h) : 0;
+            const int64_t h = tile_min(rh[i] > c_lo ? rh[i] - c_lo : 0, n);
+            const int64_t a = tile_min(ra[i] > c_lo ? ra[i] - c_lo : 0, h);
             am[i] = vsub(vset1((float)a), half), hm[i] = vsub(vset1((float)h), half);
             vm[i] = vset1(m[row[i]]);
-            whole &= a == 0 && h == cols;
+            whole &= a == 0 && h == n;
         }
-        for (int64_t c = 0; c < cols && whole; c += VW) {
+        for (int64_t c = 0; c < n && whole; c += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
         }
-        for (int64_t c = 0; c < cols && !whole; c += VW) { /* unseen: -inf, stored */
+        for (int64_t c = 0; c < n && !whole; c += VW) { /* unseen: -inf, stored */
             const vf cv = vadd(iota, vset1((float)c));
             vf x[TILE_MR];
             TILE_UNROLL
@@ -338,7 +417,7 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
         vf sum[TILE_MR];
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) sum[i] = vzero();
-        for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
+        for (int64_t c = 0; c < n; c += VW) { /* all loads first: a repeated row once */
             vf x[TILE_MR];
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
@@ -362,20 +441,20 @@ static void k_tile_attend(float *acc, float *m, float *l, float *s, int64_t lds,
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, (const float *const *)od,
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
                          al, TILE_NR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, (const float *const *)od,
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
                          al, 1);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
-                float x = acc[r * D + d] * al[r - i0];
-                for (int64_t c = 0; c < cols; c++) x += s[r * lds + c] * v[c * ldv + d];
-                acc[r * D + d] = x;
+                float x = acc[r * lda + d] * al[r - i0];
+                for (int64_t c = 0; c < n; c++) x += s[r * lds + c] * vg[c * ldv + d];
+                acc[r * lda + d] = x;
             }
     }
 }
@@ -536,12 +615,12 @@ static void k_tile_axpy3(float *y0, float a0, const float *x0, float *y1, float 
     for (; d < n; d++) y0[d] += a0 * x0[d], y1[d] += a1 * x1[d], y2[d] += a2 * x2[d];
 }
 
-static void k_tile_end_stream(float *o, int64_t ldo, const float *a, const float *l, int64_t rows,
-                              int64_t D)
+static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda, const float *l,
+                              int64_t rows, int64_t D)
 {
     for (int64_t r = 0; r < rows; r++) {
         float *orow = o + r * ldo;
-        const float *ar = a + r * D;
+        const float *ar = a + r * lda;
         const float inv = l[r] > 0.0f ? 1.0f / l[r] : 0.0f;
         int64_t d = 0;
 #if defined(__AVX512F__)
