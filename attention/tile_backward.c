@@ -15,6 +15,10 @@
  *   the row's vectors; dq: over the columns it sees) and of TRIM keys
  *   (dv, dk: against the rows that see them): a band's or causal diagonal's unseen triangles
  *   mostly skipped (P and dS are 0 there: the other columns of a row are -inf, resp. zeroed).
+ *   A small visit (at most FUSED_COLS keys and FUSED_ROWS rows, no score modifier, no
+ *   exclusion: random's drawn keys) fuses steps 1-4 (attn_ks()->backward.grad_scores: both
+ *   products, exp and dS per group of rows in registers; kᵀ and vᵀ packed side by side), then
+ *   step 5 untrimmed (P and dS are 0 where unseen).
  *   Rows against listed keys (attn_btile_visit_list, _visit_one: one row, one key) by vector
  *   loops: the dot products, then dq, dk, dv in one pass (the set's dot2, axpy3).
  *   time O(rows·cols·D), 10·rows·cols·D flops (fewer computed when masked); scratch
@@ -30,6 +34,9 @@ enum { ALIGN_FLOATS = 16 };
 /* Rows (and keys) per block of a masked visit, each block's products over only the keys (rows)
  * it sees: the micro-kernels' register rows on avx2 and avx512. */
 enum { TRIM = 6, TRIM_ROWS = 120, TRIM_COLS = 1020 };
+/* A visit of at most FUSED_COLS keys and FUSED_ROWS rows (random's 64 rows against its 32 drawn
+ * keys) in one fused pass over its scores (visit_small), untrimmed. */
+enum { FUSED_COLS = 64, FUSED_ROWS = 120 };
 
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 static int64_t clamp64(int64_t x, int64_t lo, int64_t hi)
@@ -244,6 +251,46 @@ static void visit_gradients(attn_btile *b, const trim *tr, int64_t r0, int64_t n
     }
 }
 
+/* A small visit (at most FUSED_COLS keys, FUSED_ROWS rows, no score modifier, no exclusion):
+ * P and dS of all its scores in one fused pass (attn_ks()->backward.grad_scores: both products,
+ * exp and dS per group of rows in registers), then dv, dk and dq by one product each. kᵀ, vᵀ
+ * packed (rows ldt floats), k rows ldk apart. */
+static void visit_small(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
+                        const float *dout, int64_t lddo, const float *kt, const float *vt,
+                        int64_t ldt, const float *k, int64_t ldk, float *dk, float *dv, int64_t ldg,
+                        int64_t cols, const attn_tile_mask *mask)
+{
+    attn_tile *t = &b->t;
+    const attn_ks_tile *tk = &attn_ks()->tile;
+    const int64_t D = t->D, ld = attn_tile_score_ld(cols);
+    int64_t lo[FUSED_ROWS], hi[FUSED_ROWS];
+    for (int64_t r = 0; mask && r < nrows; r++) {
+        int64_t c[4];
+        seen_cols(mask, r, cols, c);
+        lo[r] = c[0], hi[r] = c[1];
+    }
+    float *P = t->scores, *dS = b->dp;
+    attn_ks()->backward.grad_scores(P, dS, ld, q, ldq, dout, lddo, kt, vt, ldt, t->m + r0,
+                                    t->l + r0, mask ? lo : NULL, mask ? hi : NULL, nrows, cols, D,
+                                    t->scale);
+    if (b->grows) { /* dv += Pᵀ dout, dk += scale·dSᵀ q */
+        tk->pv_rows(dv, ldg, b->grows, P, 1, ld, dout, lddo, cols, nrows, D);
+        tk->pv_rows(dk, ldg, b->grows, dS, 1, ld, q, ldq, cols, nrows, D);
+    } else {
+        tk->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D);
+        tk->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);
+    }
+    tk->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldk, nrows, cols, D); /* dq += scale·dS k */
+}
+
+/* Whether a visit is small enough for visit_small (and has neither modifier nor exclusion). */
+static bool small_visit(const attn_btile *b, int64_t nrows, int64_t cols,
+                        const attn_tile_mask *mask)
+{
+    return cols <= FUSED_COLS && nrows <= FUSED_ROWS && b->t.cap == 0.0f && !b->t.alibi &&
+           !(mask && mask->xlo);
+}
+
 void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                       const float *dout, int64_t lddo, const float *k, const float *v, int64_t ldkv,
                       float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
@@ -253,6 +300,13 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
     const int64_t ld = attn_tile_score_ld(cols);
     float *packed = t->scores + round_up(t->rows * ld);
     kt->pack_kt(packed, ld, k, ldkv, cols, t->D);
+    /* visit_small: vᵀ after kᵀ, where the scratch (scores, packed keys for cols_max) has room */
+    if (small_visit(b, nrows, cols, mask) && packed + 2 * t->D * ld <= b->dp) {
+        kt->pack_kt(packed + t->D * ld, ld, v, ldkv, cols, t->D);
+        visit_small(b, r0, nrows, q, ldq, dout, lddo, packed, packed + t->D * ld, ld, k, ldkv, dk,
+                    dv, ldg, cols, mask);
+        return;
+    }
     trim tr;
     trim_plan(&tr, mask, nrows, cols);
     visit_probabilities(b, &tr, r0, nrows, q, ldq, packed, ld, cols, mask);
@@ -265,6 +319,10 @@ void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const flo
                              int64_t ldt, const float *k, int64_t ldk, float *dk, float *dv,
                              int64_t ldg, int64_t cols, const attn_tile_mask *mask)
 {
+    if (small_visit(b, nrows, cols, mask)) {
+        visit_small(b, r0, nrows, q, ldq, dout, lddo, kt, vt, ldt, k, ldk, dk, dv, ldg, cols, mask);
+        return;
+    }
     trim tr;
     trim_plan(&tr, mask, nrows, cols);
     visit_probabilities(b, &tr, r0, nrows, q, ldq, kt, ldt, cols, mask);

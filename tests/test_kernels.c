@@ -1,7 +1,7 @@
 /* test_kernels.c — the shared compute pieces: vector exp/max/tanh, and the online-softmax tile
  * visited in uneven blocks against a one-shot float64 softmax; the tile's micro-kernels of every
  * kernel set against float64 sums, and the fused visits (tile.attend, tile.attend_own) against the
- * float64 softmax. */
+ * float64 softmax, and the backward's fused score pass (backward.grad_scores) against float64. */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -315,4 +315,57 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
         }
     }
     free(q), free(k), free(v), free(ko), free(vo), free(kt), free(s), free(acc);
+}
+
+/* The backward's fused score pass (backward.grad_scores) of every set against float64: rows in a
+ * partial register group, keys in partial column blocks and vectors, rows seeing an interval of
+ * the keys (none, some, all; lo, hi or neither), a row that sees no key (lse = +inf: p = 0). */
+Test(kernels, backward_grad_scores_match_float64_in_every_set)
+{
+    enum { ROWS = 13 };
+    const int64_t D = 19, ldq = 21, ldkv = 23, nk = 40;
+    const int64_t hi[ROWS] = {37, 0, 5, 36, 37, 1, 16, 17, 33, 37, 2, 0, 20};
+    const int64_t lo[ROWS] = {0, 0, 3, 20, 36, 1, 15, 2, 17, 16, 0, -1, 20};
+    float *q = tu_random(ROWS * ldq, 1, 11), *k = tu_random(nk * ldkv, 1, 12);
+    float *v = tu_random(nk * ldkv, 1, 13), *g = tu_random(ROWS * ldq, 1, 14);
+    const int64_t ld = attn_tile_score_ld(nk);
+    float *kt = bench_alloc(D * ld * sizeof(float)), *vt = bench_alloc(D * ld * sizeof(float));
+    float *p = bench_alloc(ROWS * ld * sizeof(float)), *ds = bench_alloc(ROWS * ld * sizeof(float));
+    float lse[ROWS], delta[ROWS];
+    for (int64_t r = 0; r < ROWS; r++) {
+        lse[r] = r == 5 ? INFINITY : 0.3f * (float)(r % 4) + 1.0f;
+        delta[r] = 0.1f * (float)(r % 7) - 0.3f;
+    }
+    const int64_t colss[3] = {37, 8, 32};
+    for (int e = 0; e < 3; e++)
+        for (int bounds = 0; bounds < 3; bounds++) /* none, hi, lo and hi */
+            for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+                const int64_t cols = colss[e], *his = bounds ? hi : NULL;
+                const int64_t *los = bounds == 2 ? lo : NULL;
+                const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+                if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+                ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
+                ks->tile.pack_kt(vt, ld, v, ldkv, cols, D);
+                ks->backward.grad_scores(p, ds, ld, q, ldq, g, ldq, kt, vt, ld, lse, delta, los,
+                                         his, ROWS, cols, D, 0.5f);
+                for (int64_t r = 0; r < ROWS; r++) {
+                    const int64_t h = his && his[r] < cols ? his[r] : cols;
+                    const int64_t a = los && los[r] > 0 ? (los[r] < h ? los[r] : h) : 0;
+                    for (int64_t c = 0; c < cols; c++) {
+                        double s = 0, dp = 0;
+                        for (int64_t d = 0; d < D; d++) {
+                            s += 0.5 * q[r * ldq + d] * k[c * ldkv + d];
+                            dp += 0.5 * g[r * ldq + d] * v[c * ldkv + d];
+                        }
+                        const double pe = c >= a && c < h ? exp(s - lse[r]) : 0.0;
+                        const double dse = pe * (dp - 0.5 * delta[r]);
+                        cr_expect(fabs(p[r * ld + c] - pe) <= 1e-5 * (1 + pe) &&
+                                      fabs(ds[r * ld + c] - dse) <= 1e-5 * (1 + fabs(dse)),
+                                  "%s: cols %ld bounds %d row %ld col %ld: p %g vs %g, ds %g vs %g",
+                                  attn_isa_name(isa), (long)cols, bounds, (long)r, (long)c,
+                                  p[r * ld + c], pe, ds[r * ld + c], dse);
+                    }
+                }
+            }
+    free(q), free(k), free(v), free(g), free(kt), free(vt), free(p), free(ds);
 }

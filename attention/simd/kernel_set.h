@@ -146,6 +146,18 @@ typedef struct attn_ks_reformer {
                       int64_t halfp, int32_t *out);
 } attn_ks_reformer;
 
+/* backward_body.h: the backward tile's fused pass over a small visit's scores: rows i < rows
+ * against keys c < cols of kt, vt (packed kᵀ, vᵀ [D, ldk], zero columns cols..ldk):
+ * p[i·lds + c] = exp(scale·q_i·k_c - lse[i]) where lo[i] <= c < hi[i] (lo, hi NULL: 0, cols), else
+ * 0; ds[i·lds + c] = p·(scale·dout_i·v_c - scale·delta[i]); columns up to cols rounded up to the
+ * vector written (lds covers them). */
+typedef struct attn_ks_backward {
+    void (*grad_scores)(float *p, float *ds, int64_t lds, const float *q, int64_t ldq,
+                        const float *dout, int64_t lddo, const float *kt, const float *vt,
+                        int64_t ldk, const float *lse, const float *delta, const int64_t *lo,
+                        const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale);
+} attn_ks_backward;
+
 typedef struct attn_kernel_set {
     attn_isa isa;
     int lanes; /* floats per vector */
@@ -157,6 +169,7 @@ typedef struct attn_kernel_set {
     attn_ks_linear linear;
     attn_ks_additive additive;
     attn_ks_reformer reformer;
+    attn_ks_backward backward;
 } attn_kernel_set;
 
 extern const attn_kernel_set attn_kernels_portable;

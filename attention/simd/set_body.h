@@ -16,6 +16,7 @@
 #include "tile_body.h"
 
 /* after math_body.h and tile_body.h: they use their loops */
+#include "backward_body.h"
 #include "convert_body.h"
 #include "decode_body.h"
 #include "reformer_body.h"
@@ -34,4 +35,5 @@ const attn_kernel_set SET_CAT(attn_kernels_, VSET) = {
     .linear = LINEAR_SLOTS,
     .additive = ADDITIVE_SLOTS,
     .reformer = REFORMER_SLOTS,
+    .backward = BACKWARD_SLOTS,
 };

@@ -1,0 +1,102 @@
+/*
+ * backward_body.h — the backward tile's fused score pass (kernel_set.h: attn_ks_backward), written
+ * once against the vector layer, after tile_body.h (its TILE_MR rows) and vmath.h (vexp).
+ *   grad_scores  rows i < rows against keys c < cols of kt, vt (packed kᵀ, vᵀ [D, ldk], zero
+ *            columns cols..ldk): per TILE_MR rows × BWD_NB vectors of keys, both score products
+ *            (scale·q kᵀ and scale·dout vᵀ) side by side in registers, then
+ *              p  = exp(scale·q·k - lse[i])              where lo[i] <= c < hi[i], else 0
+ *              ds = p·(scale·dout·v - scale·delta[i])
+ *            stored into p, ds [rows, lds] (columns up to cols rounded up to VW; lds >= that):
+ *            the scores, probabilities and dS of a small visit in one pass, no scores stored
+ *            and read back. 4·rows·cols·D flops (the two products), the exp per score.
+ * The same operations as the unfused steps (tile_body.h's scores, math_body.h's vexp_sum and
+ * scores_grad), the mask applied to p after the exp. A partial group of rows repeats its last
+ * row. No scratch, one thread.
+ */
+#if VW == 16
+#define BWD_NB 2
+#elif VW == 8
+#define BWD_NB 1
+#else
+#define BWD_NB 2
+#endif
+
+/* One TILE_MR × nv·VW block of p and ds (columns c0 ..), nv <= BWD_NB. */
+TILE_INLINE void bwd_grad_block(float *const *pr, float *const *dr, const float *const *qr,
+                                const float *const *gr, const float *kt, const float *vt,
+                                int64_t ldk, int64_t D, float scale, const float *lse,
+                                const float *sdelta, const float *am, const float *hm, int64_t c0,
+                                int nv)
+{
+    vf s[TILE_MR][BWD_NB], g[TILE_MR][BWD_NB];
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) s[i][j] = vzero(), g[i][j] = vzero();
+    for (int64_t d = 0; d < D; d++, kt += ldk, vt += ldk) {
+        vf bk[BWD_NB], bv[BWD_NB];
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) bk[j] = vload(kt + j * VW), bv[j] = vload(vt + j * VW);
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vset1(qr[i][d]), b = vset1(gr[i][d]);
+            TILE_UNROLL
+            for (int j = 0; j < nv; j++) {
+                s[i][j] = vfma(a, bk[j], s[i][j]);
+                g[i][j] = vfma(b, bv[j], g[i][j]);
+            }
+        }
+    }
+    float lane[VW];
+    for (int k = 0; k < VW; k++) lane[k] = (float)k;
+    const vf iota = vload(lane), vs = vset1(scale);
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) {
+        const vf l = vset1(lse[i]), dl = vset1(sdelta[i]), a = vset1(am[i]), h = vset1(hm[i]);
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) {
+            const vf cv = vadd(iota, vset1((float)(c0 + j * VW)));
+            vf p = vexp(vsub(vmul(s[i][j], vs), l));
+            p = vzero_below(vzero_below(p, h, cv), cv, a); /* seen: a <= c < h */
+            vstore(pr[i] + j * VW, p);
+            vstore(dr[i] + j * VW, vmul(p, vsub(vmul(g[i][j], vs), dl)));
+        }
+    }
+}
+
+static void k_bwd_grad_scores(float *p, float *ds, int64_t lds, const float *q, int64_t ldq,
+                              const float *dout, int64_t lddo, const float *kt, const float *vt,
+                              int64_t ldk, const float *lse, const float *delta, const int64_t *lo,
+                              const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale)
+{
+    for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+        const float *qr[TILE_MR], *gr[TILE_MR];
+        float *prow[TILE_MR], *drow[TILE_MR], l[TILE_MR], sd[TILE_MR], am[TILE_MR], hm[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const int64_t r = tile_min(i0 + i, rows - 1);
+            const int64_t h = hi ? tile_min(hi[r] < 0 ? 0 : hi[r], cols) : cols;
+            const int64_t a = lo ? tile_min(lo[r] < 0 ? 0 : lo[r], h) : 0;
+            qr[i] = q + r * ldq, gr[i] = dout + r * lddo;
+            prow[i] = p + r * lds, drow[i] = ds + r * lds;
+            l[i] = lse[r], sd[i] = scale * delta[r];
+            am[i] = (float)a - 0.5f, hm[i] = (float)h - 0.5f; /* whole numbers at half offsets */
+        }
+        for (int64_t c0 = 0; c0 < cols; c0 += BWD_NB * VW) {
+            const int nv = (int)tile_min(BWD_NB, (cols - c0 + VW - 1) / VW);
+            float *pc[TILE_MR], *dc[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) pc[i] = prow[i] + c0, dc[i] = drow[i] + c0;
+            if (nv < BWD_NB) /* the last block's vectors (BWD_NB 2: one) */
+                bwd_grad_block(pc, dc, qr, gr, kt + c0, vt + c0, ldk, D, scale, l, sd, am, hm, c0,
+                               1);
+            else
+                bwd_grad_block(pc, dc, qr, gr, kt + c0, vt + c0, ldk, D, scale, l, sd, am, hm, c0,
+                               BWD_NB);
+        }
+    }
+}
+
+#define BACKWARD_SLOTS                                                                             \
+    {                                                                                              \
+        .grad_scores = k_bwd_grad_scores                                                           \
+    }
