@@ -61,6 +61,9 @@ typedef struct attn_bs_seg {
      * visits a fresh tile's own keys (plan.seeds) with keys that fit in one visit in one fused
      * pass per group of rows (attn_tile_attend_own). */
     const int64_t *own;
+    /* With own: keys the thread's next task likely reads (a guess, never visited: their k and v
+     * rows are asked for during that fused pass; n 0: none). */
+    attn_bs_keys ahead;
 } attn_bs_seg;
 
 /* What a pattern needs for a shape; filled by its plan(). */

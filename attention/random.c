@@ -13,8 +13,9 @@
  *           once, each row seeing those up to itself when causal (row bounds), and each row's
  *           own key (when not drawn: seg.own). The forward visits the own keys and the drawn
  *           keys in one pass per group of rows (attn_tile_attend_own: scores, softmax and p·v
- *           fused, from a fresh start); the backward visits the own key as a one-key list, then
- *           the drawn keys.
+ *           fused, from a fresh start), asking meanwhile for the next block's rows and drawn
+ *           keys (seg.ahead: likely the thread's next task); the backward visits the own key as
+ *           a one-key list, then the drawn keys.
  *           K/V rows are read r per block, not r per query: the time stays linear in n once K
  *           and V outgrow the caches (measured exponents in docs/performance.md).
  *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
@@ -22,7 +23,7 @@
  *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
  *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
  *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
- *              or min(64, T) (token); ints = min(r, S) + 2·rows (block) or
+ *              or min(64, T) (token); ints = 2·min(r, S) + 2·rows (block) or
  *              max(4096, min(r, S) + 1) + rows + 1 (token)
  *   threads: OpenMP over (b, h, query block), dynamic (draw=block: 16 blocks at a time); one
  *            thread per tile, no BLAS.
@@ -137,25 +138,39 @@ static void plan_block(const attn_shape *s, const attn_params *p, attn_bs_plan *
 {
     const int64_t r = attn_bs_min((int64_t)p->v[P_RANDOM], s->S);
     attn_bs_plan_blocks(s, (int64_t)p->v[P_BLOCK], pl);
-    pl->ints = r + 2 * pl->rows_max; /* draws, row bounds, own keys */
-    pl->gathers = r < s->S;          /* some block may draw scattered keys */
-    pl->seeds = true;                /* the own keys, one per row, first */
-    pl->task_chunk = TASK_CHUNK;     /* a thread's next block: the one it asks for ahead */
+    pl->ints = 2 * r + 2 * pl->rows_max; /* draws, the next block's, row bounds, own keys */
+    pl->gathers = r < s->S;              /* some block may draw scattered keys */
+    pl->seeds = true;                    /* the own keys, one per row, first */
+    pl->task_chunk = TASK_CHUNK;         /* a thread's next block: the one it asks for ahead */
     if (pl->gathers) pl->gather_max = attn_bs_min(r, GATHER_MAX); /* copied once per task */
+}
+
+/* The keys of query block qb of head h: its draws into draws[0..r), or all its candidates
+ * (a range) when r >= N. */
+static attn_bs_keys block_keys(const attn_shape *s, const attn_params *p, int64_t h, int64_t qb,
+                               int64_t *draws)
+{
+    const int64_t r_keys = (int64_t)p->v[P_RANDOM];
+    const int64_t N = block_candidates(s, (int64_t)p->v[P_BLOCK], qb);
+    if (r_keys >= N) return attn_bs_range(0, attn_bs_max(N, 0));
+    attn_bs_draws((uint64_t)p->v[P_SEED], h, qb, N, r_keys, draws);
+    return (attn_bs_keys){.n = r_keys, .idx = draws};
 }
 
 /* The block's draws (all candidates when r >= N) against all its rows, each up to itself when
  * causal, and each row's own key when it is not drawn (seg.own: the engine computes both in one
- * pass per group of rows). */
+ * pass per group of rows), the next block's keys asked for meanwhile (seg.ahead: that block is
+ * likely this thread's next task). */
 static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs_task *t,
                         attn_bs_run *run)
 {
     const int64_t r_keys = (int64_t)p->v[P_RANDOM], b = (int64_t)p->v[P_BLOCK], n = t->rows.n;
     const int64_t p0 = attn_bs_pos(s, t->rows.i0), qb = attn_bs_floordiv(p0, b);
     const int64_t N = block_candidates(s, b, qb), nd = attn_bs_min(r_keys, attn_bs_max(N, 0));
-    int64_t *draws = t->ints, *hi = draws + nd, *own = hi + n;
+    const int64_t most = attn_bs_min(r_keys, s->S); /* draws of a block at most */
+    int64_t *draws = t->ints, *next = draws + most, *hi = next + most, *own = hi + n;
     const bool all = r_keys >= N;
-    if (!all) attn_bs_draws((uint64_t)p->v[P_SEED], t->h, qb, N, r_keys, draws);
+    const attn_bs_keys keys = block_keys(s, p, t->h, qb, draws);
 
     /* per row: drawn keys j <= p (c of them, increasing in p), and whether p is one */
     int64_t c = 0;
@@ -172,12 +187,12 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
         hi[r] = c;
         own[r] = pos >= 0 && !drawn ? pos : -1;
     }
-    const attn_bs_seg seg = {.keys =
-                                 all ? attn_bs_range(0, nd) : (attn_bs_keys){.n = nd, .idx = draws},
+    const attn_bs_seg seg = {.keys = keys,
                              .r0 = 0,
                              .nrows = n,
                              .hi = s->causal ? hi : NULL,
-                             .own = own};
+                             .own = own,
+                             .ahead = block_keys(s, p, t->h, qb + 1, next)};
     attn_bs_visit(run, &seg);
 }
 

@@ -282,8 +282,13 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
             for (int64_t x = 0; x < ROWS * D; x++) acc[x] = NAN; /* never read */
             for (int64_t r = 0; r < ROWS; r++) m[r] = l[r] = NAN;
             if (cols > 0) ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
+            /* spans asked for meanwhile: no effect on the result (one past the arrays, one empty,
+             * more lines than the groups' steps of d) */
+            const attn_ks_span ahead[3] = {{(uintptr_t)q, ROWS * ldq * (int64_t)sizeof(float)},
+                                           {(uintptr_t)(k + nk * ldkv) + 4096, 256},
+                                           {(uintptr_t)v, 0}};
             ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, his, ko, vo, D, own,
-                                ROWS, cols, D, 0.5f);
+                                ROWS, cols, D, 0.5f, e % 2 ? ahead : NULL, 3);
             for (int64_t r = 0; r < ROWS; r++) {
                 const int64_t h = his && his[r] < cols ? his[r] : cols;
                 double sc[40], so = -INFINITY, mx = -INFINITY;

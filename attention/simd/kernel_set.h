@@ -46,6 +46,12 @@ typedef struct attn_ks_peak {
  * keys and of the scores are padded to ATTN_TILE_COLS_ALIGN floats: the row strides ldk and lds
  * are multiples of it. */
 enum { ATTN_TILE_COLS_ALIGN = 64 };
+/* Bytes [at, at + bytes) a kernel asks for (prefetches) while it computes: a guess at what its
+ * caller reads next (an address as an integer: it may lie past an array; never read). */
+typedef struct attn_ks_span {
+    uintptr_t at;
+    int64_t bytes;
+} attn_ks_span;
 typedef struct attn_ks_tile {
     /* kt[d·ldk + c] = k[c·ldkv + d] (c < cols, d < D), 0 for cols <= c < ldk */
     void (*pack_kt)(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols, int64_t D);
@@ -84,11 +90,13 @@ typedef struct attn_ks_tile {
      * apart) and row i's own key own[i] of ko, vo (rows ldo apart; own NULL or own[i] < 0: none):
      * m, l and acc [rows, D] after those keys (rows seeing nothing: -inf, 0, 0), one pass per
      * group of rows; s: scores scratch [rows, lds], lds >= cols rounded up to
-     * ATTN_TILE_COLS_ALIGN */
+     * ATTN_TILE_COLS_ALIGN; the n_ahead spans of ahead asked for meanwhile, spread over the
+     * groups of rows (ahead NULL: none) */
     void (*attend_own)(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                        int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
                        const int64_t *hi, const float *ko, const float *vo, int64_t ldo,
-                       const int64_t *own, int64_t rows, int64_t cols, int64_t D, float scale);
+                       const int64_t *own, int64_t rows, int64_t cols, int64_t D, float scale,
+                       const attn_ks_span *ahead, int64_t n_ahead);
 } attn_ks_tile;
 /* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
  * (ATTN_F32 copies). */

@@ -28,7 +28,9 @@
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
  *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
  *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
- *            none read. s: the scores, rows × lds. 4·rows·(cols + 1)·D flops.
+ *            none read. s: the scores, its first min(rows, TILE_MR) rows × lds. The spans
+ *            `ahead` (the caller's next rows) asked for into L2 meanwhile, an equal share of
+ *            their cache lines during each group's scores (no burst). 4·rows·(cols + 1)·D flops.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
  * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
  * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
@@ -111,9 +113,35 @@ static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv,
     }
 }
 
-/* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR. */
-TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
-                                   int64_t ldk, int64_t D, vf scale, int nv)
+/* A cursor over spans asked for (prefetched) by cache lines while a kernel computes (attend_own's
+ * ahead): `left` lines still to ask for in the current group of rows. */
+typedef struct tile_ahead {
+    const attn_ks_span *sp;
+    int64_t n, k, left;
+    uintptr_t at, end;
+} tile_ahead;
+
+/* Ask for the next cache line of the spans (none left: left = 0). */
+TILE_INLINE void tile_ahead_next(tile_ahead *a)
+{
+    while (a->at >= a->end) {
+        if (a->k >= a->n) {
+            a->left = 0;
+            return;
+        }
+        a->at = a->sp[a->k].at & ~(uintptr_t)63;
+        a->end = a->sp[a->k].at + (uintptr_t)a->sp[a->k].bytes;
+        a->k++;
+    }
+    __builtin_prefetch((const void *)a->at, 0, 2); /* to L2 (T1): L1's few miss buffers not held */
+    a->at += 64;
+    a->left--;
+}
+
+/* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR; pf (a
+ * constant NULL but for attend_own): up to two lines asked for per step of d. */
+TILE_INLINE void tile_scores_block_ahead(float *const *sr, const float *const *qr, const float *kt,
+                                         int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
@@ -121,6 +149,8 @@ TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, con
     for (int j = 0; j < nv; j++) acc[i][j] = vzero();
     for (int64_t d = 0; d < D; d++, kt += ldk) {
         vf b[TILE_NR];
+        if (pf && pf->left > 0) tile_ahead_next(pf);
+        if (pf && pf->left > 0) tile_ahead_next(pf);
         TILE_UNROLL
         for (int j = 0; j < nv; j++) b[j] = vload(kt + j * VW);
         TILE_UNROLL
@@ -135,19 +165,31 @@ TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, con
     for (int j = 0; j < nv; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
 }
 
+TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
+                                   int64_t ldk, int64_t D, vf scale, int nv)
+{
+    tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, nv, NULL);
+}
+
 /* The last column block: only the vectors that hold columns (a constant nv per call). */
+TILE_INLINE void tile_scores_tail_ahead(float *const *sr, const float *const *qr, const float *kt,
+                                        int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf)
+{
+#if TILE_NR == 4
+    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf);
+    else if (nv == 2) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 2, pf);
+    else if (nv == 3) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 3, pf);
+    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 4, pf);
+#else
+    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf);
+    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, TILE_NR, pf);
+#endif
+}
+
 TILE_INLINE void tile_scores_tail(float *const *sr, const float *const *qr, const float *kt,
                                   int64_t ldk, int64_t D, vf scale, int nv)
 {
-#if TILE_NR == 4
-    if (nv == 1) tile_scores_block(sr, qr, kt, ldk, D, scale, 1);
-    else if (nv == 2) tile_scores_block(sr, qr, kt, ldk, D, scale, 2);
-    else if (nv == 3) tile_scores_block(sr, qr, kt, ldk, D, scale, 3);
-    else tile_scores_block(sr, qr, kt, ldk, D, scale, 4);
-#else
-    if (nv == 1) tile_scores_block(sr, qr, kt, ldk, D, scale, 1);
-    else tile_scores_block(sr, qr, kt, ldk, D, scale, TILE_NR);
-#endif
+    tile_scores_tail_ahead(sr, qr, kt, ldk, D, scale, nv, NULL);
 }
 
 #if VW == 16
@@ -474,13 +516,24 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
                               int64_t ldq, const float *kt, int64_t ldk, const float *v,
                               int64_t ldv, const int64_t *hi, const float *ko, const float *vo,
                               int64_t ldo, const int64_t *own, int64_t rows, int64_t cols,
-                              int64_t D, float scale)
+                              int64_t D, float scale, const attn_ks_span *ahead, int64_t n_ahead)
 {
     const vf vs = vset1(scale);
     float lane[VW];
     for (int k = 0; k < VW; k++) lane[k] = (float)k;
     const vf iota = vload(lane);
+    /* the spans' lines, an equal share per group of rows, asked for during its scores */
+    tile_ahead pf = {.sp = ahead, .n = ahead ? n_ahead : 0};
+    int64_t lines = 0;
+    for (int64_t k = 0; k < pf.n; k++)
+        lines += ahead[k].bytes > 0
+                     ? (int64_t)(((ahead[k].at + (uintptr_t)ahead[k].bytes + 63) >> 6) -
+                                 (ahead[k].at >> 6))
+                     : 0;
     for (int64_t i0 = 0; i0 < rows; i0 += TILE_MR) {
+        const int64_t groups_left = (rows - i0 + TILE_MR - 1) / TILE_MR;
+        pf.left = (lines + groups_left - 1) / groups_left;
+        lines -= pf.left;
         const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
         float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
         int64_t row[TILE_MR];
@@ -488,7 +541,8 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
         for (int i = 0; i < TILE_MR; i++) {
             const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
             row[i] = r;
-            qr[i] = q + r * ldq, sr[i] = s + r * lds, orow[i] = acc + r * D;
+            /* the group's scores in its first rows of s (a few KB, kept in L1) */
+            qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds, orow[i] = acc + r * D;
             kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
         }
         for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
@@ -496,9 +550,10 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             float *sc[TILE_MR];
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) sc[i] = sr[i] + c0;
-            if (nv == TILE_NR) tile_scores_block(sc, qr, kt + c0, ldk, D, vs, TILE_NR);
-            else tile_scores_tail(sc, qr, kt + c0, ldk, D, vs, nv);
+            if (nv == TILE_NR) tile_scores_block_ahead(sc, qr, kt + c0, ldk, D, vs, TILE_NR, &pf);
+            else tile_scores_tail_ahead(sc, qr, kt + c0, ldk, D, vs, nv, &pf);
         }
+        while (pf.left > 0) tile_ahead_next(&pf); /* no keys, or more lines than steps of d */
         /* own scores (-inf: none), then each row's max over them and its seen columns */
         float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
         vf hv[TILE_MR], vm[TILE_MR];
@@ -579,7 +634,7 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
                 float x = vor[r - i0] ? po[r - i0] * vor[r - i0][d] : 0.0f;
-                for (int64_t c = 0; c < cols; c++) x += s[r * lds + c] * v[c * ldv + d];
+                for (int64_t c = 0; c < cols; c++) x += sr[r - i0][c] * v[c * ldv + d];
                 acc[r * D + d] = x;
             }
     }
