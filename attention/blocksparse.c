@@ -14,7 +14,8 @@
  *     group of their own, first) or the band's sub;
  *   then normalise into out (or save the state for the next phase: two phases accumulate in
  *   out's rows in place, only (m, l) saved); out by non-temporal stores when q, k, v and out
- *   exceed STREAM_BYTES (attn_tile_end_stream).
+ *   exceed STREAM_BYTES (attn_tile_end_stream); a last segment visited fused with its own keys
+ *   over all the task's rows writes out itself (seg.last).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
  *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
  *     once per segment; each group's scores start at its column of the span.
@@ -112,6 +113,11 @@ struct attn_bs_run {
     const float *span_kt;
     int64_t span_ld, span_u0, span_u1;
     bool seeds; /* plan.seeds: the fresh tile may start from one key per row (forward) */
+    /* the forward's last phase: out of task row 0 (rows end_ld apart; end_stream: non-temporal
+     * stores), where a fused own visit of a last segment writes its rows (ended: all of them) */
+    float *end_out;
+    int64_t end_ld;
+    bool end_stream, ended;
     /* the backward (bt set): the backward tile (tile is &bt->t), dout of task row 0 (rows lddo
      * apart), the gradients of this (b, kv head) [S, D] and their gather buffers */
     attn_btile *bt;
@@ -764,8 +770,9 @@ static int64_t own_ahead(const attn_bs_run *run, const attn_bs_seg *seg, int64_t
  * scores, softmax and p·v of a group's rows together, no seeding pass, acc never zeroed or
  * rescaled; random n = 8192 1 thread 12.1 -> 11.3 ms), the next block's queries and own keys
  * and seg.ahead's keys asked for meanwhile, spread over the pass (not in bursts between calls:
- * random n = 8192, 1 thread, CPU time 14.4 -> 9.9 ms). Otherwise the own keys as a list per row
- * (the forward's fresh tile starts from them: seed_lists), then the keys. */
+ * random n = 8192, 1 thread, CPU time 14.4 -> 9.9 ms); the task's only visit (seg.last, all its
+ * rows, the last phase) writes out normalised itself (no pass over acc after). Otherwise the own
+ * keys as a list per row (the forward's fresh tile starts from them: seed_lists), then the keys. */
 static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const attn_tile *t = run->tile;
@@ -786,18 +793,23 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t ld = D;
     const float *vp = NULL;
     if (n > 0) {
-        if (seg->keys.idx) prefetch_rows(run, seg->keys.idx, n);
+        /* the drawn keys were asked for during the previous block (seg.ahead): no burst here */
         const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, 0, n, &ld, false);
         vp = keys_of(run, &seg->keys, run->vg, run->vbuf, 0, n, &ld, false);
         attn_tile_pack_keys(run->tile, kp, ld, n);
     }
     attn_ks_span ahead[1 + 2 * OWN_ROWS + 2 * AHEAD_KEYS];
+    /* the task's only visit: out written from it (no pass over acc after) */
+    const bool to_out = run->end_out && seg->last && seg->r0 == 0 && nr == t->rows;
     for (int64_t g0 = 0; g0 < nr; g0 += OWN_ROWS) {
         const int64_t gn = attn_bs_min(OWN_ROWS, nr - g0), r0 = seg->r0 + g0;
         attn_tile_attend_own(run->tile, r0, gn, run->q + r0 * run->ldq, run->ldq, vp, ld, n,
                              seg->hi, run->kg, run->vg, seg->own, ahead,
-                             own_ahead(run, seg, g0, gn, ahead));
+                             own_ahead(run, seg, g0, gn, ahead),
+                             to_out ? run->end_out + r0 * run->end_ld : NULL, run->end_ld,
+                             run->end_stream);
     }
+    run->ended = to_out;
     run->fresh = false;
 }
 
@@ -1121,10 +1133,14 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                        .sub = L.pl.sub,
                                        .fresh = first,
                                        .seeds = L.pl.seeds,
+                                       .end_out = last ? o : NULL,
+                                       .end_ld = ld,
+                                       .end_stream = stream,
                                        .span = span,
                                        .span_max = L.span_max};
                     pat->visit(s, p, &L.pl, &t, &run);
                     if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
+                    if (run.ended) continue; /* out written by the visit */
                     if (last && stream) attn_tile_end_stream(&tile, o, ld);
                     else if (last) attn_tile_end_strided(&tile, o, ld);
                     else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);

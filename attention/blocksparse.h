@@ -64,6 +64,8 @@ typedef struct attn_bs_seg {
     /* With own: keys the thread's next task likely reads (a guess, never visited: their k and v
      * rows are asked for during that fused pass; n 0: none). */
     attn_bs_keys ahead;
+    /* The task's last segment (the forward's last phase may then write out from its visit). */
+    bool last;
 } attn_bs_seg;
 
 /* What a pattern needs for a shape; filled by its plan(). */

@@ -129,12 +129,16 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
  * own[r] (a row of ko and vo, rows D apart; -1: none): scores, softmax and p·v in one pass per
  * group of rows (attn_ks()->tile.attend_own), m, l and acc set without reading them; a caller
  * may run it a few rows at a time on one packing. The n_ahead spans of ahead (simd/kernel_set.h;
- * NULL: none) are asked for meanwhile, spread over the groups of rows. */
+ * NULL: none) are asked for meanwhile, spread over the groups of rows. out set (the visit is the
+ * rows' last): the rows normalised into out (row r0 there; rows ldout apart; non-temporal stores
+ * when stream, as attn_tile_end_stream) instead of acc, whose rows are then left as they were
+ * (m and l set). */
 struct attn_ks_span;
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                           const float *v, int64_t ldkv, int64_t cols, const int64_t *hi,
                           const float *ko, const float *vo, const int64_t *own,
-                          const struct attn_ks_span *ahead, int64_t n_ahead);
+                          const struct attn_ks_span *ahead, int64_t n_ahead, float *out,
+                          int64_t ldout, bool stream);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
  * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
  * them back into a tile begun for the same number of rows. */

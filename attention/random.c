@@ -192,7 +192,8 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
                              .nrows = n,
                              .hi = s->causal ? hi : NULL,
                              .own = own,
-                             .ahead = block_keys(s, p, t->h, qb + 1, next)};
+                             .ahead = block_keys(s, p, t->h, qb + 1, next),
+                             .last = true};
     attn_bs_visit(run, &seg);
 }
 

@@ -264,12 +264,13 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                           const float *v, int64_t ldkv, int64_t cols, const int64_t *hi,
                           const float *ko, const float *vo, const int64_t *own,
-                          const attn_ks_span *ahead, int64_t n_ahead)
+                          const attn_ks_span *ahead, int64_t n_ahead, float *out, int64_t ldout,
+                          bool stream)
 {
     attn_ks()->tile.attend_own(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores,
                                attn_tile_score_ld(cols), q, ldq, t->kt, t->kt_ld, v, ldkv,
                                hi ? hi + r0 : NULL, ko, vo, t->D, own ? own + r0 : NULL, nrows,
-                               cols, t->D, t->scale, ahead, n_ahead);
+                               cols, t->D, t->scale, ahead, n_ahead, out, ldout, stream);
 }
 
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)

@@ -259,7 +259,8 @@ Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
  * float64: rows in a partial register group, keys in partial column blocks and vectors (and more
  * than one column block), rows seeing a prefix of the keys (none, some, all) with or without an
  * own key (a row seeing nothing: m = -inf, l = 0, acc = 0), no keys at all, and every row seeing
- * every key (whole vectors: no masks). */
+ * every key (whole vectors: no masks); with spans asked for ahead and the rows written normalised
+ * into an output (plain and non-temporal stores) instead of acc. */
 Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
 {
     enum { ROWS = 13 };
@@ -272,6 +273,7 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
     const int64_t ld = attn_tile_score_ld(nk);
     float *kt = bench_alloc(D * ld * sizeof(float)), *s = bench_alloc(ROWS * ld * sizeof(float));
     float *acc = bench_alloc(ROWS * D * sizeof(float)), m[ROWS], l[ROWS];
+    float *o = bench_alloc(ROWS * ldq * sizeof(float));
     const int64_t colss[4] = {37, 0, 8, 32}; /* 32: every row sees every key (hi NULL) */
     for (int e = 0; e < 4; e++) {
         const int64_t cols = colss[e];
@@ -287,8 +289,12 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
             const attn_ks_span ahead[3] = {{(uintptr_t)q, ROWS * ldq * (int64_t)sizeof(float)},
                                            {(uintptr_t)(k + nk * ldkv) + 4096, 256},
                                            {(uintptr_t)v, 0}};
+            /* odd e: the rows normalised into o (rows ldq apart; e 3: non-temporal stores), acc
+             * not written */
+            for (int64_t x = 0; x < ROWS * ldq; x++) o[x] = NAN;
             ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, his, ko, vo, D, own,
-                                ROWS, cols, D, 0.5f, e % 2 ? ahead : NULL, 3);
+                                ROWS, cols, D, 0.5f, e % 2 ? ahead : NULL, 3, e % 2 ? o : NULL, ldq,
+                                e == 3);
             for (int64_t r = 0; r < ROWS; r++) {
                 const int64_t h = his && his[r] < cols ? his[r] : cols;
                 double sc[40], so = -INFINITY, mx = -INFINITY;
@@ -312,6 +318,14 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
                 for (int64_t d = 0; d < D; d++) {
                     double x = own[r] >= 0 ? exp(so - mx) * vo[own[r] * D + d] : 0;
                     for (int64_t c = 0; c < h; c++) x += exp(sc[c] - mx) * v[c * ldkv + d];
+                    if (e % 2) { /* normalised in o (a row seeing nothing: 0), acc untouched */
+                        x = sum > 0 ? x / sum : 0;
+                        cr_expect(fabs(o[r * ldq + d] - x) <= 1e-5 * (1 + fabs(x)) &&
+                                      isnan(acc[r * D + d]),
+                                  "%s: cols %ld out %ld %ld: %g vs %g", attn_isa_name(isa),
+                                  (long)cols, (long)r, (long)d, o[r * ldq + d], x);
+                        continue;
+                    }
                     cr_expect(fabs(acc[r * D + d] - x) <= 1e-5 * (1 + fabs(x)),
                               "%s: cols %ld acc %ld %ld: %g vs %g", attn_isa_name(isa), (long)cols,
                               (long)r, (long)d, acc[r * D + d], x);
@@ -319,7 +333,7 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
             }
         }
     }
-    free(q), free(k), free(v), free(ko), free(vo), free(kt), free(s), free(acc);
+    free(q), free(k), free(v), free(ko), free(vo), free(kt), free(s), free(acc), free(o);
 }
 
 /* The backward's fused score pass (backward.grad_scores) of every set against float64: rows in a

@@ -91,12 +91,15 @@ typedef struct attn_ks_tile {
      * m, l and acc [rows, D] after those keys (rows seeing nothing: -inf, 0, 0), one pass per
      * group of rows; s: scores scratch [rows, lds], lds >= cols rounded up to
      * ATTN_TILE_COLS_ALIGN; the n_ahead spans of ahead asked for meanwhile, spread over the
-     * groups of rows (ahead NULL: none) */
+     * groups of rows (ahead NULL: none); out set: row i normalised, acc[i]·(l[i] > 0 ? 1/l[i] :
+     * 0), into out[i·ldout ..] instead of acc (acc not written), by non-temporal stores when
+     * stream (as end_stream) */
     void (*attend_own)(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                        int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
                        const int64_t *hi, const float *ko, const float *vo, int64_t ldo,
                        const int64_t *own, int64_t rows, int64_t cols, int64_t D, float scale,
-                       const attn_ks_span *ahead, int64_t n_ahead);
+                       const attn_ks_span *ahead, int64_t n_ahead, float *out, int64_t ldout,
+                       bool stream);
 } attn_ks_tile;
 /* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
  * (ATTN_F32 copies). */

@@ -30,7 +30,9 @@
  *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
  *            none read. s: the scores, its first min(rows, TILE_MR) rows × lds. The spans
  *            `ahead` (the caller's next rows) asked for into L2 meanwhile, an equal share of
- *            their cache lines during each group's scores (no burst). 4·rows·(cols + 1)·D flops.
+ *            their cache lines during each group's scores (no burst). out set (the rows' last
+ *            visit): acc/l written there instead of acc (as end_stream: non-temporal stores when
+ *            stream). 4·rows·(cols + 1)·D flops.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
  * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
  * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
@@ -339,12 +341,31 @@ static void k_tile_pv_rows(float *o, int64_t ldo, const int64_t *oidx, const flo
     tile_pv(o, ldo, oidx, p, pr_, pc, v, ldv, rows, cols, D);
 }
 
+/* Store x at p: non-temporal when stream and p is aligned for it (avx512, avx2), else plain. */
+TILE_INLINE void tile_store(float *p, vf x, bool stream)
+{
+#if VW == 16 && defined(__AVX512F__)
+    if (stream && ((uintptr_t)p & 63) == 0) {
+        _mm512_stream_ps(p, x);
+        return;
+    }
+#elif VW == 8 && defined(__AVX2__)
+    if (stream && ((uintptr_t)p & 31) == 0) {
+        _mm256_stream_ps(p, x);
+        return;
+    }
+#endif
+    (void)stream;
+    vstore(p, x);
+}
+
 /* acc rows orow[i], nv vectors: a0[i]·x0[i] (0 where x0[i] is NULL) + Σ_c p[i][c] v[c], nv <=
  * TILE_NR. attend: x0 = orow (the online softmax's rescale folded into the load, no pass of its
- * own over acc); attend_own: x0 = the own key's value row, a0 its p. */
+ * own over acc); attend_own: x0 = the own key's value row, a0 its p. inv (a constant NULL but for
+ * attend_own's out): the rows stored times inv[i], by tile_store (stream). */
 TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const float *v,
                               int64_t ldv, int64_t cols, const float *const *x0, const float *a0,
-                              int nv)
+                              int nv, const float *inv, bool stream)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
@@ -365,8 +386,13 @@ TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const 
         }
     }
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
-    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
+    for (int i = 0; i < TILE_MR; i++) {
+        const vf a = vset1(inv ? inv[i] : 1.0f);
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++)
+            if (inv) tile_store(orow[i] + j * VW, vmul(acc[i][j], a), stream);
+            else vstore(orow[i] + j * VW, acc[i][j]);
+    }
 }
 
 /* attend: per group of TILE_MR rows the scores into s, then the softmax update of the group's
@@ -484,13 +510,13 @@ static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s,
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
             tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
-                         al, TILE_NR);
+                         al, TILE_NR, NULL, false);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
             tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
-                         al, 1);
+                         al, 1, NULL, false);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
@@ -516,7 +542,8 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
                               int64_t ldq, const float *kt, int64_t ldk, const float *v,
                               int64_t ldv, const int64_t *hi, const float *ko, const float *vo,
                               int64_t ldo, const int64_t *own, int64_t rows, int64_t cols,
-                              int64_t D, float scale, const attn_ks_span *ahead, int64_t n_ahead)
+                              int64_t D, float scale, const attn_ks_span *ahead, int64_t n_ahead,
+                              float *out, int64_t ldout, bool stream)
 {
     const vf vs = vset1(scale);
     float lane[VW];
@@ -542,7 +569,8 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
             row[i] = r;
             /* the group's scores in its first rows of s (a few KB, kept in L1) */
-            qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds, orow[i] = acc + r * D;
+            qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds;
+            orow[i] = out ? out + r * ldout : acc + r * D;
             kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
         }
         for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
@@ -612,32 +640,41 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) vstore(sr[i] + c, x[i]);
         }
-        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows); r++) {
-            m[r] = mx[r - i0];
-            l[r] = mx[r - i0] == -INFINITY ? 0.0f : vhsum(sum[r - i0]) + po[r - i0];
+        float inv[TILE_MR]; /* out: the rows normalised (1/l, 0 where nothing is seen) */
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const float li = mx[i] == -INFINITY ? 0.0f : vhsum(sum[i]) + po[i];
+            if (i0 + i < rows) m[i0 + i] = mx[i], l[i0 + i] = li;
+            inv[i] = li > 0.0f ? 1.0f / li : 0.0f;
         }
+        const float *scale_out = out ? inv : NULL;
         int64_t d0 = 0; /* acc = p_own v_own + p v */
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             const float *vd[TILE_MR];
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++)
                 od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR);
+            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR,
+                         scale_out, stream);
         }
         for (; d0 + VW <= D; d0 += VW) {
             const float *vd[TILE_MR];
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++)
                 od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1);
+            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1, scale_out,
+                         stream);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
                 float x = vor[r - i0] ? po[r - i0] * vor[r - i0][d] : 0.0f;
                 for (int64_t c = 0; c < cols; c++) x += sr[r - i0][c] * v[c * ldv + d];
-                acc[r * D + d] = x;
+                orow[r - i0][d] = out ? x * inv[r - i0] : x;
             }
     }
+#if defined(__AVX2__)
+    if (out && stream) _mm_sfence();
+#endif
 }
 
 /* The backward of one score (tile_backward.c, a row against one listed key): both dot products
