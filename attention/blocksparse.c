@@ -112,7 +112,9 @@ struct attn_bs_run {
     int64_t span_max;
     const float *span_kt;
     int64_t span_ld, span_u0, span_u1;
-    bool seeds; /* plan.seeds: the fresh tile may start from one key per row (forward) */
+    bool seeds;    /* plan.seeds: the fresh tile may start from one key per row (forward) */
+    bool unzeroed; /* the fresh tile's acc not zeroed yet (plan.seeds: a fused own visit of all
+                      its rows sets it or writes out; any other visit zeroes it first) */
     /* the forward's last phase: out of task row 0 (rows end_ld apart; end_stream: non-temporal
      * stores), where a fused own visit of a last segment writes its rows (ended: all of them) */
     float *end_out;
@@ -724,6 +726,13 @@ static void compute_lists(attn_bs_run *run, const attn_bs_seg *seg)
 
 static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg);
 
+/* A fresh tile begun without zeroing acc (plan.seeds): zero it now. */
+static void unzeroed_to_zero(attn_bs_run *run)
+{
+    if (run->unzeroed) attn_tile_zero_acc(run->tile);
+    run->unzeroed = false;
+}
+
 /* Rows per call of the fused visit with own keys (compute_own), and keys of seg.ahead asked for
  * per segment at most (the rest would not stay in L2 anyway). */
 enum { OWN_ROWS = 64, AHEAD_KEYS = 128 };
@@ -782,6 +791,7 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
                        n <= run->cols_max &&
                        (n <= 0 || in_place || (run->kbuf && n <= run->gather_max));
     if (!fused) {
+        unzeroed_to_zero(run);
         const attn_bs_seg own = {.r0 = seg->r0, .nrows = seg->nrows, .own = seg->own};
         compute_lists(run, &own);
         run->fresh = false;
@@ -790,6 +800,8 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
         if (n > 0) compute_seg(run, &rest);
         return;
     }
+    if (seg->r0 > 0 || nr < t->rows) unzeroed_to_zero(run); /* rows not set below */
+    run->unzeroed = false;
     int64_t ld = D;
     const float *vp = NULL;
     if (n > 0) {
@@ -816,12 +828,13 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
 static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t r0 = seg->r0, nr = seg->nrows;
-    if (seg->row_start) {
-        compute_lists(run, seg);
-        return;
-    }
     if (seg->own) {
         compute_own(run, seg);
+        return;
+    }
+    unzeroed_to_zero(run);
+    if (seg->row_start) {
+        compute_lists(run, seg);
         return;
     }
     /* scattered keys that groups of rows visit again and again: copied together once, then read
@@ -1108,8 +1121,11 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                         qt = qbuf, ldq = D;
                     }
                     const float sc = (float)s->scale;
+                    /* plan.seeds: acc zeroed only if the first visit does not set it all */
                     if (first && in_place)
                         attn_tile_begin_at(&tile, scratch, t.rows.n, D, sc, o, ld);
+                    else if (first && L.pl.seeds)
+                        attn_tile_begin_unzeroed(&tile, scratch, t.rows.n, D, sc);
                     else if (first) attn_tile_begin(&tile, scratch, t.rows.n, D, sc);
                     else if (in_place)
                         attn_tile_resume_at(&tile, scratch, t.rows.n, D, sc, o, ld, m,
@@ -1133,12 +1149,14 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                        .sub = L.pl.sub,
                                        .fresh = first,
                                        .seeds = L.pl.seeds,
+                                       .unzeroed = first && L.pl.seeds,
                                        .end_out = last ? o : NULL,
                                        .end_ld = ld,
                                        .end_stream = stream,
                                        .span = span,
                                        .span_max = L.span_max};
                     pat->visit(s, p, &L.pl, &t, &run);
+                    unzeroed_to_zero(&run); /* no visit: rows that saw nothing end at 0 */
                     if (last && lse) attn_tile_lse(&tile, 0, 1, lse + row0, t.rows.step);
                     if (run.ended) continue; /* out written by the visit */
                     if (last && stream) attn_tile_end_stream(&tile, o, ld);

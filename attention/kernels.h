@@ -62,6 +62,11 @@ int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
 /* Lay the tile out in scratch (64-byte aligned pieces, sized by attn_tile_floats) and reset it
  * for `rows` queries; every later visit has at most the cols_max keys the scratch was sized for. */
 void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale);
+/* attn_tile_begin but acc left as the scratch holds it, for a caller whose first visit sets every
+ * row's acc or writes out itself (attn_tile_attend_own), or that zeroes it first
+ * (attn_tile_zero_acc). */
+void attn_tile_begin_unzeroed(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale);
+void attn_tile_zero_acc(attn_tile *t);
 /* Accumulate keys [0, cols) of a block into tile rows [r0, r0 + nrows); q points at row r0's
  * query. col_end (or NULL: all keys allowed) gives, for each of those rows, the number of
  * leading keys of the block it may see; the others have no influence. */

@@ -60,14 +60,25 @@ static void tile_layout(attn_tile *t, float *scratch, int64_t rows, int64_t D, f
     t->kt_ld = 0;
 }
 
-void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+void attn_tile_begin_unzeroed(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
 {
     tile_layout(t, scratch, rows, D, scale);
     for (int64_t r = 0; r < rows; r++) {
         t->m[r] = -INFINITY;
         t->l[r] = 0.0f;
     }
-    memset(t->acc, 0, (size_t)(rows * D) * sizeof(float));
+}
+
+void attn_tile_zero_acc(attn_tile *t)
+{
+    for (int64_t r = 0; r < t->rows; r++)
+        memset(t->acc + r * t->acc_ld, 0, (size_t)t->D * sizeof(float));
+}
+
+void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+{
+    attn_tile_begin_unzeroed(t, scratch, rows, D, scale);
+    attn_tile_zero_acc(t);
 }
 
 void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
