@@ -42,18 +42,16 @@ measure_rounds() {
 
 # verdicts FILE.h5 GROUP: the targets of GROUP from the file's last run (python below)
 verdicts() {
-    /usr/bin/python3 - "$1" "$2" <<'EOF' || status=1
+    /usr/bin/python3 - "$1" "$2" "$top/tools" <<'EOF' || status=1
 import sys
-import h5py
 import numpy as np
 
 path, group = sys.argv[1], sys.argv[2]
-with h5py.File(path, "r") as f:
-    pts = f["points"][:]
-bad = pts[pts["status"] != b"ok"]
-if len(bad):
-    sys.exit("points failed: " + "; ".join(m.decode() for m in bad["message"]))
-s = lambda col: np.char.decode(pts[col]) if pts[col].dtype.kind == "S" else pts[col]
+sys.path.insert(0, sys.argv[3])
+import check_points
+
+pts = check_points.load(path)
+s = lambda col: check_points.column(pts, col)
 ok = True
 
 
