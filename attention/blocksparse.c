@@ -35,7 +35,8 @@
  *     Δ = dout·out of each row computed by the first phase, kept (T floats a thread) for the
  *     second (which then reads no out row);
  *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one),
- *     own keys with the next block's rows (q, dout, out, k, v, dk, dv) asked for meanwhile.
+ *     own keys with the next block's rows (q, dout, out, k, v, dk, dv) and its keys (seg.ahead:
+ *     k, v, dk, dv rows, an equal share per row) asked for meanwhile.
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
  *     also when they were gathered); not counted in flops (like the exp).
@@ -666,6 +667,9 @@ static void prefetch_grads(const attn_bs_run *run, const int64_t *idx, int64_t n
         }
 }
 
+/* Keys of seg.ahead the backward's own-key pass asks for at most (as the forward's AHEAD_KEYS). */
+enum { BWD_AHEAD_KEYS = 128 };
+
 /* The backward of a list per row: row by row (a one-key list in one pass: attn_btile_visit_one),
  * the keys and gradients of the row AHEAD rows on prefetched meanwhile. */
 static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
@@ -690,6 +694,15 @@ static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
             prefetch_l2(run->vg, j * D, D);
             prefetch_l2(run->dkg, j * D, D);
             prefetch_l2(run->dvg, j * D, D);
+            /* row r's share of the next block's keys (seg.ahead) and their gradient rows */
+            const int64_t na = attn_bs_min(seg->ahead.n, BWD_AHEAD_KEYS);
+            for (int64_t x = r * na / nx; x < (r + 1) * na / nx; x++) {
+                const int64_t a = key_at(&seg->ahead, x);
+                prefetch_l2(run->kg, a * D, D);
+                prefetch_l2(run->vg, a * D, D);
+                prefetch_l2(run->dkg, a * D, D);
+                prefetch_l2(run->dvg, a * D, D);
+            }
         }
         if (n == 1) {
             const int64_t j = *idx;
@@ -792,7 +805,10 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
                        (n <= 0 || in_place || (run->kbuf && n <= run->gather_max));
     if (!fused) {
         unzeroed_to_zero(run);
-        const attn_bs_seg own = {.r0 = seg->r0, .nrows = seg->nrows, .own = seg->own};
+        const attn_bs_seg own = {.r0 = seg->r0,
+                                 .nrows = seg->nrows,
+                                 .own = seg->own,
+                                 .ahead = seg->ahead};
         compute_lists(run, &own);
         run->fresh = false;
         attn_bs_seg rest = *seg;
