@@ -31,7 +31,9 @@
  *     place (other scattered keys as above; a list's dk, dv updated in place through
  *     attn_btile.grows, runs' in gradient buffers added back after);
  *     spans as the forward's, kᵀ and vᵀ packed once per segment (attn_btile_visit_packed);
- *     dq set by the first phase's visit of each row (no zeroing), added by the second;
+ *     dq set by the first phase's visit of each row, added by the second; a first-phase task
+ *     of consecutive rows accumulates in its dq rows themselves (attn_btile_begin_at: zeroed
+ *     there, no copy after), any other copies its tile's accumulator (no zeroing of dq);
  *     Δ = dout·out of each row computed by the first phase, kept (T floats a thread) for the
  *     second (which then reads no out row);
  *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one),
@@ -1287,9 +1289,15 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
         }
         qt = w->qbuf, dt = w->dobuf, ldq = D;
     }
+    /* the first phase's rows one after another: dq accumulated in place (no copy after) */
+    const bool in_dq = t->phase == 0 && step == 1;
     attn_btile bt;
-    attn_btile_begin(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
-                     w->L->mod.softcap > 0);
+    if (in_dq)
+        attn_btile_begin_at(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+                            w->L->mod.softcap > 0, w->io.dq + row0 * D);
+    else
+        attn_btile_begin(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+                         w->L->mod.softcap > 0);
     attn_tile_mods(&bt.t, &w->L->mod, w->mods);
     for (int64_t r = 0; r < n; r++) {
         const int64_t row = row0 + r * step;
@@ -1326,7 +1334,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .vspan = w->vspan,
                        .span_max = w->L->span_max};
     w->pat->visit(s, w->p, &w->L->pl, t, &run);
-    for (int64_t r = 0; r < n; r++) { /* phase 0 covers every row once: it sets dq */
+    for (int64_t r = 0; r < n && !in_dq; r++) { /* phase 0 covers every row once: it sets dq */
         float *dq = w->io.dq + (row0 + r * step) * D;
         const float *acc = bt.t.acc + r * D;
         if (t->phase == 0) memcpy(dq, acc, (size_t)D * sizeof(float));

@@ -2,7 +2,8 @@
  * tile_backward.c — the FlashAttention-2 backward tile (kernels.h: attn_btile): one block of
  * query rows against a block of keys, given the rows' log-sum-exp (saved by the forward) and
  * Δ = rowsum(dout∘out); never more than rows × cols scores.
- *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D]
+ *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D] (in the scratch, or the
+ *   caller's dq rows: attn_btile_begin_at)
  *   1  S  = scale · q kᵀ                        kᵀ packed, scores micro-kernel, rows×cols×D
  *                                               (attn_btile_visit_packed: kᵀ, vᵀ given packed)
  *   2  per row: softcap (keeping 1 - tanh²), ALiBi, mask, P = exp(S - lse)   (exp on vectors)
@@ -55,6 +56,15 @@ void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_
                       float scale, bool cap)
 {
     attn_tile_begin(&b->t, scratch, rows, D, scale);
+    b->dp = scratch + attn_tile_floats(rows, cols_max, D);
+    b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
+    b->grows = NULL;
+}
+
+void attn_btile_begin_at(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                         float scale, bool cap, float *dq)
+{
+    attn_tile_begin_at(&b->t, scratch, rows, D, scale, dq, D);
     b->dp = scratch + attn_tile_floats(rows, cols_max, D);
     b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
     b->grows = NULL;
