@@ -31,11 +31,14 @@
  *     place (other scattered keys as above; a list's dk, dv updated in place through
  *     attn_btile.grows, runs' in gradient buffers added back after);
  *     spans as the forward's, kᵀ and vᵀ packed once per segment (attn_btile_visit_packed);
- *     dq set by the first phase's visit of each row (no zeroing), added by the second;
+ *     dq set by the first phase's visit of each row, added by the second; a first-phase task
+ *     of consecutive rows accumulates in its dq rows themselves (attn_btile_begin_at: zeroed
+ *     there, no copy after), any other copies its tile's accumulator (no zeroing of dq);
  *     Δ = dout·out of each row computed by the first phase, kept (T floats a thread) for the
  *     second (which then reads no out row);
  *     lists row by row, a one-key list (random's own keys) in one pass (attn_btile_visit_one),
- *     own keys with the next block's rows (q, dout, out, k, v, dk, dv) asked for meanwhile.
+ *     own keys with the next block's rows (q, dout, out, k, v, dk, dv) and its keys (seg.ahead:
+ *     k, v, dk, dv rows, an equal share per row) asked for meanwhile.
  *   score modifiers (alibi, softcap: score_mod.h, found in the kind's table) in the tile: row
  *     positions and slopes once per task, key positions once per visit (from the segment's keys,
  *     also when they were gathered); not counted in flops (like the exp).
@@ -666,6 +669,9 @@ static void prefetch_grads(const attn_bs_run *run, const int64_t *idx, int64_t n
         }
 }
 
+/* Keys of seg.ahead the backward's own-key pass asks for at most (as the forward's AHEAD_KEYS). */
+enum { BWD_AHEAD_KEYS = 128 };
+
 /* The backward of a list per row: row by row (a one-key list in one pass: attn_btile_visit_one),
  * the keys and gradients of the row AHEAD rows on prefetched meanwhile. */
 static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
@@ -690,6 +696,15 @@ static void backward_lists(attn_bs_run *run, const attn_bs_seg *seg)
             prefetch_l2(run->vg, j * D, D);
             prefetch_l2(run->dkg, j * D, D);
             prefetch_l2(run->dvg, j * D, D);
+            /* row r's share of the next block's keys (seg.ahead) and their gradient rows */
+            const int64_t na = attn_bs_min(seg->ahead.n, BWD_AHEAD_KEYS);
+            for (int64_t x = r * na / nx; x < (r + 1) * na / nx; x++) {
+                const int64_t a = key_at(&seg->ahead, x);
+                prefetch_l2(run->kg, a * D, D);
+                prefetch_l2(run->vg, a * D, D);
+                prefetch_l2(run->dkg, a * D, D);
+                prefetch_l2(run->dvg, a * D, D);
+            }
         }
         if (n == 1) {
             const int64_t j = *idx;
@@ -792,7 +807,10 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
                        (n <= 0 || in_place || (run->kbuf && n <= run->gather_max));
     if (!fused) {
         unzeroed_to_zero(run);
-        const attn_bs_seg own = {.r0 = seg->r0, .nrows = seg->nrows, .own = seg->own};
+        const attn_bs_seg own = {.r0 = seg->r0,
+                                 .nrows = seg->nrows,
+                                 .own = seg->own,
+                                 .ahead = seg->ahead};
         compute_lists(run, &own);
         run->fresh = false;
         attn_bs_seg rest = *seg;
@@ -1271,9 +1289,15 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
         }
         qt = w->qbuf, dt = w->dobuf, ldq = D;
     }
+    /* the first phase's rows one after another: dq accumulated in place (no copy after) */
+    const bool in_dq = t->phase == 0 && step == 1;
     attn_btile bt;
-    attn_btile_begin(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
-                     w->L->mod.softcap > 0);
+    if (in_dq)
+        attn_btile_begin_at(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+                            w->L->mod.softcap > 0, w->io.dq + row0 * D);
+    else
+        attn_btile_begin(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+                         w->L->mod.softcap > 0);
     attn_tile_mods(&bt.t, &w->L->mod, w->mods);
     for (int64_t r = 0; r < n; r++) {
         const int64_t row = row0 + r * step;
@@ -1310,7 +1334,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .vspan = w->vspan,
                        .span_max = w->L->span_max};
     w->pat->visit(s, w->p, &w->L->pl, t, &run);
-    for (int64_t r = 0; r < n; r++) { /* phase 0 covers every row once: it sets dq */
+    for (int64_t r = 0; r < n && !in_dq; r++) { /* phase 0 covers every row once: it sets dq */
         float *dq = w->io.dq + (row0 + r * step) * D;
         const float *acc = bt.t.acc + r * D;
         if (t->phase == 0) memcpy(dq, acc, (size_t)D * sizeof(float));

@@ -204,6 +204,10 @@ int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool ca
  * needs cap set in attn_btile_floats and here). */
 void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
                       float scale, bool cap);
+/* attn_btile_begin with the dq accumulator at dq (rows D floats apart, zeroed here): the rows'
+ * dq itself, no copy after. */
+void attn_btile_begin_at(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                         float scale, bool cap, float *dq);
 /* Row r's log-sum-exp and Δ = dout·out (D floats each); returns Δ. */
 float attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out);
 /* Row r's log-sum-exp and a Δ computed before (attn_btile_row's). */

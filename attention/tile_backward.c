@@ -2,7 +2,8 @@
  * tile_backward.c — the FlashAttention-2 backward tile (kernels.h: attn_btile): one block of
  * query rows against a block of keys, given the rows' log-sum-exp (saved by the forward) and
  * Δ = rowsum(dout∘out); never more than rows × cols scores.
- *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D]
+ *   q, dout [rows,D]  k, v, dk, dv [cols,D]  dq accumulator [rows,D] (in the scratch, or the
+ *   caller's dq rows: attn_btile_begin_at)
  *   1  S  = scale · q kᵀ                        kᵀ packed, scores micro-kernel, rows×cols×D
  *                                               (attn_btile_visit_packed: kᵀ, vᵀ given packed)
  *   2  per row: softcap (keeping 1 - tanh²), ALiBi, mask, P = exp(S - lse)   (exp on vectors)
@@ -18,7 +19,8 @@
  *   A small visit (at most FUSED_COLS keys and FUSED_ROWS rows, no score modifier, no
  *   exclusion: random's drawn keys) fuses steps 1-4 (attn_ks()->backward.grad_scores: both
  *   products, exp and dS per group of rows in registers; kᵀ and vᵀ packed side by side), then
- *   step 5 untrimmed (P and dS are 0 where unseen).
+ *   step 5 untrimmed (P and dS are 0 where unseen): dv and dk by backward.key_grads (4 keys per
+ *   register block: 32 keys without a repeated one), dq by the p·v micro-kernel.
  *   Rows against listed keys (attn_btile_visit_list, _visit_one: one row, one key) by vector
  *   loops: the dot products, then dq, dk, dv in one pass (the set's dot2, axpy3).
  *   time O(rows·cols·D), 10·rows·cols·D flops (fewer computed when masked); scratch
@@ -54,6 +56,15 @@ void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_
                       float scale, bool cap)
 {
     attn_tile_begin(&b->t, scratch, rows, D, scale);
+    b->dp = scratch + attn_tile_floats(rows, cols_max, D);
+    b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
+    b->grows = NULL;
+}
+
+void attn_btile_begin_at(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                         float scale, bool cap, float *dq)
+{
+    attn_tile_begin_at(&b->t, scratch, rows, D, scale, dq, D);
     b->dp = scratch + attn_tile_floats(rows, cols_max, D);
     b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
     b->grows = NULL;
@@ -253,7 +264,7 @@ static void visit_gradients(attn_btile *b, const trim *tr, int64_t r0, int64_t n
 
 /* A small visit (at most FUSED_COLS keys, FUSED_ROWS rows, no score modifier, no exclusion):
  * P and dS of all its scores in one fused pass (attn_ks()->backward.grad_scores: both products,
- * exp and dS per group of rows in registers), then dv, dk and dq by one product each. kᵀ, vᵀ
+ * exp and dS per group of rows in registers), then dv and dk (backward.key_grads) and dq. kᵀ, vᵀ
  * packed (rows ldt floats), k rows ldk apart. */
 static void visit_small(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                         const float *dout, int64_t lddo, const float *kt, const float *vt,
@@ -273,13 +284,9 @@ static void visit_small(attn_btile *b, int64_t r0, int64_t nrows, const float *q
     attn_ks()->backward.grad_scores(P, dS, ld, q, ldq, dout, lddo, kt, vt, ldt, t->m + r0,
                                     t->l + r0, mask ? lo : NULL, mask ? hi : NULL, nrows, cols, D,
                                     t->scale);
-    if (b->grows) { /* dv += Pᵀ dout, dk += scale·dSᵀ q */
-        tk->pv_rows(dv, ldg, b->grows, P, 1, ld, dout, lddo, cols, nrows, D);
-        tk->pv_rows(dk, ldg, b->grows, dS, 1, ld, q, ldq, cols, nrows, D);
-    } else {
-        tk->pv(dv, ldg, P, 1, ld, dout, lddo, cols, nrows, D);
-        tk->pv(dk, ldg, dS, 1, ld, q, ldq, cols, nrows, D);
-    }
+    /* dv += Pᵀ dout, dk += scale·dSᵀ q */
+    attn_ks()->backward.key_grads(dk, dv, ldg, b->grows, P, dS, ld, q, ldq, dout, lddo, nrows, cols,
+                                  D);
     tk->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldk, nrows, cols, D); /* dq += scale·dS k */
 }
 

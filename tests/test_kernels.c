@@ -1,7 +1,8 @@
 /* test_kernels.c — the shared compute pieces: vector exp/max/tanh, and the online-softmax tile
  * visited in uneven blocks against a one-shot float64 softmax; the tile's micro-kernels of every
  * kernel set against float64 sums, and the fused visits (tile.attend, tile.attend_own) against the
- * float64 softmax, and the backward's fused score pass (backward.grad_scores) against float64. */
+ * float64 softmax, and the backward's fused score pass (backward.grad_scores) and key products
+ * (backward.key_grads) against float64. */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -387,4 +388,61 @@ Test(kernels, backward_grad_scores_match_float64_in_every_set)
                 }
             }
     free(q), free(k), free(v), free(g), free(kt), free(vt), free(p), free(ds);
+}
+
+/* The backward's key products (backward.key_grads) of every set against float64: dv += pᵀ dout,
+ * dk += dsᵀ q from existing values, keys in a partial register group (cols 1, 7, 32), D not a
+ * multiple of any vector width (19) and of one (64), the rows in place or scattered (grows). */
+Test(kernels, backward_key_grads_match_float64_in_every_set)
+{
+    enum { ROWS = 13, NK = 32, NG = 70 };
+    const int64_t lds = 40, ldq = 67, ldg = 66;
+    const int64_t grows[NK] = {5,  0,  69, 12, 33, 7,  8,  9,  60, 1,  2,  3,  40, 41, 42, 43,
+                               44, 45, 46, 47, 48, 49, 50, 51, 52, 53, 54, 55, 56, 57, 58, 59};
+    float *p = tu_random(ROWS * lds, 1, 21), *ds = tu_random(ROWS * lds, 1, 22);
+    float *q = tu_random(ROWS * ldq, 1, 23), *g = tu_random(ROWS * ldq, 1, 24);
+    float *dk0 = tu_random(NG * ldg, 1, 25), *dv0 = tu_random(NG * ldg, 1, 26);
+    float *dk = bench_alloc(NG * ldg * sizeof(float)), *dv = bench_alloc(NG * ldg * sizeof(float));
+    const int64_t colss[3] = {1, 7, 32}, Ds[2] = {19, 64};
+    for (int e = 0; e < 3; e++)
+        for (int x = 0; x < 2; x++)
+            for (int scattered = 0; scattered < 2; scattered++)
+                for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+                    const int64_t cols = colss[e], D = Ds[x];
+                    const int64_t *gr = scattered ? grows : NULL;
+                    const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+                    if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+                    memcpy(dk, dk0, NG * ldg * sizeof(float));
+                    memcpy(dv, dv0, NG * ldg * sizeof(float));
+                    ks->backward.key_grads(dk, dv, ldg, gr, p, ds, lds, q, ldq, g, ldq, ROWS, cols,
+                                           D);
+                    for (int64_t c = 0; c < cols; c++) {
+                        const int64_t o = (gr ? gr[c] : c) * ldg;
+                        for (int64_t d = 0; d < D; d++) {
+                            double ek = dk0[o + d], ev = dv0[o + d];
+                            for (int64_t r = 0; r < ROWS; r++) {
+                                ek += (double)ds[r * lds + c] * q[r * ldq + d];
+                                ev += (double)p[r * lds + c] * g[r * ldq + d];
+                            }
+                            cr_expect(fabs(dk[o + d] - ek) <= 1e-5 * (1 + fabs(ek)) &&
+                                          fabs(dv[o + d] - ev) <= 1e-5 * (1 + fabs(ev)),
+                                      "%s: cols %ld D %ld scattered %d key %ld d %ld: dk %g vs %g, "
+                                      "dv %g vs %g",
+                                      attn_isa_name(isa), (long)cols, (long)D, scattered, (long)c,
+                                      (long)d, dk[o + d], ek, dv[o + d], ev);
+                        }
+                    }
+                    /* rows of no key untouched */
+                    for (int64_t j = 0; j < NG; j++) {
+                        bool listed = false;
+                        for (int64_t c = 0; c < cols; c++) listed |= (gr ? gr[c] : c) == j;
+                        if (!listed)
+                            cr_expect(memcmp(dk + j * ldg, dk0 + j * ldg, ldg * sizeof(float)) ==
+                                              0 &&
+                                          memcmp(dv + j * ldg, dv0 + j * ldg,
+                                                 ldg * sizeof(float)) == 0,
+                                      "%s: row %ld of no key changed", attn_isa_name(isa), (long)j);
+                    }
+                }
+    free(p), free(ds), free(q), free(g), free(dk0), free(dv0), free(dk), free(dv);
 }

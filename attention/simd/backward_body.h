@@ -9,6 +9,10 @@
  *            stored into p, ds [rows, lds] (columns up to cols rounded up to VW; lds >= that):
  *            the scores, probabilities and dS of a small visit in one pass, no scores stored
  *            and read back. 4·rows·cols·D flops (the two products), the exp per score.
+ *   key_grads  dv += pᵀ dout, dk += dsᵀ q (p, ds [rows, lds]; q, dout rows ldq, lddo apart) into
+ *            the rows of keys c < cols: at (grows ? grows[c] : c)·ldg of dk, dv; per BWD_KG_MR
+ *            keys × BWD_KG_NR vectors of D in registers (32 keys: no repeated key). 4·rows·cols·D
+ *            flops.
  * The same operations as the unfused steps (tile_body.h's scores, math_body.h's vexp_sum and
  * scores_grad), the mask applied to p after the exp. A partial group of rows repeats its last
  * row. No scratch, one thread.
@@ -96,7 +100,80 @@ static void k_bwd_grad_scores(float *p, float *ds, int64_t lds, const float *q, 
     }
 }
 
+/* Keys per register block of key_grads (a divisor of random's 32 drawn keys: no repeated key,
+ * where the tile's 6 rows compute 36) and vectors of D per block. */
+#define BWD_KG_MR 4
+#if VW == 8
+#define BWD_KG_NR 2
+#else
+#define BWD_KG_NR 4
+#endif
+
+/* Keys orow[i] (nv vectors from their column d0, i < BWD_KG_MR) += Σ_r x[r·ld + ci[i]]·y_r. */
+TILE_INLINE void bwd_key_block(float *const *orow, const float *x, const int64_t *ci, int64_t ld,
+                               const float *y, int64_t ldy, int64_t rows, int nv)
+{
+    vf acc[BWD_KG_MR][BWD_KG_NR];
+    TILE_UNROLL
+    for (int i = 0; i < BWD_KG_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) acc[i][j] = vload(orow[i] + j * VW);
+    for (int64_t r = 0; r < rows; r++, x += ld, y += ldy) {
+        vf b[BWD_KG_NR];
+        TILE_UNROLL
+        for (int j = 0; j < nv; j++) b[j] = vload(y + j * VW);
+        TILE_UNROLL
+        for (int i = 0; i < BWD_KG_MR; i++) {
+            const vf a = vset1(x[ci[i]]);
+            TILE_UNROLL
+            for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    TILE_UNROLL
+    for (int i = 0; i < BWD_KG_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nv; j++) vstore(orow[i] + j * VW, acc[i][j]);
+}
+
+/* g rows of keys c < cols (at g + (grows ? grows[c] : c)·ldg) += Σ_r x[r·ld + c]·y_r (y rows ldy
+ * apart, r < rows): per BWD_KG_MR keys, by BWD_KG_NR vectors of D. */
+static void bwd_key_product(float *g, int64_t ldg, const int64_t *grows, const float *x, int64_t ld,
+                            const float *y, int64_t ldy, int64_t rows, int64_t cols, int64_t D)
+{
+    for (int64_t c0 = 0; c0 < cols; c0 += BWD_KG_MR) {
+        int64_t ci[BWD_KG_MR];
+        float *orow[BWD_KG_MR], *od[BWD_KG_MR];
+        TILE_UNROLL
+        for (int i = 0; i < BWD_KG_MR; i++) {
+            const int64_t c = tile_min(c0 + i, cols - 1); /* a partial group repeats its last */
+            ci[i] = c;
+            orow[i] = g + (grows ? grows[c] : c) * ldg;
+        }
+        int64_t d0 = 0;
+        for (; d0 + BWD_KG_NR * VW <= D; d0 += BWD_KG_NR * VW) {
+            TILE_UNROLL
+            for (int i = 0; i < BWD_KG_MR; i++) od[i] = orow[i] + d0;
+            bwd_key_block(od, x, ci, ld, y + d0, ldy, rows, BWD_KG_NR);
+        }
+        for (; d0 + VW <= D; d0 += VW) {
+            TILE_UNROLL
+            for (int i = 0; i < BWD_KG_MR; i++) od[i] = orow[i] + d0;
+            bwd_key_block(od, x, ci, ld, y + d0, ldy, rows, 1);
+        }
+        for (int64_t c = c0; c < tile_min(c0 + BWD_KG_MR, cols) && d0 < D; c++) /* D % VW left */
+            for (int64_t r = 0; r < rows; r++)
+                for (int64_t d = d0; d < D; d++)
+                    g[(grows ? grows[c] : c) * ldg + d] += x[r * ld + c] * y[r * ldy + d];
+    }
+}
+
+static void k_bwd_key_grads(float *dk, float *dv, int64_t ldg, const int64_t *grows, const float *p,
+                            const float *ds, int64_t lds, const float *q, int64_t ldq,
+                            const float *dout, int64_t lddo, int64_t rows, int64_t cols, int64_t D)
+{
+    bwd_key_product(dv, ldg, grows, p, lds, dout, lddo, rows, cols, D);
+    bwd_key_product(dk, ldg, grows, ds, lds, q, ldq, rows, cols, D);
+}
+
 #define BACKWARD_SLOTS                                                                             \
     {                                                                                              \
-        .grad_scores = k_bwd_grad_scores                                                           \
+        .grad_scores = k_bwd_grad_scores, .key_grads = k_bwd_key_grads                             \
     }

@@ -167,6 +167,10 @@ typedef struct attn_ks_backward {
                         const float *dout, int64_t lddo, const float *kt, const float *vt,
                         int64_t ldk, const float *lse, const float *delta, const int64_t *lo,
                         const int64_t *hi, int64_t rows, int64_t cols, int64_t D, float scale);
+    /* dv += pᵀ dout, dk += dsᵀ q into the rows of keys c < cols at (grows ? grows[c] : c)·ldg */
+    void (*key_grads)(float *dk, float *dv, int64_t ldg, const int64_t *grows, const float *p,
+                      const float *ds, int64_t lds, const float *q, int64_t ldq, const float *dout,
+                      int64_t lddo, int64_t rows, int64_t cols, int64_t D);
 } attn_ks_backward;
 
 typedef struct attn_kernel_set {
