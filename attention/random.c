@@ -9,13 +9,14 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine):
- *     block: one task per query block, one segment: its r drawn keys (K and V rows) gathered
- *           once, each row seeing those up to itself when causal (row bounds), and each row's
- *           own key (when not drawn: seg.own). The forward visits the own keys and the drawn
- *           keys in one pass per group of rows (attn_tile_attend_own: scores, softmax and p·v
- *           fused, from a fresh start), asking meanwhile for the next block's rows and drawn
- *           keys (seg.ahead: likely the thread's next task); the backward visits the own key as
- *           a one-key list, then the drawn keys.
+ *     block: one task per query block, one segment: its r drawn keys (a list), each row seeing
+ *           those up to itself when causal (row bounds), and each row's own key (when not drawn:
+ *           seg.own). The forward visits the own keys and the drawn keys in one pass per group of
+ *           rows (attn_tile_attend_own: scores, softmax and p·v fused, from a fresh start; kᵀ
+ *           packed from the drawn rows, v read through the list, no copy), asking meanwhile for
+ *           the next block's rows and drawn keys (seg.ahead: likely the thread's next task); the
+ *           backward visits the own key as a one-key list, then the drawn keys (K and V rows
+ *           gathered once).
  *           K/V rows are read r per block, not r per query: the time stays linear in n once K
  *           and V outgrow the caches (measured exponents in docs/performance.md).
  *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share

@@ -5,6 +5,8 @@
  *   pack_kt  kt [D, ldk] = kᵀ of a key block k [cols, D] (row stride ldkv), zero columns
  *            cols..ldk: the keys along the lanes, so that the scores need no horizontal sum.
  *            O(cols·D), no flops.
+ *   pack_kt_rows  pack_kt of the rows k + idx[c]·ldkv (idx NULL: c·ldkv), zeroing only columns
+ *            cols..cols rounded up to 16 (what scores and attend_own read).
  *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, VW) scores (the
  *            padding columns of the last vector are written too: lds and ldk cover them; a last
  *            column block narrower than TILE_NR·VW computes only its vectors). 2·rows·cols·D
@@ -24,7 +26,8 @@
  *            rows see (a band's or a triangle's group: a fraction of the visit's), avx512 a last
  *            half vector of scores by 256-bit FMAs; s: the scores, rows × lds.
  *            At most 4·rows·cols·D flops.
- *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
+ *   attend_own  a fresh visit of cols packed keys (kt; v rows ldv apart, or at v + vidx[c]·ldv:
+ *            listed keys read where they are, no copy) in one pass per TILE_MR
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
  *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
  *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
@@ -63,12 +66,12 @@
 static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #ifdef __AVX2__
-/* kt[d·ldk + c] = k[c·ldkv + d] for c < n, 0 for n <= c < 8 (d < 8): one 8 × 8 transpose in
+/* kt[d·ldk + c] = k[c][d0 + d] for c < n, 0 for n <= c < 8 (d < 8): one 8 × 8 transpose in
  * registers (avx2, avx512), rows from n on not read. */
-static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv, int n)
+static inline void tile_transpose8(float *kt, int64_t ldk, const float *const *k, int64_t d0, int n)
 {
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(k + i * ldkv) : _mm256_setzero_ps();
+    for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(k[i] + d0) : _mm256_setzero_ps();
     for (int i = 0; i < 8; i += 2) {
         t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -88,31 +91,54 @@ static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64
 }
 #endif
 
-static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
-                           int64_t D)
+/* kt [D, ldk] = kᵀ of the keys k + (idx ? idx[c] : c)·ldkv (c < cols), zero columns cols..z1
+ * (cols <= z1 <= ldk). */
+static void tile_pack(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
+                      int64_t cols, int64_t D, int64_t z1)
 {
-    int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns from z0 on to zero */
+    int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns [z0, z1) to zero */
 #ifdef __AVX2__
     const int64_t d8 = D / 8 * 8;
-    for (; c0 < cols && c0 + 8 <= ldk; c0 += 8) { /* the last block: its padding columns too */
+    for (; c0 < cols && c0 + 8 <= z1; c0 += 8) { /* the last block: its padding columns too */
         const int n = (int)tile_min(8, cols - c0);
-        for (int64_t d = 0; d < d8; d += 8)
-            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv, n);
+        const float *kr[8];
+        for (int i = 0; i < 8; i++) {
+            const int64_t c = c0 + tile_min(i, n - 1); /* rows from n on not read */
+            kr[i] = k + (idx ? idx[c] : c) * ldkv;
+        }
+        for (int64_t d = 0; d < d8; d += 8) tile_transpose8(kt + d * ldk + c0, ldk, kr, d, n);
         for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of these keys */
-            for (int64_t c = c0; c < c0 + 8; c++)
-                kt[d * ldk + c] = c < cols ? k[c * ldkv + d] : 0.0f;
+            for (int i = 0; i < 8; i++) kt[d * ldk + c0 + i] = i < n ? kr[i][d] : 0.0f;
     }
     z0 = c0 > cols ? c0 : cols;
     c0 = c0 < cols ? c0 : cols;
 #endif
-    for (int64_t d = 0; d < D; d++) /* the remaining keys (all of them without AVX2) */
-        for (int64_t c = c0; c < cols; c++) kt[d * ldk + c] = k[c * ldkv + d];
-    for (int64_t d = 0; d < D && ldk > z0; d++) {
+    for (int64_t c = c0; c < cols; c++) { /* the remaining keys (all of them without AVX2) */
+        const float *kc = k + (idx ? idx[c] : c) * ldkv;
+        for (int64_t d = 0; d < D; d++) kt[d * ldk + c] = kc[d];
+    }
+    for (int64_t d = 0; d < D && z1 > z0; d++) {
         float *row = kt + d * ldk;
         int64_t c = z0;
-        for (; c + VW <= ldk; c += VW) vstore(row + c, vzero());
-        for (; c < ldk; c++) row[c] = 0.0f;
+        for (; c + VW <= z1; c += VW) vstore(row + c, vzero());
+        for (; c < z1; c++) row[c] = 0.0f;
     }
+}
+
+static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
+                           int64_t D)
+{
+    tile_pack(kt, ldk, k, ldkv, NULL, cols, D, ldk);
+}
+
+/* Columns a visit of cols keys reads of the packed keys: cols rounded up to the widest set's
+ * vector (16 floats). */
+static int64_t tile_read_cols(int64_t cols) { return (cols + 15) / 16 * 16; }
+
+static void k_tile_pack_kt_rows(float *kt, int64_t ldk, const float *k, int64_t ldkv,
+                                const int64_t *idx, int64_t cols, int64_t D)
+{
+    tile_pack(kt, ldk, k, ldkv, idx, cols, D, tile_min(tile_read_cols(cols), ldk));
 }
 
 /* A cursor over spans asked for (prefetched) by cache lines while a kernel computes (attend_own's
@@ -360,12 +386,14 @@ TILE_INLINE void tile_store(float *p, vf x, bool stream)
 }
 
 /* acc rows orow[i], nv vectors: a0[i]·x0[i] (0 where x0[i] is NULL) + Σ_c p[i][c] v[c], nv <=
- * TILE_NR. attend: x0 = orow (the online softmax's rescale folded into the load, no pass of its
+ * TILE_NR, v[c] at v + (vidx ? vidx[c] : c)·ldv (vidx a constant NULL but for attend_own's listed
+ * keys). attend: x0 = orow (the online softmax's rescale folded into the load, no pass of its
  * own over acc); attend_own: x0 = the own key's value row, a0 its p. inv (a constant NULL but for
  * attend_own's out): the rows stored times inv[i], by tile_store (stream). */
 TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const float *v,
-                              int64_t ldv, int64_t cols, const float *const *x0, const float *a0,
-                              int nv, const float *inv, bool stream)
+                              int64_t ldv, const int64_t *vidx, int64_t cols,
+                              const float *const *x0, const float *a0, int nv, const float *inv,
+                              bool stream)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
@@ -374,10 +402,11 @@ TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const 
         TILE_UNROLL
         for (int j = 0; j < nv; j++) acc[i][j] = x0[i] ? vmul(a, vload(x0[i] + j * VW)) : vzero();
     }
-    for (int64_t c = 0; c < cols; c++, v += ldv) {
+    for (int64_t c = 0; c < cols; c++) {
+        const float *vc = v + (vidx ? vidx[c] : c) * ldv;
         vf b[TILE_NR];
         TILE_UNROLL
-        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
+        for (int j = 0; j < nv; j++) b[j] = vload(vc + j * VW);
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
             const vf a = vset1(pr[i][c]);
@@ -509,14 +538,14 @@ static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s,
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
-                         al, TILE_NR, NULL, false);
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
+                         (const float *const *)od, al, TILE_NR, NULL, false);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
-                         al, 1, NULL, false);
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
+                         (const float *const *)od, al, 1, NULL, false);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
@@ -534,16 +563,44 @@ TILE_INLINE vf tile_seen(vf x, vf c, vf h)
     return vadd(vzero_below(x, hm, c), vzero_below(vset1(-INFINITY), c, hm));
 }
 
+/* attend_own's p·v of a group of rows: orow[i] = (a0[i]·x0[i] + Σ_c p[i][c] v[c])·(inv ? inv[i] :
+ * 1), v[c] at v + (vidx ? vidx[c] : c)·ldv. */
+TILE_INLINE void tile_own_pv(float *const *orow, const float *const *pr, const float *v,
+                             int64_t ldv, const int64_t *vidx, const float *const *x0,
+                             const float *a0, int64_t cols, int64_t D, const float *inv,
+                             bool stream)
+{
+    float *od[TILE_MR];
+    const float *xd[TILE_MR];
+    int64_t d0 = 0;
+    for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
+        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, TILE_NR, inv, stream);
+    }
+    for (; d0 + VW <= D; d0 += VW) {
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
+        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, 1, inv, stream);
+    }
+    for (int i = 0; i < TILE_MR && d0 < D; i++) /* D % VW left (a repeated row: same values) */
+        for (int64_t d = d0; d < D; d++) {
+            float x = x0[i] ? a0[i] * x0[i][d] : 0.0f;
+            for (int64_t c = 0; c < cols; c++) x += pr[i][c] * v[(vidx ? vidx[c] : c) * ldv + d];
+            orow[i][d] = inv ? x * inv[i] : x;
+        }
+}
+
 /* attend_own: rows start fresh, row r seeing its own key own[r] (ko, vo rows ldo apart; -1:
  * none) and the first hi[r] of the cols packed keys. Per group of TILE_MR rows: scores into s,
  * the own keys' scores, then the softmax of the group's rows together (independent chains: no
  * row waits on the one before), acc = p_own·v_own + p v. */
 static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                               int64_t ldq, const float *kt, int64_t ldk, const float *v,
-                              int64_t ldv, const int64_t *hi, const float *ko, const float *vo,
-                              int64_t ldo, const int64_t *own, int64_t rows, int64_t cols,
-                              int64_t D, float scale, const attn_ks_span *ahead, int64_t n_ahead,
-                              float *out, int64_t ldout, bool stream)
+                              int64_t ldv, const int64_t *vidx, const int64_t *hi, const float *ko,
+                              const float *vo, int64_t ldo, const int64_t *own, int64_t rows,
+                              int64_t cols, int64_t D, float scale, const attn_ks_span *ahead,
+                              int64_t n_ahead, float *out, int64_t ldout, bool stream)
 {
     const vf vs = vset1(scale);
     float lane[VW];
@@ -562,7 +619,7 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
         pf.left = (lines + groups_left - 1) / groups_left;
         lines -= pf.left;
         const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
-        float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
+        float *sr[TILE_MR], *orow[TILE_MR];
         int64_t row[TILE_MR];
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++) {
@@ -647,30 +704,14 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             if (i0 + i < rows) m[i0 + i] = mx[i], l[i0 + i] = li;
             inv[i] = li > 0.0f ? 1.0f / li : 0.0f;
         }
+        /* acc = p_own v_own + p v (listed keys: rows vidx[c] of v, a loop of its own) */
         const float *scale_out = out ? inv : NULL;
-        int64_t d0 = 0; /* acc = p_own v_own + p v */
-        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
-            const float *vd[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++)
-                od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR,
-                         scale_out, stream);
-        }
-        for (; d0 + VW <= D; d0 += VW) {
-            const float *vd[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++)
-                od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1, scale_out,
-                         stream);
-        }
-        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
-            for (int64_t d = d0; d < D; d++) {
-                float x = vor[r - i0] ? po[r - i0] * vor[r - i0][d] : 0.0f;
-                for (int64_t c = 0; c < cols; c++) x += sr[r - i0][c] * v[c * ldv + d];
-                orow[r - i0][d] = out ? x * inv[r - i0] : x;
-            }
+        if (vidx)
+            tile_own_pv(orow, (const float *const *)sr, v, ldv, vidx, vor, po, cols, D, scale_out,
+                        stream);
+        else
+            tile_own_pv(orow, (const float *const *)sr, v, ldv, NULL, vor, po, cols, D, scale_out,
+                        stream);
     }
 #if defined(__AVX2__)
     if (out && stream) _mm_sfence();
@@ -735,7 +776,7 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda
 
 #define TILE_SLOTS                                                                                 \
     {                                                                                              \
-        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv,                       \
-        .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,                     \
+        .pack_kt = k_tile_pack_kt, .pack_kt_rows = k_tile_pack_kt_rows, .scores = k_tile_scores,   \
+        .pv = k_tile_pv, .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,    \
         .end_stream = k_tile_end_stream, .attend = k_tile_attend, .attend_own = k_tile_attend_own  \
     }
