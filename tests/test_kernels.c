@@ -256,8 +256,9 @@ Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
 }
 
 /* The fused fresh visit with own keys (tile.attend_own) of every set against the softmax in
- * float64: rows in a partial register group, keys in partial column blocks and vectors (and more
- * than one column block), rows seeing a prefix of the keys (none, some, all) with or without an
+ * float64: rows in a partial register group (13 and 11 rows: last groups of 1, 3 or 5 rows, rows
+ * past them not written), keys in partial column blocks and vectors (and more than one column
+ * block), rows seeing a prefix of the keys (none, some, all) with or without an
  * own key (a row seeing nothing: m = -inf, l = 0, acc = 0), no keys at all, and every row seeing
  * every key (whole vectors: no masks); with spans asked for ahead and the rows written normalised
  * into an output (plain and non-temporal stores) instead of acc; the keys in place (pack_kt) or
@@ -279,9 +280,9 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
     const int64_t colss[4] = {37, 0, 8, 32}; /* 32: every row sees every key (hi NULL) */
     int64_t list[40];                        /* listed keys: rows 39, 37, ..., 1, 38, ..., 0 */
     for (int64_t c = 0; c < nk; c++) list[c] = c < nk / 2 ? nk - 1 - 2 * c : nk - 2 - 2 * (c - 20);
-    for (int e = 0; e < 8; e++) {
-        const int64_t cols = colss[e % 4];
-        const int64_t *his = e % 4 == 3 ? NULL : hi, *idx = e >= 4 ? list : NULL;
+    for (int e = 0; e < 16; e++) { /* e >= 8: the first 11 rows (a last group of 5 or 3) */
+        const int64_t cols = colss[e % 4], rows = e >= 8 ? 11 : ROWS;
+        const int64_t *his = e % 4 == 3 ? NULL : hi, *idx = e / 4 % 2 ? list : NULL;
         for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
             const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
             if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
@@ -299,9 +300,12 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
              * not written */
             for (int64_t x = 0; x < ROWS * ldq; x++) o[x] = NAN;
             ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, idx, his, ko, vo, D, own,
-                                ROWS, cols, D, 0.5f, e % 2 ? ahead : NULL, 3, e % 2 ? o : NULL, ldq,
+                                rows, cols, D, 0.5f, e % 2 ? ahead : NULL, 3, e % 2 ? o : NULL, ldq,
                                 e % 4 == 3);
-            for (int64_t r = 0; r < ROWS; r++) {
+            for (int64_t r = rows; r < ROWS; r++) /* rows past those visited: not written */
+                cr_expect(isnan(m[r]) && isnan(acc[r * D]) && isnan(o[r * ldq]),
+                          "%s: row %ld past %ld written", attn_isa_name(isa), (long)r, (long)rows);
+            for (int64_t r = 0; r < rows; r++) {
                 const int64_t h = his && his[r] < cols ? his[r] : cols;
                 double sc[40], so = -INFINITY, mx = -INFINITY;
                 for (int64_t c = 0; c < h; c++) {

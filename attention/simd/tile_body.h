@@ -41,7 +41,9 @@
  * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
- * place), so each kernel has one shape of inner loop. No scratch, one thread.
+ * place), so each kernel has one shape of inner loop; attend_own's last group of at most
+ * TILE_MR_LAST rows has a narrower one (a task of 64 rows: 10 · 6 + 4, no FMA on repeated rows;
+ * random n = 8192 1 thread 8.67 -> 8.24 ms). No scratch, one thread.
  */
 #if VW == 16
 #define TILE_MR 6
@@ -53,6 +55,8 @@
 #define TILE_MR 4
 #define TILE_NR 4
 #endif
+/* attend_own's last group of rows when it has at most this many (64 = 10·6 + 4 rows) */
+#define TILE_MR_LAST (TILE_MR - 2)
 
 /* The loops over the register block are unrolled at every optimisation level (-O2 builds too:
  * their accumulators must live in registers, not on the stack). */
@@ -166,14 +170,16 @@ TILE_INLINE void tile_ahead_next(tile_ahead *a)
     a->left--;
 }
 
-/* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR; pf (a
- * constant NULL but for attend_own): up to two lines asked for per step of d. */
+/* One mr × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR, mr <= TILE_MR
+ * (a constant: TILE_MR but for attend_own's last group); pf (a constant NULL but for attend_own):
+ * up to two lines asked for per step of d. */
 TILE_INLINE void tile_scores_block_ahead(float *const *sr, const float *const *qr, const float *kt,
-                                         int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf)
+                                         int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf,
+                                         int mr)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int i = 0; i < mr; i++) TILE_UNROLL
     for (int j = 0; j < nv; j++) acc[i][j] = vzero();
     for (int64_t d = 0; d < D; d++, kt += ldk) {
         vf b[TILE_NR];
@@ -182,42 +188,43 @@ TILE_INLINE void tile_scores_block_ahead(float *const *sr, const float *const *q
         TILE_UNROLL
         for (int j = 0; j < nv; j++) b[j] = vload(kt + j * VW);
         TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             const vf a = vset1(qr[i][d]);
             TILE_UNROLL
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int i = 0; i < mr; i++) TILE_UNROLL
     for (int j = 0; j < nv; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
 }
 
 TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
                                    int64_t ldk, int64_t D, vf scale, int nv)
 {
-    tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, nv, NULL);
+    tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, nv, NULL, TILE_MR);
 }
 
 /* The last column block: only the vectors that hold columns (a constant nv per call). */
 TILE_INLINE void tile_scores_tail_ahead(float *const *sr, const float *const *qr, const float *kt,
-                                        int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf)
+                                        int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf,
+                                        int mr)
 {
 #if TILE_NR == 4
-    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf);
-    else if (nv == 2) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 2, pf);
-    else if (nv == 3) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 3, pf);
-    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 4, pf);
+    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf, mr);
+    else if (nv == 2) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 2, pf, mr);
+    else if (nv == 3) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 3, pf, mr);
+    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 4, pf, mr);
 #else
-    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf);
-    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, TILE_NR, pf);
+    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf, mr);
+    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, TILE_NR, pf, mr);
 #endif
 }
 
 TILE_INLINE void tile_scores_tail(float *const *sr, const float *const *qr, const float *kt,
                                   int64_t ldk, int64_t D, vf scale, int nv)
 {
-    tile_scores_tail_ahead(sr, qr, kt, ldk, D, scale, nv, NULL);
+    tile_scores_tail_ahead(sr, qr, kt, ldk, D, scale, nv, NULL, TILE_MR);
 }
 
 #if VW == 16
@@ -386,18 +393,19 @@ TILE_INLINE void tile_store(float *p, vf x, bool stream)
 }
 
 /* acc rows orow[i], nv vectors: a0[i]·x0[i] (0 where x0[i] is NULL) + Σ_c p[i][c] v[c], nv <=
- * TILE_NR, v[c] at v + (vidx ? vidx[c] : c)·ldv (vidx a constant NULL but for attend_own's listed
- * keys). attend: x0 = orow (the online softmax's rescale folded into the load, no pass of its
- * own over acc); attend_own: x0 = the own key's value row, a0 its p. inv (a constant NULL but for
- * attend_own's out): the rows stored times inv[i], by tile_store (stream). */
+ * TILE_NR, mr <= TILE_MR rows (a constant), v[c] at v + (vidx ? vidx[c] : c)·ldv (vidx a constant
+ * NULL but for attend_own's listed keys). attend: x0 = orow (the online softmax's rescale folded
+ * into the load, no pass of its own over acc); attend_own: x0 = the own key's value row, a0 its p.
+ * inv (a constant NULL but for attend_own's out): the rows stored times inv[i], by tile_store
+ * (stream). */
 TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const float *v,
                               int64_t ldv, const int64_t *vidx, int64_t cols,
                               const float *const *x0, const float *a0, int nv, const float *inv,
-                              bool stream)
+                              bool stream, int mr)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) {
+    for (int i = 0; i < mr; i++) {
         const vf a = vset1(a0[i]);
         TILE_UNROLL
         for (int j = 0; j < nv; j++) acc[i][j] = x0[i] ? vmul(a, vload(x0[i] + j * VW)) : vzero();
@@ -408,14 +416,14 @@ TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const 
         TILE_UNROLL
         for (int j = 0; j < nv; j++) b[j] = vload(vc + j * VW);
         TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             const vf a = vset1(pr[i][c]);
             TILE_UNROLL
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) {
+    for (int i = 0; i < mr; i++) {
         const vf a = vset1(inv ? inv[i] : 1.0f);
         TILE_UNROLL
         for (int j = 0; j < nv; j++)
@@ -539,13 +547,13 @@ static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s,
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
             tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
-                         (const float *const *)od, al, TILE_NR, NULL, false);
+                         (const float *const *)od, al, TILE_NR, NULL, false, TILE_MR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
             tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
-                         (const float *const *)od, al, 1, NULL, false);
+                         (const float *const *)od, al, 1, NULL, false, TILE_MR);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
@@ -563,32 +571,138 @@ TILE_INLINE vf tile_seen(vf x, vf c, vf h)
     return vadd(vzero_below(x, hm, c), vzero_below(vset1(-INFINITY), c, hm));
 }
 
-/* attend_own's p·v of a group of rows: orow[i] = (a0[i]·x0[i] + Σ_c p[i][c] v[c])·(inv ? inv[i] :
- * 1), v[c] at v + (vidx ? vidx[c] : c)·ldv. */
+/* attend_own's p·v of a group of mr rows: orow[i] = (a0[i]·x0[i] + Σ_c p[i][c] v[c])·(inv ? inv[i]
+ * : 1), v[c] at v + (vidx ? vidx[c] : c)·ldv. */
 TILE_INLINE void tile_own_pv(float *const *orow, const float *const *pr, const float *v,
                              int64_t ldv, const int64_t *vidx, const float *const *x0,
                              const float *a0, int64_t cols, int64_t D, const float *inv,
-                             bool stream)
+                             bool stream, int mr)
 {
     float *od[TILE_MR];
     const float *xd[TILE_MR];
     int64_t d0 = 0;
     for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
         TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
-        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, TILE_NR, inv, stream);
+        for (int i = 0; i < mr; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
+        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, TILE_NR, inv, stream, mr);
     }
     for (; d0 + VW <= D; d0 += VW) {
         TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
-        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, 1, inv, stream);
+        for (int i = 0; i < mr; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
+        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, 1, inv, stream, mr);
     }
-    for (int i = 0; i < TILE_MR && d0 < D; i++) /* D % VW left (a repeated row: same values) */
+    for (int i = 0; i < mr && d0 < D; i++) /* D % VW left (a repeated row: same values) */
         for (int64_t d = d0; d < D; d++) {
             float x = x0[i] ? a0[i] * x0[i][d] : 0.0f;
             for (int64_t c = 0; c < cols; c++) x += pr[i][c] * v[(vidx ? vidx[c] : c) * ldv + d];
             orow[i][d] = inv ? x * inv[i] : x;
         }
+}
+
+/* One group of mr <= TILE_MR rows of attend_own (mr a constant: TILE_MR, or TILE_MR_LAST for a
+ * last group of at most that many rows), rows i0.. (the last repeated past rows). */
+TILE_INLINE void tile_own_group(float *acc, float *m, float *l, float *s, int64_t lds,
+                                const float *q, int64_t ldq, const float *kt, int64_t ldk,
+                                const float *v, int64_t ldv, const int64_t *vidx, const int64_t *hi,
+                                const float *ko, const float *vo, int64_t ldo, const int64_t *own,
+                                int64_t rows, int64_t cols, int64_t D, float scale, float *out,
+                                int64_t ldout, bool stream, int64_t i0, tile_ahead *pf, vf iota,
+                                int mr)
+{
+    const vf vs = vset1(scale);
+    const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
+    float *sr[TILE_MR], *orow[TILE_MR];
+    int64_t row[TILE_MR];
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
+        row[i] = r;
+        /* the group's scores in its first rows of s (a few KB, kept in L1) */
+        qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds;
+        orow[i] = out ? out + r * ldout : acc + r * D;
+        kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
+    }
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
+        const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
+        float *sc[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) sc[i] = sr[i] + c0;
+        if (nv == TILE_NR) tile_scores_block_ahead(sc, qr, kt + c0, ldk, D, vs, TILE_NR, pf, mr);
+        else tile_scores_tail_ahead(sc, qr, kt + c0, ldk, D, vs, nv, pf, mr);
+    }
+    while (pf->left > 0) tile_ahead_next(pf); /* no keys, or more lines than steps of d */
+    /* own scores (-inf: none), then each row's max over them and its seen columns */
+    float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
+    vf hv[TILE_MR], vm[TILE_MR];
+    /* every row of the group sees every column, whole vectors: no masks (random n = 8192: most
+     * groups; the kernel 3 % faster) */
+    bool whole = cols % VW == 0;
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        vf a = vzero();
+        int64_t d = 0;
+        for (; kor[i] && d + VW <= D; d += VW) a = vfma(vload(qr[i] + d), vload(kor[i] + d), a);
+        float x = vhsum(a);
+        for (; kor[i] && d < D; d++) x += qr[i][d] * kor[i][d];
+        so[i] = kor[i] ? scale * x : -INFINITY;
+        const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
+        hv[i] = vset1((float)h), vm[i] = vset1(so[i]);
+        whole &= h == cols;
+    }
+    for (int64_t c = 0; c < cols && whole; c += VW) {
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
+    }
+    for (int64_t c = 0; c < cols && !whole; c += VW) {
+        const vf cv = vadd(iota, vset1((float)c));
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) vm[i] = vmax(vm[i], tile_seen(vload(sr[i] + c), cv, hv[i]));
+    }
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        mx[i] = vhmax(vm[i]);
+        vm[i] = vset1(mx[i] == -INFINITY ? 0.0f : mx[i]); /* seeing nothing: all p = 0 */
+        po[i] = so[i] - (mx[i] == -INFINITY ? 0.0f : mx[i]);
+    }
+    for (int k0 = 0; k0 < mr; k0 += VW) { /* p of the own keys: exp by vectors */
+        float x[VW];
+        for (int k = 0; k < VW; k++) x[k] = k0 + k < mr ? po[k0 + k] : -INFINITY;
+        vstore(x, vexp(vload(x)));
+        for (int k = 0; k < VW && k0 + k < mr; k++) po[k0 + k] = x[k];
+    }
+    /* p = exp(s - m) on the seen columns (0 elsewhere, up to cols rounded up to VW), l */
+    vf sum[TILE_MR];
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) sum[i] = vzero();
+    for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
+        const vf cv = vadd(iota, vset1((float)c));
+        vf x[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) x[i] = vload(sr[i] + c);
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) {
+            x[i] = vexp(vsub(x[i], vm[i]));
+            if (!whole) x[i] = vzero_below(x[i], vsub(hv[i], vset1(0.5f)), cv);
+            sum[i] = vadd(sum[i], x[i]);
+        }
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) vstore(sr[i] + c, x[i]);
+    }
+    float inv[TILE_MR]; /* out: the rows normalised (1/l, 0 where nothing is seen) */
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        const float li = mx[i] == -INFINITY ? 0.0f : vhsum(sum[i]) + po[i];
+        if (i0 + i < rows) m[i0 + i] = mx[i], l[i0 + i] = li;
+        inv[i] = li > 0.0f ? 1.0f / li : 0.0f;
+    }
+    /* acc = p_own v_own + p v (listed keys: rows vidx[c] of v, a loop of its own) */
+    const float *scale_out = out ? inv : NULL;
+    if (vidx)
+        tile_own_pv(orow, (const float *const *)sr, v, ldv, vidx, vor, po, cols, D, scale_out,
+                    stream, mr);
+    else
+        tile_own_pv(orow, (const float *const *)sr, v, ldv, NULL, vor, po, cols, D, scale_out,
+                    stream, mr);
 }
 
 /* attend_own: rows start fresh, row r seeing its own key own[r] (ko, vo rows ldo apart; -1:
@@ -602,7 +716,6 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
                               int64_t cols, int64_t D, float scale, const attn_ks_span *ahead,
                               int64_t n_ahead, float *out, int64_t ldout, bool stream)
 {
-    const vf vs = vset1(scale);
     float lane[VW];
     for (int k = 0; k < VW; k++) lane[k] = (float)k;
     const vf iota = vload(lane);
@@ -618,100 +731,12 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
         const int64_t groups_left = (rows - i0 + TILE_MR - 1) / TILE_MR;
         pf.left = (lines + groups_left - 1) / groups_left;
         lines -= pf.left;
-        const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
-        float *sr[TILE_MR], *orow[TILE_MR];
-        int64_t row[TILE_MR];
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
-            row[i] = r;
-            /* the group's scores in its first rows of s (a few KB, kept in L1) */
-            qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds;
-            orow[i] = out ? out + r * ldout : acc + r * D;
-            kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
-        }
-        for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
-            const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
-            float *sc[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) sc[i] = sr[i] + c0;
-            if (nv == TILE_NR) tile_scores_block_ahead(sc, qr, kt + c0, ldk, D, vs, TILE_NR, &pf);
-            else tile_scores_tail_ahead(sc, qr, kt + c0, ldk, D, vs, nv, &pf);
-        }
-        while (pf.left > 0) tile_ahead_next(&pf); /* no keys, or more lines than steps of d */
-        /* own scores (-inf: none), then each row's max over them and its seen columns */
-        float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
-        vf hv[TILE_MR], vm[TILE_MR];
-        /* every row of the group sees every column, whole vectors: no masks (random n = 8192: most
-         * groups; the kernel 3 % faster) */
-        bool whole = cols % VW == 0;
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            vf a = vzero();
-            int64_t d = 0;
-            for (; kor[i] && d + VW <= D; d += VW) a = vfma(vload(qr[i] + d), vload(kor[i] + d), a);
-            float x = vhsum(a);
-            for (; kor[i] && d < D; d++) x += qr[i][d] * kor[i][d];
-            so[i] = kor[i] ? scale * x : -INFINITY;
-            const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
-            hv[i] = vset1((float)h), vm[i] = vset1(so[i]);
-            whole &= h == cols;
-        }
-        for (int64_t c = 0; c < cols && whole; c += VW) {
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
-        }
-        for (int64_t c = 0; c < cols && !whole; c += VW) {
-            const vf cv = vadd(iota, vset1((float)c));
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++)
-                vm[i] = vmax(vm[i], tile_seen(vload(sr[i] + c), cv, hv[i]));
-        }
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            mx[i] = vhmax(vm[i]);
-            vm[i] = vset1(mx[i] == -INFINITY ? 0.0f : mx[i]); /* seeing nothing: all p = 0 */
-            po[i] = so[i] - (mx[i] == -INFINITY ? 0.0f : mx[i]);
-        }
-        for (int k0 = 0; k0 < TILE_MR; k0 += VW) { /* p of the own keys: exp by vectors */
-            float x[VW];
-            for (int k = 0; k < VW; k++) x[k] = k0 + k < TILE_MR ? po[k0 + k] : -INFINITY;
-            vstore(x, vexp(vload(x)));
-            for (int k = 0; k < VW && k0 + k < TILE_MR; k++) po[k0 + k] = x[k];
-        }
-        /* p = exp(s - m) on the seen columns (0 elsewhere, up to cols rounded up to VW), l */
-        vf sum[TILE_MR];
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) sum[i] = vzero();
-        for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
-            const vf cv = vadd(iota, vset1((float)c));
-            vf x[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) {
-                x[i] = vexp(vsub(x[i], vm[i]));
-                if (!whole) x[i] = vzero_below(x[i], vsub(hv[i], vset1(0.5f)), cv);
-                sum[i] = vadd(sum[i], x[i]);
-            }
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) vstore(sr[i] + c, x[i]);
-        }
-        float inv[TILE_MR]; /* out: the rows normalised (1/l, 0 where nothing is seen) */
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            const float li = mx[i] == -INFINITY ? 0.0f : vhsum(sum[i]) + po[i];
-            if (i0 + i < rows) m[i0 + i] = mx[i], l[i0 + i] = li;
-            inv[i] = li > 0.0f ? 1.0f / li : 0.0f;
-        }
-        /* acc = p_own v_own + p v (listed keys: rows vidx[c] of v, a loop of its own) */
-        const float *scale_out = out ? inv : NULL;
-        if (vidx)
-            tile_own_pv(orow, (const float *const *)sr, v, ldv, vidx, vor, po, cols, D, scale_out,
-                        stream);
+        if (rows - i0 <= TILE_MR_LAST) /* a last group of a few rows: no FMA on repeated rows */
+            tile_own_group(acc, m, l, s, lds, q, ldq, kt, ldk, v, ldv, vidx, hi, ko, vo, ldo, own,
+                           rows, cols, D, scale, out, ldout, stream, i0, &pf, iota, TILE_MR_LAST);
         else
-            tile_own_pv(orow, (const float *const *)sr, v, ldv, NULL, vor, po, cols, D, scale_out,
-                        stream);
+            tile_own_group(acc, m, l, s, lds, q, ldq, kt, ldk, v, ldv, vidx, hi, ko, vo, ldo, own,
+                           rows, cols, D, scale, out, ldout, stream, i0, &pf, iota, TILE_MR);
     }
 #if defined(__AVX2__)
     if (out && stream) _mm_sfence();
