@@ -1095,6 +1095,7 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
         float *span = (float *)mine;
         attn_tile tile;
+        bool kept = false; /* ints hold this thread's previous task's (task.kept) */
 
         /* two phases: both for a chunk of heads before the next, while their rows are cached */
         const int64_t BH = s->B * H, chunk = phase_chunk(s, L.pl.nphases);
@@ -1114,8 +1115,10 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                             .h = h,
                                             .rows =
                                                 task_rows(pat, s, &L.pl, phase, task % per_head),
-                                            .ints = ints};
+                                            .ints = ints,
+                                            .kept = kept};
                     if (t.rows.n <= 0) continue;
+                    kept = true;
                     const int64_t row0 = bh * T + t.rows.i0, ld = t.rows.step * D;
                     float *o = out + row0 * D, *m = ml + 2 * row0;
 
