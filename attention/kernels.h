@@ -142,7 +142,8 @@ void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const i
  * may run it a few rows at a time on one packing. The n_ahead spans of ahead (simd/kernel_set.h;
  * NULL: none) are asked for meanwhile, spread over the groups of rows. out set (the visit is the
  * rows' last): the rows normalised into out (row r0 there; rows ldout apart; non-temporal stores
- * when stream, as attn_tile_end_stream) instead of acc, whose rows are then left as they were
+ * when stream, as attn_tile_end_stream but not fenced: the caller calls attn_tile_store_fence
+ * before out is read on another thread) instead of acc, whose rows are then left as they were
  * (m and l set). */
 struct attn_ks_span;
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -150,6 +151,8 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
                           const int64_t *hi, const float *ko, const float *vo, const int64_t *own,
                           const struct attn_ks_span *ahead, int64_t n_ahead, float *out,
                           int64_t ldout, bool stream);
+/* A store fence (x86: sfence): this thread's non-temporal stores visible before its later ones. */
+void attn_tile_store_fence(void);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
  * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
  * them back into a tile begun for the same number of rows. */

@@ -97,7 +97,7 @@ typedef struct attn_ks_tile {
      * ATTN_TILE_COLS_ALIGN; the n_ahead spans of ahead asked for meanwhile, spread over the
      * groups of rows (ahead NULL: none); out set: row i normalised, acc[i]·(l[i] > 0 ? 1/l[i] :
      * 0), into out[i·ldout ..] instead of acc (acc not written), by non-temporal stores when
-     * stream (as end_stream) */
+     * stream (as end_stream, but not fenced: the caller fences) */
     void (*attend_own)(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                        int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
                        const int64_t *vidx, const int64_t *hi, const float *ko, const float *vo,

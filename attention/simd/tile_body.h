@@ -35,7 +35,7 @@
  *            `ahead` (the caller's next rows) asked for into L2 meanwhile, an equal share of
  *            their cache lines during each group's scores (no burst). out set (the rows' last
  *            visit): acc/l written there instead of acc (as end_stream: non-temporal stores when
- *            stream). 4·rows·(cols + 1)·D flops.
+ *            stream, but no fence: the caller's, once for many calls). 4·rows·(cols + 1)·D flops.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
  * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
  * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
@@ -738,9 +738,6 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
             tile_own_group(acc, m, l, s, lds, q, ldq, kt, ldk, v, ldv, vidx, hi, ko, vo, ldo, own,
                            rows, cols, D, scale, out, ldout, stream, i0, &pf, iota, TILE_MR);
     }
-#if defined(__AVX2__)
-    if (out && stream) _mm_sfence();
-#endif
 }
 
 /* The backward of one score (tile_backward.c, a row against one listed key): both dot products
