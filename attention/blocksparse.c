@@ -762,10 +762,19 @@ static int64_t own_ahead(const attn_bs_run *run, const attn_bs_seg *seg, int64_t
     const int64_t r0 = seg->r0 + g0;
     int64_t n = 0;
     add_span(sp, &n, address(run->q, (r0 + nr) * run->ldq), gn * run->ldq * (int64_t)sizeof(float));
-    for (int64_t r = r0; r < r0 + gn; r++)
-        if (seg->own[r] >= 0) add_span(sp, &n, address(run->kg, (seg->own[r] + nr) * D), row);
-    for (int64_t r = r0; r < r0 + gn; r++)
-        if (seg->own[r] >= 0) add_span(sp, &n, address(run->vg, (seg->own[r] + nr) * D), row);
+    /* the own keys' rows by runs of consecutive keys (random: the block's positions), k then v */
+    for (int64_t r = r0; r < r0 + gn;) {
+        const int64_t j = seg->own[r];
+        int64_t e = r + 1;
+        if (j < 0) {
+            r = e;
+            continue;
+        }
+        while (e < r0 + gn && seg->own[e] == j + (e - r)) e++;
+        add_span(sp, &n, address(run->kg, (j + nr) * D), (e - r) * row);
+        add_span(sp, &n, address(run->vg, (j + nr) * D), (e - r) * row);
+        r = e;
+    }
     const int64_t na = attn_bs_min(seg->ahead.n, AHEAD_KEYS);
     for (int64_t x = g0 * na / nr; x < (g0 + gn) * na / nr; x++) {
         const int64_t j = key_at(&seg->ahead, x);
