@@ -25,8 +25,9 @@
  *     the tile from those keys (m = score, l = 1, acc = v row, written into the fresh tile), no
  *     visit per row; a segment's own keys (seg.own) with its keys, when they fit in one visit and
  *     there is no score modifier, in one fused pass per group of rows (attn_tile_attend_own; else
- *     seeded so), the next block's queries, own keys and seg.ahead's keys asked for meanwhile
- *     (spread over the pass).
+ *     seeded so; listed keys packed from their rows and their v rows read through the list, no
+ *     copy), the next block's queries, own keys and seg.ahead's keys asked for meanwhile (spread
+ *     over the pass).
  *   the backward (attn_btile): groups of at least 30 rows, every step-th key read and updated in
  *     place (other scattered keys as above; a list's dk, dv updated in place through
  *     attn_btile.grows, runs' in gradient buffers added back after);
@@ -776,10 +777,19 @@ static int64_t own_ahead(const attn_bs_run *run, const attn_bs_seg *seg, int64_t
     const int64_t r0 = seg->r0 + g0;
     int64_t n = 0;
     add_span(sp, &n, address(run->q, (r0 + nr) * run->ldq), gn * run->ldq * (int64_t)sizeof(float));
-    for (int64_t r = r0; r < r0 + gn; r++)
-        if (seg->own[r] >= 0) add_span(sp, &n, address(run->kg, (seg->own[r] + nr) * D), row);
-    for (int64_t r = r0; r < r0 + gn; r++)
-        if (seg->own[r] >= 0) add_span(sp, &n, address(run->vg, (seg->own[r] + nr) * D), row);
+    /* the own keys' rows by runs of consecutive keys (random: the block's positions), k then v */
+    for (int64_t r = r0; r < r0 + gn;) {
+        const int64_t j = seg->own[r];
+        int64_t e = r + 1;
+        if (j < 0) {
+            r = e;
+            continue;
+        }
+        while (e < r0 + gn && seg->own[e] == j + (e - r)) e++;
+        add_span(sp, &n, address(run->kg, (j + nr) * D), (e - r) * row);
+        add_span(sp, &n, address(run->vg, (j + nr) * D), (e - r) * row);
+        r = e;
+    }
     const int64_t na = attn_bs_min(seg->ahead.n, AHEAD_KEYS);
     for (int64_t x = g0 * na / nr; x < (g0 + gn) * na / nr; x++) {
         const int64_t j = key_at(&seg->ahead, x);
@@ -790,7 +800,9 @@ static int64_t own_ahead(const attn_bs_run *run, const attn_bs_seg *seg, int64_t
 }
 
 /* A segment with own keys. The forward of a fresh tile without score modifiers, its keys in one
- * visit: the own keys and the keys in one pass per group of rows (attn_tile_attend_own: the
+ * visit (listed keys packed from their rows, their v rows read through the list: no copy; random
+ * n = 8192 1 thread 9.05 -> 8.78 ms): the own keys and the keys in one pass per group of rows
+ * (attn_tile_attend_own: the
  * scores, softmax and p·v of a group's rows together, no seeding pass, acc never zeroed or
  * rescaled; random n = 8192 1 thread 12.1 -> 11.3 ms), the next block's queries and own keys
  * and seg.ahead's keys asked for meanwhile, spread over the pass (not in bursts between calls:
@@ -804,7 +816,7 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
     const bool in_place = contiguous(&seg->keys) || every_step(&seg->keys, run->D);
     const bool fused = !run->bt && run->fresh && run->seeds && t->cap == 0.0f && !t->alibi &&
                        n <= run->cols_max &&
-                       (n <= 0 || in_place || (run->kbuf && n <= run->gather_max));
+                       (n <= 0 || in_place || seg->keys.idx || (run->kbuf && n <= run->gather_max));
     if (!fused) {
         unzeroed_to_zero(run);
         const attn_bs_seg own = {.r0 = seg->r0,
@@ -821,19 +833,22 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
     if (seg->r0 > 0 || nr < t->rows) unzeroed_to_zero(run); /* rows not set below */
     run->unzeroed = false;
     int64_t ld = D;
-    const float *vp = NULL;
-    if (n > 0) {
+    const float *vp = run->vg;
+    const int64_t *vidx = seg->keys.idx; /* listed keys: packed and read where they are */
+    if (n > 0 && vidx) {
         /* the drawn keys were asked for during the previous block (seg.ahead): no burst here */
+        attn_tile_pack_key_rows(run->tile, run->kg, D, vidx, n);
+    } else if (n > 0) { /* in place, or runs of keys gathered */
         const float *kp = keys_of(run, &seg->keys, run->kg, run->kbuf, 0, n, &ld, false);
         vp = keys_of(run, &seg->keys, run->vg, run->vbuf, 0, n, &ld, false);
-        attn_tile_pack_keys(run->tile, kp, ld, n);
+        attn_tile_pack_key_rows(run->tile, kp, ld, NULL, n);
     }
     attn_ks_span ahead[1 + 2 * OWN_ROWS + 2 * AHEAD_KEYS];
     /* the task's only visit: out written from it (no pass over acc after) */
     const bool to_out = run->end_out && seg->last && seg->r0 == 0 && nr == t->rows;
     for (int64_t g0 = 0; g0 < nr; g0 += OWN_ROWS) {
         const int64_t gn = attn_bs_min(OWN_ROWS, nr - g0), r0 = seg->r0 + g0;
-        attn_tile_attend_own(run->tile, r0, gn, run->q + r0 * run->ldq, run->ldq, vp, ld, n,
+        attn_tile_attend_own(run->tile, r0, gn, run->q + r0 * run->ldq, run->ldq, vp, ld, vidx, n,
                              seg->hi, run->kg, run->vg, seg->own, ahead,
                              own_ahead(run, seg, g0, gn, ahead),
                              to_out ? run->end_out + r0 * run->end_ld : NULL, run->end_ld,
@@ -1107,6 +1122,7 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
         float *span = (float *)mine;
         attn_tile tile;
+        bool kept = false; /* ints hold this thread's previous task's (task.kept) */
 
         /* two phases: both for a chunk of heads before the next, while their rows are cached */
         const int64_t BH = s->B * H, chunk = phase_chunk(s, L.pl.nphases);
@@ -1118,7 +1134,8 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                 /* plan.task_chunk tasks at a time, but at least 4 grabs per thread (balance) */
                 const int64_t task_chunk =
                     attn_bs_clamp(tasks / (4 * threads), 1, attn_bs_max(1, L.pl.task_chunk));
-#pragma omp for schedule(dynamic, task_chunk)
+                /* nowait: the thread's non-temporal stores of out fenced once, then the barrier */
+#pragma omp for schedule(dynamic, task_chunk) nowait
                 for (int64_t i = 0; i < tasks; i++) {
                     const int64_t task = c0 * per_head + i;
                     const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
@@ -1126,8 +1143,10 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                                             .h = h,
                                             .rows =
                                                 task_rows(pat, s, &L.pl, phase, task % per_head),
-                                            .ints = ints};
+                                            .ints = ints,
+                                            .kept = kept};
                     if (t.rows.n <= 0) continue;
+                    kept = true;
                     const int64_t row0 = bh * T + t.rows.i0, ld = t.rows.step * D;
                     float *o = out + row0 * D, *m = ml + 2 * row0;
 
@@ -1181,6 +1200,8 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                     else if (last) attn_tile_end_strided(&tile, o, ld);
                     else attn_tile_save(&tile, o, ld, m, 2 * t.rows.step);
                 }
+                attn_tile_store_fence(); /* attend_own's out (random: 1 % faster than per task) */
+#pragma omp barrier
             }
     }
     return ATTN_OK;

@@ -101,6 +101,7 @@ typedef struct attn_bs_task {
     int64_t h; /* query head */
     attn_bs_rows rows;
     int64_t *ints; /* plan.ints of scratch */
+    bool kept;     /* ints hold what this thread's previous task of this forward call left there */
 } attn_bs_task;
 
 typedef struct attn_bs_run attn_bs_run; /* the engine's side of a visit (compute or count) */

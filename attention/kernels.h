@@ -128,22 +128,31 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
 void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                       const float *k, const float *v, int64_t ldkv, int64_t cols,
                       const int64_t *hi);
+/* attn_tile_pack_keys of the rows k + (idx ? idx[c] : c)·ldkv (scattered keys packed where they
+ * are, no copy), for attn_tile_attend_own only (padding zeroed only up to cols rounded up to 16:
+ * what it reads). */
+void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const int64_t *idx,
+                             int64_t cols);
 /* A visit of a fresh tile (nothing visited yet, no score modifier): tile rows r0..r0 + nrows
- * by keys [0, cols) packed before (attn_tile_pack_keys; cols 0: none; v rows ldkv apart), row r
+ * by keys [0, cols) packed before (attn_tile_pack_keys or attn_tile_pack_key_rows; cols 0: none;
+ * key c's v row at v + (vidx ? vidx[c] : c)·ldkv), row r
  * seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row, as own) and its own key
  * own[r] (a row of ko and vo, rows D apart; -1: none): scores, softmax and p·v in one pass per
  * group of rows (attn_ks()->tile.attend_own), m, l and acc set without reading them; a caller
  * may run it a few rows at a time on one packing. The n_ahead spans of ahead (simd/kernel_set.h;
  * NULL: none) are asked for meanwhile, spread over the groups of rows. out set (the visit is the
  * rows' last): the rows normalised into out (row r0 there; rows ldout apart; non-temporal stores
- * when stream, as attn_tile_end_stream) instead of acc, whose rows are then left as they were
+ * when stream, as attn_tile_end_stream but not fenced: the caller calls attn_tile_store_fence
+ * before out is read on another thread) instead of acc, whose rows are then left as they were
  * (m and l set). */
 struct attn_ks_span;
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                          const float *v, int64_t ldkv, int64_t cols, const int64_t *hi,
-                          const float *ko, const float *vo, const int64_t *own,
+                          const float *v, int64_t ldkv, const int64_t *vidx, int64_t cols,
+                          const int64_t *hi, const float *ko, const float *vo, const int64_t *own,
                           const struct attn_ks_span *ahead, int64_t n_ahead, float *out,
                           int64_t ldout, bool stream);
+/* A store fence (x86: sfence): this thread's non-temporal stores visible before its later ones. */
+void attn_tile_store_fence(void);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
  * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
  * them back into a tile begun for the same number of rows. */

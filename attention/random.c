@@ -9,13 +9,15 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   time O(B·H·T·r·D)   flops 4·D per allowed score, counted from the layout (exact)
  *   layout (block-sparse engine):
- *     block: one task per query block, one segment: its r drawn keys (K and V rows) gathered
- *           once, each row seeing those up to itself when causal (row bounds), and each row's
- *           own key (when not drawn: seg.own). The forward visits the own keys and the drawn
- *           keys in one pass per group of rows (attn_tile_attend_own: scores, softmax and p·v
- *           fused, from a fresh start), asking meanwhile for the next block's rows and drawn
- *           keys (seg.ahead: likely the thread's next task); the backward visits the own key as
- *           a one-key list, then the drawn keys.
+ *     block: one task per query block, one segment: its r drawn keys (a list), each row seeing
+ *           those up to itself when causal (row bounds), and each row's own key (when not drawn:
+ *           seg.own). The forward visits the own keys and the drawn keys in one pass per group of
+ *           rows (attn_tile_attend_own: scores, softmax and p·v fused, from a fresh start; kᵀ
+ *           packed from the drawn rows, v read through the list, no copy), asking meanwhile for
+ *           the next block's rows and drawn keys (seg.ahead: likely the thread's next task, which
+ *           then takes those draws from the ints its thread kept, task.kept); the backward
+ *           visits the own key as a one-key list, then the drawn keys (K and V rows gathered
+ *           once).
  *           K/V rows are read r per block, not r per query: the time stays linear in n once K
  *           and V outgrow the caches (measured exponents in docs/performance.md).
  *     token: blocks of 64 queries, each row against its own sorted key list (no two rows share
@@ -23,11 +25,13 @@
  *           keys prefetched meanwhile (a cache miss per score once K, V exceed the caches).
  *   workspace: threads × (rows×256 scores + rows×D acc + 2·rows floats + ints int64 [+ block:
  *              2·max(256, min(r, 4096))·D gathered floats when r < S]), rows = min(b, T) (block)
- *              or min(64, T) (token); ints = 2·min(r, S) + 2·rows (block) or
+ *              or min(64, T) (token); ints = 2 + 2·min(r, S) + 2·rows (block) or
  *              max(4096, min(r, S) + 1) + rows + 1 (token)
  *   threads: OpenMP over (b, h, query block), dynamic (draw=block: 16 blocks at a time); one
  *            thread per tile, no BLAS.
  */
+#include <string.h>
+
 #include "blocksparse.h"
 
 enum { P_RANDOM, P_SEED, P_DRAW, P_BLOCK };
@@ -138,10 +142,11 @@ static void plan_block(const attn_shape *s, const attn_params *p, attn_bs_plan *
 {
     const int64_t r = attn_bs_min((int64_t)p->v[P_RANDOM], s->S);
     attn_bs_plan_blocks(s, (int64_t)p->v[P_BLOCK], pl);
-    pl->ints = 2 * r + 2 * pl->rows_max; /* draws, the next block's, row bounds, own keys */
-    pl->gathers = r < s->S;              /* some block may draw scattered keys */
-    pl->seeds = true;                    /* the own keys, one per row, first */
-    pl->task_chunk = TASK_CHUNK;         /* a thread's next block: the one it asks for ahead */
+    /* (h, qb) of the next block's draws, the draws, the next block's, row bounds, own keys */
+    pl->ints = 2 + 2 * r + 2 * pl->rows_max;
+    pl->gathers = r < s->S;      /* some block may draw scattered keys */
+    pl->seeds = true;            /* the own keys, one per row, first */
+    pl->task_chunk = TASK_CHUNK; /* a thread's next block: the one it asks for ahead */
     if (pl->gathers) pl->gather_max = attn_bs_min(r, GATHER_MAX); /* copied once per task */
 }
 
@@ -168,9 +173,16 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
     const int64_t p0 = attn_bs_pos(s, t->rows.i0), qb = attn_bs_floordiv(p0, b);
     const int64_t N = block_candidates(s, b, qb), nd = attn_bs_min(r_keys, attn_bs_max(N, 0));
     const int64_t most = attn_bs_min(r_keys, s->S); /* draws of a block at most */
-    int64_t *draws = t->ints, *next = draws + most, *hi = next + most, *own = hi + n;
+    int64_t *tag = t->ints, *draws = tag + 2, *next = draws + most, *hi = next + most;
+    int64_t *own = hi + n;
     const bool all = r_keys >= N;
-    const attn_bs_keys keys = block_keys(s, p, t->h, qb, draws);
+    attn_bs_keys keys;
+    if (t->kept && tag[0] == t->h && tag[1] == qb) { /* drawn by the thread's previous task */
+        memcpy(draws, next, (size_t)nd * sizeof *draws);
+        keys = (attn_bs_keys){.n = nd, .idx = draws};
+    } else {
+        keys = block_keys(s, p, t->h, qb, draws);
+    }
 
     /* per row: drawn keys j <= p (c of them, increasing in p), and whether p is one */
     int64_t c = 0;
@@ -187,12 +199,14 @@ static void visit_block(const attn_shape *s, const attn_params *p, const attn_bs
         hi[r] = c;
         own[r] = pos >= 0 && !drawn ? pos : -1;
     }
+    const attn_bs_keys ahead = block_keys(s, p, t->h, qb + 1, next);
+    tag[0] = ahead.idx ? t->h : -1, tag[1] = qb + 1; /* next: draws of the block after, kept */
     const attn_bs_seg seg = {.keys = keys,
                              .r0 = 0,
                              .nrows = n,
                              .hi = s->causal ? hi : NULL,
                              .own = own,
-                             .ahead = block_keys(s, p, t->h, qb + 1, next),
+                             .ahead = ahead,
                              .last = true};
     attn_bs_visit(run, &seg);
 }

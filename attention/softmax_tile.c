@@ -17,6 +17,9 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
+#if defined(__SSE__)
+#include <xmmintrin.h>
+#endif
 
 #include "kernels.h"
 #include "simd/kernel_set.h"
@@ -272,16 +275,31 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
                            nrows, cols, t->D, t->scale);
 }
 
+void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const int64_t *idx,
+                             int64_t cols)
+{
+    t->kt_ld = attn_tile_score_ld(cols);
+    t->kt = t->scores + round_up(t->rows * t->kt_ld); /* after the scores of every tile row */
+    attn_ks()->tile.pack_kt_rows(t->kt, t->kt_ld, k, ldkv, idx, cols, t->D);
+}
+
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                          const float *v, int64_t ldkv, int64_t cols, const int64_t *hi,
-                          const float *ko, const float *vo, const int64_t *own,
+                          const float *v, int64_t ldkv, const int64_t *vidx, int64_t cols,
+                          const int64_t *hi, const float *ko, const float *vo, const int64_t *own,
                           const attn_ks_span *ahead, int64_t n_ahead, float *out, int64_t ldout,
                           bool stream)
 {
     attn_ks()->tile.attend_own(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores,
-                               attn_tile_score_ld(cols), q, ldq, t->kt, t->kt_ld, v, ldkv,
+                               attn_tile_score_ld(cols), q, ldq, t->kt, t->kt_ld, v, ldkv, vidx,
                                hi ? hi + r0 : NULL, ko, vo, t->D, own ? own + r0 : NULL, nrows,
                                cols, t->D, t->scale, ahead, n_ahead, out, ldout, stream);
+}
+
+void attn_tile_store_fence(void)
+{
+#if defined(__SSE__)
+    _mm_sfence();
+#endif
 }
 
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)

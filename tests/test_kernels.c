@@ -257,11 +257,14 @@ Test(kernels, tile_attend_matches_the_float64_update_in_every_set)
 }
 
 /* The fused fresh visit with own keys (tile.attend_own) of every set against the softmax in
- * float64: rows in a partial register group, keys in partial column blocks and vectors (and more
- * than one column block), rows seeing a prefix of the keys (none, some, all) with or without an
+ * float64: rows in a partial register group (13 and 11 rows: last groups of 1, 3 or 5 rows, rows
+ * past them not written), keys in partial column blocks and vectors (and more than one column
+ * block), rows seeing a prefix of the keys (none, some, all) with or without an
  * own key (a row seeing nothing: m = -inf, l = 0, acc = 0), no keys at all, and every row seeing
  * every key (whole vectors: no masks); with spans asked for ahead and the rows written normalised
- * into an output (plain and non-temporal stores) instead of acc. */
+ * into an output (plain and non-temporal stores) instead of acc; the keys in place (pack_kt) or
+ * listed (scattered rows: pack_kt_rows, v read through the list; packed columns past those the
+ * visit reads left NaN). */
 Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
 {
     enum { ROWS = 13 };
@@ -276,15 +279,19 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
     float *acc = bench_alloc(ROWS * D * sizeof(float)), m[ROWS], l[ROWS];
     float *o = bench_alloc(ROWS * ldq * sizeof(float));
     const int64_t colss[4] = {37, 0, 8, 32}; /* 32: every row sees every key (hi NULL) */
-    for (int e = 0; e < 4; e++) {
-        const int64_t cols = colss[e];
-        const int64_t *his = e == 3 ? NULL : hi;
+    int64_t list[40];                        /* listed keys: rows 39, 37, ..., 1, 38, ..., 0 */
+    for (int64_t c = 0; c < nk; c++) list[c] = c < nk / 2 ? nk - 1 - 2 * c : nk - 2 - 2 * (c - 20);
+    for (int e = 0; e < 16; e++) { /* e >= 8: the first 11 rows (a last group of 5 or 3) */
+        const int64_t cols = colss[e % 4], rows = e >= 8 ? 11 : ROWS;
+        const int64_t *his = e % 4 == 3 ? NULL : hi, *idx = e / 4 % 2 ? list : NULL;
         for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
             const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
             if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
             for (int64_t x = 0; x < ROWS * D; x++) acc[x] = NAN; /* never read */
             for (int64_t r = 0; r < ROWS; r++) m[r] = l[r] = NAN;
-            if (cols > 0) ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
+            for (int64_t x = 0; x < D * ld; x++) kt[x] = NAN; /* what packing leaves: not read */
+            if (cols > 0 && idx) ks->tile.pack_kt_rows(kt, ld, k, ldkv, idx, cols, D);
+            else if (cols > 0) ks->tile.pack_kt(kt, ld, k, ldkv, cols, D);
             /* spans asked for meanwhile: no effect on the result (one past the arrays, one empty,
              * more lines than the groups' steps of d) */
             const attn_ks_span ahead[3] = {{(uintptr_t)q, ROWS * ldq * (int64_t)sizeof(float)},
@@ -293,15 +300,20 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
             /* odd e: the rows normalised into o (rows ldq apart; e 3: non-temporal stores), acc
              * not written */
             for (int64_t x = 0; x < ROWS * ldq; x++) o[x] = NAN;
-            ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, his, ko, vo, D, own,
-                                ROWS, cols, D, 0.5f, e % 2 ? ahead : NULL, 3, e % 2 ? o : NULL, ldq,
-                                e == 3);
-            for (int64_t r = 0; r < ROWS; r++) {
+            ks->tile.attend_own(acc, m, l, s, ld, q, ldq, kt, ld, v, ldkv, idx, his, ko, vo, D, own,
+                                rows, cols, D, 0.5f, e % 2 ? ahead : NULL, 3, e % 2 ? o : NULL, ldq,
+                                e % 4 == 3);
+            for (int64_t r = rows; r < ROWS; r++) /* rows past those visited: not written */
+                cr_expect(isnan(m[r]) && isnan(acc[r * D]) && isnan(o[r * ldq]),
+                          "%s: row %ld past %ld written", attn_isa_name(isa), (long)r, (long)rows);
+            for (int64_t r = 0; r < rows; r++) {
                 const int64_t h = his && his[r] < cols ? his[r] : cols;
                 double sc[40], so = -INFINITY, mx = -INFINITY;
                 for (int64_t c = 0; c < h; c++) {
                     sc[c] = 0;
-                    for (int64_t d = 0; d < D; d++) sc[c] += 0.5 * q[r * ldq + d] * k[c * ldkv + d];
+                    const int64_t kc = idx ? idx[c] : c;
+                    for (int64_t d = 0; d < D; d++)
+                        sc[c] += 0.5 * q[r * ldq + d] * k[kc * ldkv + d];
                     mx = fmax(mx, sc[c]);
                 }
                 if (own[r] >= 0) {
@@ -318,7 +330,8 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
                           (long)cols, (long)r, m[r], mx, l[r], sum);
                 for (int64_t d = 0; d < D; d++) {
                     double x = own[r] >= 0 ? exp(so - mx) * vo[own[r] * D + d] : 0;
-                    for (int64_t c = 0; c < h; c++) x += exp(sc[c] - mx) * v[c * ldkv + d];
+                    for (int64_t c = 0; c < h; c++)
+                        x += exp(sc[c] - mx) * v[(idx ? idx[c] : c) * ldkv + d];
                     if (e % 2) { /* normalised in o (a row seeing nothing: 0), acc untouched */
                         x = sum > 0 ? x / sum : 0;
                         cr_expect(fabs(o[r * ldq + d] - x) <= 1e-5 * (1 + fabs(x)) &&

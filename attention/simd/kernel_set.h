@@ -55,6 +55,10 @@ typedef struct attn_ks_span {
 typedef struct attn_ks_tile {
     /* kt[d·ldk + c] = k[c·ldkv + d] (c < cols, d < D), 0 for cols <= c < ldk */
     void (*pack_kt)(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols, int64_t D);
+    /* pack_kt of the rows k + (idx ? idx[c] : c)·ldkv, zero only columns cols..cols rounded up to
+     * 16 floats (what the visits read; ldk at least that) */
+    void (*pack_kt_rows)(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
+                         int64_t cols, int64_t D);
     /* s[i·lds + c] = scale·Σ_d q[i·ldq + d]·kt[d·ldk + c], i < rows, c < cols rounded up to
      * ATTN_TILE_COLS_ALIGN */
     void (*scores)(float *s, int64_t lds, const float *q, int64_t ldq, const float *kt, int64_t ldk,
@@ -86,20 +90,20 @@ typedef struct attn_ks_tile {
                    int64_t ldv, const int64_t *lo, const int64_t *hi, int64_t rows, int64_t cols,
                    int64_t D, float scale);
     /* the online softmax of rows i < rows from a fresh start (m = -inf, l = 0, acc = 0: none of
-     * them read) by the keys c < hi[i] (hi NULL: cols) of kt (packed) and v [cols, D] (rows ldv
-     * apart) and row i's own key own[i] of ko, vo (rows ldo apart; own NULL or own[i] < 0: none):
-     * m, l and acc [rows, D] after those keys (rows seeing nothing: -inf, 0, 0), one pass per
-     * group of rows; s: scores scratch [rows, lds], lds >= cols rounded up to
+     * them read) by the keys c < hi[i] (hi NULL: cols) of kt (packed) and v (key c's row at
+     * v + (vidx ? vidx[c] : c)·ldv) and row i's own key own[i] of ko, vo (rows ldo apart; own NULL
+     * or own[i] < 0: none): m, l and acc [rows, D] after those keys (rows seeing nothing: -inf, 0,
+     * 0), one pass per group of rows; s: scores scratch [rows, lds], lds >= cols rounded up to
      * ATTN_TILE_COLS_ALIGN; the n_ahead spans of ahead asked for meanwhile, spread over the
      * groups of rows (ahead NULL: none); out set: row i normalised, acc[i]·(l[i] > 0 ? 1/l[i] :
      * 0), into out[i·ldout ..] instead of acc (acc not written), by non-temporal stores when
-     * stream (as end_stream) */
+     * stream (as end_stream, but not fenced: the caller fences) */
     void (*attend_own)(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                        int64_t ldq, const float *kt, int64_t ldk, const float *v, int64_t ldv,
-                       const int64_t *hi, const float *ko, const float *vo, int64_t ldo,
-                       const int64_t *own, int64_t rows, int64_t cols, int64_t D, float scale,
-                       const attn_ks_span *ahead, int64_t n_ahead, float *out, int64_t ldout,
-                       bool stream);
+                       const int64_t *vidx, const int64_t *hi, const float *ko, const float *vo,
+                       int64_t ldo, const int64_t *own, int64_t rows, int64_t cols, int64_t D,
+                       float scale, const attn_ks_span *ahead, int64_t n_ahead, float *out,
+                       int64_t ldout, bool stream);
 } attn_ks_tile;
 /* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
  * (ATTN_F32 copies). */

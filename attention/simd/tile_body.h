@@ -5,6 +5,8 @@
  *   pack_kt  kt [D, ldk] = kᵀ of a key block k [cols, D] (row stride ldkv), zero columns
  *            cols..ldk: the keys along the lanes, so that the scores need no horizontal sum.
  *            O(cols·D), no flops.
+ *   pack_kt_rows  pack_kt of the rows k + idx[c]·ldkv (idx NULL: c·ldkv), zeroing only columns
+ *            cols..cols rounded up to 16 (what scores and attend_own read).
  *   scores   s [rows, lds] = scale · q kᵀ from kt: rows × round_up(cols, VW) scores (the
  *            padding columns of the last vector are written too: lds and ldk cover them; a last
  *            column block narrower than TILE_NR·VW computes only its vectors). 2·rows·cols·D
@@ -24,7 +26,8 @@
  *            rows see (a band's or a triangle's group: a fraction of the visit's), avx512 a last
  *            half vector of scores by 256-bit FMAs; s: the scores, rows × lds.
  *            At most 4·rows·cols·D flops.
- *   attend_own  a fresh visit of cols packed keys (kt, v rows ldv apart) in one pass per TILE_MR
+ *   attend_own  a fresh visit of cols packed keys (kt; v rows ldv apart, or at v + vidx[c]·ldv:
+ *            listed keys read where they are, no copy) in one pass per TILE_MR
  *            rows, row r seeing the first hi[r] (NULL: all) and its own key own[r] (rows of ko,
  *            vo; -1: none): scores, the own keys' scores, the rows' softmax together (their
  *            max, exp and sum chains side by side), acc = p_own v_own + p v; m, l and acc set,
@@ -32,13 +35,15 @@
  *            `ahead` (the caller's next rows) asked for into L2 meanwhile, an equal share of
  *            their cache lines during each group's scores (no burst). out set (the rows' last
  *            visit): acc/l written there instead of acc (as end_stream: non-temporal stores when
- *            stream). 4·rows·(cols + 1)·D flops.
+ *            stream, but no fence: the caller's, once for many calls). 4·rows·(cols + 1)·D flops.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
  * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
  * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
- * place), so each kernel has one shape of inner loop. No scratch, one thread.
+ * place), so each kernel has one shape of inner loop; attend_own's last group of at most
+ * TILE_MR_LAST rows has a narrower one (a task of 64 rows: 10 · 6 + 4, no FMA on repeated rows;
+ * random n = 8192 1 thread 8.67 -> 8.24 ms). No scratch, one thread.
  */
 #if VW == 16
 #define TILE_MR 6
@@ -50,6 +55,8 @@
 #define TILE_MR 4
 #define TILE_NR 4
 #endif
+/* attend_own's last group of rows when it has at most this many (64 = 10·6 + 4 rows) */
+#define TILE_MR_LAST (TILE_MR - 2)
 
 /* The loops over the register block are unrolled at every optimisation level (-O2 builds too:
  * their accumulators must live in registers, not on the stack). */
@@ -63,12 +70,12 @@
 static int64_t tile_min(int64_t a, int64_t b) { return a < b ? a : b; }
 
 #ifdef __AVX2__
-/* kt[d·ldk + c] = k[c·ldkv + d] for c < n, 0 for n <= c < 8 (d < 8): one 8 × 8 transpose in
+/* kt[d·ldk + c] = k[c][d0 + d] for c < n, 0 for n <= c < 8 (d < 8): one 8 × 8 transpose in
  * registers (avx2, avx512), rows from n on not read. */
-static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64_t ldkv, int n)
+static inline void tile_transpose8(float *kt, int64_t ldk, const float *const *k, int64_t d0, int n)
 {
     __m256 r[8], t[8];
-    for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(k + i * ldkv) : _mm256_setzero_ps();
+    for (int i = 0; i < 8; i++) r[i] = i < n ? _mm256_loadu_ps(k[i] + d0) : _mm256_setzero_ps();
     for (int i = 0; i < 8; i += 2) {
         t[i] = _mm256_unpacklo_ps(r[i], r[i + 1]);
         t[i + 1] = _mm256_unpackhi_ps(r[i], r[i + 1]);
@@ -88,31 +95,54 @@ static inline void tile_transpose8(float *kt, int64_t ldk, const float *k, int64
 }
 #endif
 
-static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
-                           int64_t D)
+/* kt [D, ldk] = kᵀ of the keys k + (idx ? idx[c] : c)·ldkv (c < cols), zero columns cols..z1
+ * (cols <= z1 <= ldk). */
+static void tile_pack(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
+                      int64_t cols, int64_t D, int64_t z1)
 {
-    int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns from z0 on to zero */
+    int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns [z0, z1) to zero */
 #ifdef __AVX2__
     const int64_t d8 = D / 8 * 8;
-    for (; c0 < cols && c0 + 8 <= ldk; c0 += 8) { /* the last block: its padding columns too */
+    for (; c0 < cols && c0 + 8 <= z1; c0 += 8) { /* the last block: its padding columns too */
         const int n = (int)tile_min(8, cols - c0);
-        for (int64_t d = 0; d < d8; d += 8)
-            tile_transpose8(kt + d * ldk + c0, ldk, k + c0 * ldkv + d, ldkv, n);
+        const float *kr[8];
+        for (int i = 0; i < 8; i++) {
+            const int64_t c = c0 + tile_min(i, n - 1); /* rows from n on not read */
+            kr[i] = k + (idx ? idx[c] : c) * ldkv;
+        }
+        for (int64_t d = 0; d < d8; d += 8) tile_transpose8(kt + d * ldk + c0, ldk, kr, d, n);
         for (int64_t d = d8; d < D; d++) /* the last D % 8 dimensions of these keys */
-            for (int64_t c = c0; c < c0 + 8; c++)
-                kt[d * ldk + c] = c < cols ? k[c * ldkv + d] : 0.0f;
+            for (int i = 0; i < 8; i++) kt[d * ldk + c0 + i] = i < n ? kr[i][d] : 0.0f;
     }
     z0 = c0 > cols ? c0 : cols;
     c0 = c0 < cols ? c0 : cols;
 #endif
-    for (int64_t d = 0; d < D; d++) /* the remaining keys (all of them without AVX2) */
-        for (int64_t c = c0; c < cols; c++) kt[d * ldk + c] = k[c * ldkv + d];
-    for (int64_t d = 0; d < D && ldk > z0; d++) {
+    for (int64_t c = c0; c < cols; c++) { /* the remaining keys (all of them without AVX2) */
+        const float *kc = k + (idx ? idx[c] : c) * ldkv;
+        for (int64_t d = 0; d < D; d++) kt[d * ldk + c] = kc[d];
+    }
+    for (int64_t d = 0; d < D && z1 > z0; d++) {
         float *row = kt + d * ldk;
         int64_t c = z0;
-        for (; c + VW <= ldk; c += VW) vstore(row + c, vzero());
-        for (; c < ldk; c++) row[c] = 0.0f;
+        for (; c + VW <= z1; c += VW) vstore(row + c, vzero());
+        for (; c < z1; c++) row[c] = 0.0f;
     }
+}
+
+static void k_tile_pack_kt(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols,
+                           int64_t D)
+{
+    tile_pack(kt, ldk, k, ldkv, NULL, cols, D, ldk);
+}
+
+/* Columns a visit of cols keys reads of the packed keys: cols rounded up to the widest set's
+ * vector (16 floats). */
+static int64_t tile_read_cols(int64_t cols) { return (cols + 15) / 16 * 16; }
+
+static void k_tile_pack_kt_rows(float *kt, int64_t ldk, const float *k, int64_t ldkv,
+                                const int64_t *idx, int64_t cols, int64_t D)
+{
+    tile_pack(kt, ldk, k, ldkv, idx, cols, D, tile_min(tile_read_cols(cols), ldk));
 }
 
 /* A cursor over spans asked for (prefetched) by cache lines while a kernel computes (attend_own's
@@ -140,14 +170,16 @@ TILE_INLINE void tile_ahead_next(tile_ahead *a)
     a->left--;
 }
 
-/* One TILE_MR × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR; pf (a
- * constant NULL but for attend_own): up to two lines asked for per step of d. */
+/* One mr × nv·VW block of scores: rows qr[i], columns kt[.. + j·VW], nv <= TILE_NR, mr <= TILE_MR
+ * (a constant: TILE_MR but for attend_own's last group); pf (a constant NULL but for attend_own):
+ * up to two lines asked for per step of d. */
 TILE_INLINE void tile_scores_block_ahead(float *const *sr, const float *const *qr, const float *kt,
-                                         int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf)
+                                         int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf,
+                                         int mr)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int i = 0; i < mr; i++) TILE_UNROLL
     for (int j = 0; j < nv; j++) acc[i][j] = vzero();
     for (int64_t d = 0; d < D; d++, kt += ldk) {
         vf b[TILE_NR];
@@ -156,42 +188,43 @@ TILE_INLINE void tile_scores_block_ahead(float *const *sr, const float *const *q
         TILE_UNROLL
         for (int j = 0; j < nv; j++) b[j] = vload(kt + j * VW);
         TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             const vf a = vset1(qr[i][d]);
             TILE_UNROLL
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int i = 0; i < mr; i++) TILE_UNROLL
     for (int j = 0; j < nv; j++) vstore(sr[i] + j * VW, vmul(acc[i][j], scale));
 }
 
 TILE_INLINE void tile_scores_block(float *const *sr, const float *const *qr, const float *kt,
                                    int64_t ldk, int64_t D, vf scale, int nv)
 {
-    tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, nv, NULL);
+    tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, nv, NULL, TILE_MR);
 }
 
 /* The last column block: only the vectors that hold columns (a constant nv per call). */
 TILE_INLINE void tile_scores_tail_ahead(float *const *sr, const float *const *qr, const float *kt,
-                                        int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf)
+                                        int64_t ldk, int64_t D, vf scale, int nv, tile_ahead *pf,
+                                        int mr)
 {
 #if TILE_NR == 4
-    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf);
-    else if (nv == 2) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 2, pf);
-    else if (nv == 3) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 3, pf);
-    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 4, pf);
+    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf, mr);
+    else if (nv == 2) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 2, pf, mr);
+    else if (nv == 3) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 3, pf, mr);
+    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 4, pf, mr);
 #else
-    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf);
-    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, TILE_NR, pf);
+    if (nv == 1) tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, 1, pf, mr);
+    else tile_scores_block_ahead(sr, qr, kt, ldk, D, scale, TILE_NR, pf, mr);
 #endif
 }
 
 TILE_INLINE void tile_scores_tail(float *const *sr, const float *const *qr, const float *kt,
                                   int64_t ldk, int64_t D, vf scale, int nv)
 {
-    tile_scores_tail_ahead(sr, qr, kt, ldk, D, scale, nv, NULL);
+    tile_scores_tail_ahead(sr, qr, kt, ldk, D, scale, nv, NULL, TILE_MR);
 }
 
 #if VW == 16
@@ -360,33 +393,37 @@ TILE_INLINE void tile_store(float *p, vf x, bool stream)
 }
 
 /* acc rows orow[i], nv vectors: a0[i]·x0[i] (0 where x0[i] is NULL) + Σ_c p[i][c] v[c], nv <=
- * TILE_NR. attend: x0 = orow (the online softmax's rescale folded into the load, no pass of its
- * own over acc); attend_own: x0 = the own key's value row, a0 its p. inv (a constant NULL but for
- * attend_own's out): the rows stored times inv[i], by tile_store (stream). */
+ * TILE_NR, mr <= TILE_MR rows (a constant), v[c] at v + (vidx ? vidx[c] : c)·ldv (vidx a constant
+ * NULL but for attend_own's listed keys). attend: x0 = orow (the online softmax's rescale folded
+ * into the load, no pass of its own over acc); attend_own: x0 = the own key's value row, a0 its p.
+ * inv (a constant NULL but for attend_own's out): the rows stored times inv[i], by tile_store
+ * (stream). */
 TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const float *v,
-                              int64_t ldv, int64_t cols, const float *const *x0, const float *a0,
-                              int nv, const float *inv, bool stream)
+                              int64_t ldv, const int64_t *vidx, int64_t cols,
+                              const float *const *x0, const float *a0, int nv, const float *inv,
+                              bool stream, int mr)
 {
     vf acc[TILE_MR][TILE_NR];
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) {
+    for (int i = 0; i < mr; i++) {
         const vf a = vset1(a0[i]);
         TILE_UNROLL
         for (int j = 0; j < nv; j++) acc[i][j] = x0[i] ? vmul(a, vload(x0[i] + j * VW)) : vzero();
     }
-    for (int64_t c = 0; c < cols; c++, v += ldv) {
+    for (int64_t c = 0; c < cols; c++) {
+        const float *vc = v + (vidx ? vidx[c] : c) * ldv;
         vf b[TILE_NR];
         TILE_UNROLL
-        for (int j = 0; j < nv; j++) b[j] = vload(v + j * VW);
+        for (int j = 0; j < nv; j++) b[j] = vload(vc + j * VW);
         TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
+        for (int i = 0; i < mr; i++) {
             const vf a = vset1(pr[i][c]);
             TILE_UNROLL
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
     }
     TILE_UNROLL
-    for (int i = 0; i < TILE_MR; i++) {
+    for (int i = 0; i < mr; i++) {
         const vf a = vset1(inv ? inv[i] : 1.0f);
         TILE_UNROLL
         for (int j = 0; j < nv; j++)
@@ -509,14 +546,14 @@ static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s,
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
-                         al, TILE_NR, NULL, false);
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
+                         (const float *const *)od, al, TILE_NR, NULL, false, TILE_MR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
             for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, n, (const float *const *)od,
-                         al, 1, NULL, false);
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
+                         (const float *const *)od, al, 1, NULL, false, TILE_MR);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
@@ -534,18 +571,151 @@ TILE_INLINE vf tile_seen(vf x, vf c, vf h)
     return vadd(vzero_below(x, hm, c), vzero_below(vset1(-INFINITY), c, hm));
 }
 
+/* attend_own's p·v of a group of mr rows: orow[i] = (a0[i]·x0[i] + Σ_c p[i][c] v[c])·(inv ? inv[i]
+ * : 1), v[c] at v + (vidx ? vidx[c] : c)·ldv. */
+TILE_INLINE void tile_own_pv(float *const *orow, const float *const *pr, const float *v,
+                             int64_t ldv, const int64_t *vidx, const float *const *x0,
+                             const float *a0, int64_t cols, int64_t D, const float *inv,
+                             bool stream, int mr)
+{
+    float *od[TILE_MR];
+    const float *xd[TILE_MR];
+    int64_t d0 = 0;
+    for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
+        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, TILE_NR, inv, stream, mr);
+    }
+    for (; d0 + VW <= D; d0 += VW) {
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) od[i] = orow[i] + d0, xd[i] = x0[i] ? x0[i] + d0 : NULL;
+        tile_pv_from(od, pr, v + d0, ldv, vidx, cols, xd, a0, 1, inv, stream, mr);
+    }
+    for (int i = 0; i < mr && d0 < D; i++) /* D % VW left (a repeated row: same values) */
+        for (int64_t d = d0; d < D; d++) {
+            float x = x0[i] ? a0[i] * x0[i][d] : 0.0f;
+            for (int64_t c = 0; c < cols; c++) x += pr[i][c] * v[(vidx ? vidx[c] : c) * ldv + d];
+            orow[i][d] = inv ? x * inv[i] : x;
+        }
+}
+
+/* One group of mr <= TILE_MR rows of attend_own (mr a constant: TILE_MR, or TILE_MR_LAST for a
+ * last group of at most that many rows), rows i0.. (the last repeated past rows). */
+TILE_INLINE void tile_own_group(float *acc, float *m, float *l, float *s, int64_t lds,
+                                const float *q, int64_t ldq, const float *kt, int64_t ldk,
+                                const float *v, int64_t ldv, const int64_t *vidx, const int64_t *hi,
+                                const float *ko, const float *vo, int64_t ldo, const int64_t *own,
+                                int64_t rows, int64_t cols, int64_t D, float scale, float *out,
+                                int64_t ldout, bool stream, int64_t i0, tile_ahead *pf, vf iota,
+                                int mr)
+{
+    const vf vs = vset1(scale);
+    const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
+    float *sr[TILE_MR], *orow[TILE_MR];
+    int64_t row[TILE_MR];
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
+        row[i] = r;
+        /* the group's scores in its first rows of s (a few KB, kept in L1) */
+        qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds;
+        orow[i] = out ? out + r * ldout : acc + r * D;
+        kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
+    }
+    for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
+        const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
+        float *sc[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) sc[i] = sr[i] + c0;
+        if (nv == TILE_NR) tile_scores_block_ahead(sc, qr, kt + c0, ldk, D, vs, TILE_NR, pf, mr);
+        else tile_scores_tail_ahead(sc, qr, kt + c0, ldk, D, vs, nv, pf, mr);
+    }
+    while (pf->left > 0) tile_ahead_next(pf); /* no keys, or more lines than steps of d */
+    /* own scores (-inf: none), then each row's max over them and its seen columns */
+    float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
+    vf hv[TILE_MR], vm[TILE_MR];
+    /* every row of the group sees every column, whole vectors: no masks (random n = 8192: most
+     * groups; the kernel 3 % faster) */
+    bool whole = cols % VW == 0;
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        vf a = vzero();
+        int64_t d = 0;
+        for (; kor[i] && d + VW <= D; d += VW) a = vfma(vload(qr[i] + d), vload(kor[i] + d), a);
+        float x = vhsum(a);
+        for (; kor[i] && d < D; d++) x += qr[i][d] * kor[i][d];
+        so[i] = kor[i] ? scale * x : -INFINITY;
+        const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
+        hv[i] = vset1((float)h), vm[i] = vset1(so[i]);
+        whole &= h == cols;
+    }
+    for (int64_t c = 0; c < cols && whole; c += VW) {
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
+    }
+    for (int64_t c = 0; c < cols && !whole; c += VW) {
+        const vf cv = vadd(iota, vset1((float)c));
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) vm[i] = vmax(vm[i], tile_seen(vload(sr[i] + c), cv, hv[i]));
+    }
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        mx[i] = vhmax(vm[i]);
+        vm[i] = vset1(mx[i] == -INFINITY ? 0.0f : mx[i]); /* seeing nothing: all p = 0 */
+        po[i] = so[i] - (mx[i] == -INFINITY ? 0.0f : mx[i]);
+    }
+    for (int k0 = 0; k0 < mr; k0 += VW) { /* p of the own keys: exp by vectors */
+        float x[VW];
+        for (int k = 0; k < VW; k++) x[k] = k0 + k < mr ? po[k0 + k] : -INFINITY;
+        vstore(x, vexp(vload(x)));
+        for (int k = 0; k < VW && k0 + k < mr; k++) po[k0 + k] = x[k];
+    }
+    /* p = exp(s - m) on the seen columns (0 elsewhere, up to cols rounded up to VW), l */
+    vf sum[TILE_MR];
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) sum[i] = vzero();
+    for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
+        const vf cv = vadd(iota, vset1((float)c));
+        vf x[TILE_MR];
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) x[i] = vload(sr[i] + c);
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) {
+            x[i] = vexp(vsub(x[i], vm[i]));
+            if (!whole) x[i] = vzero_below(x[i], vsub(hv[i], vset1(0.5f)), cv);
+            sum[i] = vadd(sum[i], x[i]);
+        }
+        TILE_UNROLL
+        for (int i = 0; i < mr; i++) vstore(sr[i] + c, x[i]);
+    }
+    float inv[TILE_MR]; /* out: the rows normalised (1/l, 0 where nothing is seen) */
+    TILE_UNROLL
+    for (int i = 0; i < mr; i++) {
+        const float li = mx[i] == -INFINITY ? 0.0f : vhsum(sum[i]) + po[i];
+        if (i0 + i < rows) m[i0 + i] = mx[i], l[i0 + i] = li;
+        inv[i] = li > 0.0f ? 1.0f / li : 0.0f;
+    }
+    /* acc = p_own v_own + p v (listed keys: rows vidx[c] of v, a loop of its own) */
+    const float *scale_out = out ? inv : NULL;
+    if (vidx)
+        tile_own_pv(orow, (const float *const *)sr, v, ldv, vidx, vor, po, cols, D, scale_out,
+                    stream, mr);
+    else
+        tile_own_pv(orow, (const float *const *)sr, v, ldv, NULL, vor, po, cols, D, scale_out,
+                    stream, mr);
+}
+
 /* attend_own: rows start fresh, row r seeing its own key own[r] (ko, vo rows ldo apart; -1:
  * none) and the first hi[r] of the cols packed keys. Per group of TILE_MR rows: scores into s,
  * the own keys' scores, then the softmax of the group's rows together (independent chains: no
  * row waits on the one before), acc = p_own·v_own + p v. */
 static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t lds, const float *q,
                               int64_t ldq, const float *kt, int64_t ldk, const float *v,
-                              int64_t ldv, const int64_t *hi, const float *ko, const float *vo,
-                              int64_t ldo, const int64_t *own, int64_t rows, int64_t cols,
-                              int64_t D, float scale, const attn_ks_span *ahead, int64_t n_ahead,
-                              float *out, int64_t ldout, bool stream)
+                              int64_t ldv, const int64_t *vidx, const int64_t *hi, const float *ko,
+                              const float *vo, int64_t ldo, const int64_t *own, int64_t rows,
+                              int64_t cols, int64_t D, float scale, const attn_ks_span *ahead,
+                              int64_t n_ahead, float *out, int64_t ldout, bool stream)
 {
-    const vf vs = vset1(scale);
     float lane[VW];
     for (int k = 0; k < VW; k++) lane[k] = (float)k;
     const vf iota = vload(lane);
@@ -561,120 +731,13 @@ static void k_tile_attend_own(float *acc, float *m, float *l, float *s, int64_t 
         const int64_t groups_left = (rows - i0 + TILE_MR - 1) / TILE_MR;
         pf.left = (lines + groups_left - 1) / groups_left;
         lines -= pf.left;
-        const float *qr[TILE_MR], *kor[TILE_MR], *vor[TILE_MR];
-        float *sr[TILE_MR], *orow[TILE_MR], *od[TILE_MR];
-        int64_t row[TILE_MR];
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            const int64_t r = tile_min(i0 + i, rows - 1), j = own ? own[r] : -1;
-            row[i] = r;
-            /* the group's scores in its first rows of s (a few KB, kept in L1) */
-            qr[i] = q + r * ldq, sr[i] = s + tile_min(i, rows - 1) * lds;
-            orow[i] = out ? out + r * ldout : acc + r * D;
-            kor[i] = j >= 0 ? ko + j * ldo : NULL, vor[i] = j >= 0 ? vo + j * ldo : NULL;
-        }
-        for (int64_t c0 = 0; c0 < cols; c0 += TILE_NR * VW) { /* scores */
-            const int nv = (int)tile_min(TILE_NR, (cols - c0 + VW - 1) / VW);
-            float *sc[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) sc[i] = sr[i] + c0;
-            if (nv == TILE_NR) tile_scores_block_ahead(sc, qr, kt + c0, ldk, D, vs, TILE_NR, &pf);
-            else tile_scores_tail_ahead(sc, qr, kt + c0, ldk, D, vs, nv, &pf);
-        }
-        while (pf.left > 0) tile_ahead_next(&pf); /* no keys, or more lines than steps of d */
-        /* own scores (-inf: none), then each row's max over them and its seen columns */
-        float so[TILE_MR], mx[TILE_MR], po[TILE_MR];
-        vf hv[TILE_MR], vm[TILE_MR];
-        /* every row of the group sees every column, whole vectors: no masks (random n = 8192: most
-         * groups; the kernel 3 % faster) */
-        bool whole = cols % VW == 0;
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            vf a = vzero();
-            int64_t d = 0;
-            for (; kor[i] && d + VW <= D; d += VW) a = vfma(vload(qr[i] + d), vload(kor[i] + d), a);
-            float x = vhsum(a);
-            for (; kor[i] && d < D; d++) x += qr[i][d] * kor[i][d];
-            so[i] = kor[i] ? scale * x : -INFINITY;
-            const int64_t h = hi ? tile_min(hi[row[i]] < 0 ? 0 : hi[row[i]], cols) : cols;
-            hv[i] = vset1((float)h), vm[i] = vset1(so[i]);
-            whole &= h == cols;
-        }
-        for (int64_t c = 0; c < cols && whole; c += VW) {
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) vm[i] = vmax(vm[i], vload(sr[i] + c));
-        }
-        for (int64_t c = 0; c < cols && !whole; c += VW) {
-            const vf cv = vadd(iota, vset1((float)c));
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++)
-                vm[i] = vmax(vm[i], tile_seen(vload(sr[i] + c), cv, hv[i]));
-        }
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            mx[i] = vhmax(vm[i]);
-            vm[i] = vset1(mx[i] == -INFINITY ? 0.0f : mx[i]); /* seeing nothing: all p = 0 */
-            po[i] = so[i] - (mx[i] == -INFINITY ? 0.0f : mx[i]);
-        }
-        for (int k0 = 0; k0 < TILE_MR; k0 += VW) { /* p of the own keys: exp by vectors */
-            float x[VW];
-            for (int k = 0; k < VW; k++) x[k] = k0 + k < TILE_MR ? po[k0 + k] : -INFINITY;
-            vstore(x, vexp(vload(x)));
-            for (int k = 0; k < VW && k0 + k < TILE_MR; k++) po[k0 + k] = x[k];
-        }
-        /* p = exp(s - m) on the seen columns (0 elsewhere, up to cols rounded up to VW), l */
-        vf sum[TILE_MR];
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) sum[i] = vzero();
-        for (int64_t c = 0; c < cols; c += VW) { /* all loads first: a repeated row once */
-            const vf cv = vadd(iota, vset1((float)c));
-            vf x[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) x[i] = vload(sr[i] + c);
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) {
-                x[i] = vexp(vsub(x[i], vm[i]));
-                if (!whole) x[i] = vzero_below(x[i], vsub(hv[i], vset1(0.5f)), cv);
-                sum[i] = vadd(sum[i], x[i]);
-            }
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) vstore(sr[i] + c, x[i]);
-        }
-        float inv[TILE_MR]; /* out: the rows normalised (1/l, 0 where nothing is seen) */
-        TILE_UNROLL
-        for (int i = 0; i < TILE_MR; i++) {
-            const float li = mx[i] == -INFINITY ? 0.0f : vhsum(sum[i]) + po[i];
-            if (i0 + i < rows) m[i0 + i] = mx[i], l[i0 + i] = li;
-            inv[i] = li > 0.0f ? 1.0f / li : 0.0f;
-        }
-        const float *scale_out = out ? inv : NULL;
-        int64_t d0 = 0; /* acc = p_own v_own + p v */
-        for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
-            const float *vd[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++)
-                od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, TILE_NR,
-                         scale_out, stream);
-        }
-        for (; d0 + VW <= D; d0 += VW) {
-            const float *vd[TILE_MR];
-            TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++)
-                od[i] = orow[i] + d0, vd[i] = vor[i] ? vor[i] + d0 : NULL;
-            tile_pv_from(od, (const float *const *)sr, v + d0, ldv, cols, vd, po, 1, scale_out,
-                         stream);
-        }
-        for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
-            for (int64_t d = d0; d < D; d++) {
-                float x = vor[r - i0] ? po[r - i0] * vor[r - i0][d] : 0.0f;
-                for (int64_t c = 0; c < cols; c++) x += sr[r - i0][c] * v[c * ldv + d];
-                orow[r - i0][d] = out ? x * inv[r - i0] : x;
-            }
+        if (rows - i0 <= TILE_MR_LAST) /* a last group of a few rows: no FMA on repeated rows */
+            tile_own_group(acc, m, l, s, lds, q, ldq, kt, ldk, v, ldv, vidx, hi, ko, vo, ldo, own,
+                           rows, cols, D, scale, out, ldout, stream, i0, &pf, iota, TILE_MR_LAST);
+        else
+            tile_own_group(acc, m, l, s, lds, q, ldq, kt, ldk, v, ldv, vidx, hi, ko, vo, ldo, own,
+                           rows, cols, D, scale, out, ldout, stream, i0, &pf, iota, TILE_MR);
     }
-#if defined(__AVX2__)
-    if (out && stream) _mm_sfence();
-#endif
 }
 
 /* The backward of one score (tile_backward.c, a row against one listed key): both dot products
@@ -735,7 +798,7 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda
 
 #define TILE_SLOTS                                                                                 \
     {                                                                                              \
-        .pack_kt = k_tile_pack_kt, .scores = k_tile_scores, .pv = k_tile_pv,                       \
-        .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,                     \
+        .pack_kt = k_tile_pack_kt, .pack_kt_rows = k_tile_pack_kt_rows, .scores = k_tile_scores,   \
+        .pv = k_tile_pv, .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,    \
         .end_stream = k_tile_end_stream, .attend = k_tile_attend, .attend_own = k_tile_attend_own  \
     }
