@@ -17,9 +17,6 @@
 #include <cblas.h>
 #include <math.h>
 #include <string.h>
-#if defined(__SSE__)
-#include <xmmintrin.h>
-#endif
 
 #include "kernels.h"
 #include "simd/kernel_set.h"
@@ -295,12 +292,7 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
                                cols, t->D, t->scale, ahead, n_ahead, out, ldout, stream);
 }
 
-void attn_tile_store_fence(void)
-{
-#if defined(__SSE__)
-    _mm_sfence();
-#endif
-}
+void attn_tile_store_fence(void) { attn_ks()->tile.store_fence(); }
 
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)
 {

@@ -104,6 +104,9 @@ typedef struct attn_ks_tile {
                        int64_t ldo, const int64_t *own, int64_t rows, int64_t cols, int64_t D,
                        float scale, const attn_ks_span *ahead, int64_t n_ahead, float *out,
                        int64_t ldout, bool stream);
+    /* a store fence: this thread's non-temporal stores (end_stream, attend_own's out) visible
+     * before its later stores (x86 sets: sfence; a set without such stores: nothing) */
+    void (*store_fence)(void);
 } attn_ks_tile;
 /* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
  * (ATTN_F32 copies). */

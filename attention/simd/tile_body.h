@@ -36,9 +36,12 @@
  *            their cache lines during each group's scores (no burst). out set (the rows' last
  *            visit): acc/l written there instead of acc (as end_stream: non-temporal stores when
  *            stream, but no fence: the caller's, once for many calls). 4·rows·(cols + 1)·D flops.
- *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o), by
- * non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else plain stores),
- * then a store fence: the output of a large forward, not read again soon, bypasses the caches.
+ *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o),
+ *            by non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else
+ *            plain stores), then a store fence: the output of a large forward, not read again
+ *            soon, bypasses the caches.
+ *   store_fence  that fence alone (sfence in the x86 sets; nothing in the portable set, which
+ *            has no non-temporal stores).
  * Every column block a kernel reads or writes is at most ATTN_TILE_COLS_ALIGN (64) floats wide.
  * A partial group of rows at the end repeats its last row (same inputs, same result, same
  * place), so each kernel has one shape of inner loop; attend_own's last group of at most
@@ -770,6 +773,15 @@ static void k_tile_axpy3(float *y0, float a0, const float *x0, float *y1, float 
     for (; d < n; d++) y0[d] += a0 * x0[d], y1[d] += a1 * x1[d], y2[d] += a2 * x2[d];
 }
 
+/* This thread's non-temporal stores visible before its later stores (the sets with such stores:
+ * avx2, avx512). */
+static void k_tile_store_fence(void)
+{
+#if defined(__AVX2__)
+    _mm_sfence();
+#endif
+}
+
 static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda, const float *l,
                               int64_t rows, int64_t D)
 {
@@ -791,14 +803,13 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda
 #endif
         for (; d < D; d++) orow[d] = ar[d] * inv;
     }
-#if defined(__AVX2__)
-    _mm_sfence();
-#endif
+    k_tile_store_fence();
 }
 
 #define TILE_SLOTS                                                                                 \
     {                                                                                              \
         .pack_kt = k_tile_pack_kt, .pack_kt_rows = k_tile_pack_kt_rows, .scores = k_tile_scores,   \
         .pv = k_tile_pv, .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,    \
-        .end_stream = k_tile_end_stream, .attend = k_tile_attend, .attend_own = k_tile_attend_own  \
+        .end_stream = k_tile_end_stream, .attend = k_tile_attend, .attend_own = k_tile_attend_own, \
+        .store_fence = k_tile_store_fence                                                          \
     }
