@@ -155,10 +155,16 @@ static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int
     if (t->alibi) attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
-void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols)
+/* Where the packed keys of a visit of cols keys go: after the scores of every tile row. */
+static void lay_out_packed_keys(attn_tile *t, int64_t cols)
 {
     t->kt_ld = attn_tile_score_ld(cols);
-    t->kt = t->scores + round_up(t->rows * t->kt_ld); /* after the scores of every tile row */
+    t->kt = t->scores + round_up(t->rows * t->kt_ld);
+}
+
+void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols)
+{
+    lay_out_packed_keys(t, cols);
     attn_ks()->tile.pack_kt(t->kt, t->kt_ld, k, ldkv, cols, t->D);
 }
 
@@ -275,8 +281,7 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
 void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const int64_t *idx,
                              int64_t cols)
 {
-    t->kt_ld = attn_tile_score_ld(cols);
-    t->kt = t->scores + round_up(t->rows * t->kt_ld); /* after the scores of every tile row */
+    lay_out_packed_keys(t, cols);
     attn_ks()->tile.pack_kt_rows(t->kt, t->kt_ld, k, ldkv, idx, cols, t->D);
 }
 

@@ -52,22 +52,27 @@ int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool ca
     return attn_tile_floats(rows_max, cols_max, D) + block + (cap ? block : 0);
 }
 
+/* The backward's pieces after the tile in scratch: dP (and softcap's derivative when cap). */
+static void btile_lay_out(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
+                          bool cap)
+{
+    b->dp = scratch + attn_tile_floats(rows, cols_max, D);
+    b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
+    b->grows = NULL;
+}
+
 void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
                       float scale, bool cap)
 {
     attn_tile_begin(&b->t, scratch, rows, D, scale);
-    b->dp = scratch + attn_tile_floats(rows, cols_max, D);
-    b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
-    b->grows = NULL;
+    btile_lay_out(b, scratch, rows, cols_max, D, cap);
 }
 
 void attn_btile_begin_at(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
                          float scale, bool cap, float *dq)
 {
     attn_tile_begin_at(&b->t, scratch, rows, D, scale, dq, D);
-    b->dp = scratch + attn_tile_floats(rows, cols_max, D);
-    b->dcap = cap ? b->dp + round_up(rows * attn_tile_score_ld(cols_max)) : NULL;
-    b->grows = NULL;
+    btile_lay_out(b, scratch, rows, cols_max, D, cap);
 }
 
 float attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
