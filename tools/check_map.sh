@@ -13,6 +13,7 @@
 # Usage: tools/check_map.sh [path/to/bench] [OUT_DIR]   (default: ./bench, which builds first)
 set -eu
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+. "$top/tools/need_python.sh"
 bench=${1:-"$top/bench"}
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT

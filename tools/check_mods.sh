@@ -11,6 +11,7 @@
 # Usage: tools/check_mods.sh [path/to/bench]   (default: ./bench, which builds first)
 set -eu
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+. "$top/tools/need_python.sh"
 bench=${1:-"$top/bench"}
 py=/usr/bin/python3
 tmp=$(mktemp -d)

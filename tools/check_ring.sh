@@ -18,6 +18,7 @@
 #        QUICK=1 tools/check_ring.sh   (a smoke test of the script: n = 1024, 1 rep)
 set -eu
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+. "$top/tools/need_python.sh"
 bench=${1:-"$top/build/harness/bench"}
 n=${2:-16384}
 ranks=${3:-"1 2 4"}

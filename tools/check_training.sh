@@ -14,6 +14,7 @@
 # Usage: tools/check_training.sh [path/to/bench] [rounds] [A|C|D ...] (default ./bench, 3, all)
 set -eu
 top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
+. "$top/tools/need_python.sh"
 bench=${1:-"$top/bench"}
 rounds=${2:-3}
 [ "$#" -ge 2 ] && shift 2 || shift "$#"
