@@ -24,10 +24,11 @@
  *   vector is loaded (bf16/f16 converted in registers) once for the four rows; scores by tiles
  *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
  *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
- *   (AVX2: 2). While it scores a block it prefetches the next block's K and V rows into L1 (a
- *   key row of each per key of its score tiles, lines of K and V alternating; Zen 5 as above:
- *   gqa f32 ~1.2x, bf16 ~2.6x faster; K lines then V lines of each key ~1.0x; the same in the
- *   G < 4 scores: MHA bf16 ~0.9x, f32 ~0.8x, so not there). The rows left over (G % 4, or D not
+ *   (AVX2: 2). It prefetches the next block into L1 as it goes: f32, a K row per key of its
+ *   score tiles and a V row per key of its first p.v pass; bf16/f16, both rows per key of its
+ *   score tiles, lines of K and V alternating (Zen 5 as above: gqa f32 ~1.35x, bf16 ~2.6x
+ *   faster; f32 both in the scores ~1.2x, bf16 split ~0.9x of the other; the same in the G < 4
+ *   scores: MHA bf16 ~0.9x, f32 ~0.8x, so not there). The rows left over (G % 4, or D not
  *   a multiple of VW) run as G = 1 does (on the same block).
  *   G >= 8 (MQA, wide GQA: compute bound) transposes the chunk's G rows once (qt [D][G rounded
  *   up to VW]) and runs each block as small GEMMs with the rows in lanes (dec_chunk_lanes): scores
@@ -53,21 +54,28 @@ static inline void dec_prefetch(const void *p, size_t len)
 #endif
 }
 /* The next block's rows (its K rows kr[j], V rows vr[j], j < n, of row bytes each), which the
- * in-place multi-row path prefetches while it scores the current block. */
+ * in-place multi-row path prefetches while it runs the current block: its V rows in the p·v
+ * pass (split) or with the K rows in the scores. */
 typedef struct dec_next {
     const void *const *kr, *const *vr;
     int64_t n;
     size_t row;
+    bool split;
 } dec_next;
 
-/* Prefetch the K and V rows [j0, j1) of the next block (nx NULL: nothing). */
-static inline void dec_prefetch_next(const dec_next *nx, int64_t j0, int64_t j1)
+/* Prefetch rows [j0, j1) of the next block (nx NULL: nothing): from the scores (values false)
+ * its K rows, and its V rows unless split (lines of K and V alternating); from the p·v pass
+ * (values true) its V rows if split. */
+static inline void dec_prefetch_next(const dec_next *nx, bool values, int64_t j0, int64_t j1)
 {
-    if (!nx) return;
+    if (!nx || (values && !nx->split)) return;
     for (int64_t j = j0; j < j1 && j < nx->n; j++)
-        for (size_t o = 0; o < nx->row; o += 64)
-            dec_prefetch((const char *)nx->kr[j] + o, 1),
-                dec_prefetch((const char *)nx->vr[j] + o, 1);
+        if (values) dec_prefetch(nx->vr[j], nx->row);
+        else if (nx->split) dec_prefetch(nx->kr[j], nx->row);
+        else
+            for (size_t o = 0; o < nx->row; o += 64)
+                dec_prefetch((const char *)nx->kr[j] + o, 1),
+                    dec_prefetch((const char *)nx->vr[j] + o, 1);
 }
 
 /* Dot products and weighted sums over one dtype's rows, defined per element type. */
@@ -287,7 +295,7 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
     {                                                                                              \
         int64_t j = 0;                                                                             \
         for (; j + DEC_QK <= n; j += DEC_QK) {                                                     \
-            dec_prefetch_next(nx, j, j + DEC_QK);                                                  \
+            dec_prefetch_next(nx, false, j, j + DEC_QK);                                           \
             const ELEM *kc[DEC_QK];                                                                \
             for (int c = 0; c < DEC_QK; c++) kc[c] = (const ELEM *)kr[j + c];                      \
             vf a[DECODE_QUAD * DEC_QK];                                                            \
@@ -303,13 +311,13 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
             }                                                                                      \
             dec_tile_sums(a, s, j);                                                                \
         }                                                                                          \
-        dec_prefetch_next(nx, j, DECODE_KB);                                                       \
+        dec_prefetch_next(nx, false, j, DECODE_KB);                                                \
         for (; j < n; j++)                                                                         \
             for (int r = 0; r < DECODE_QUAD; r++)                                                  \
                 s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, (const ELEM *)kr[j], D);           \
     }                                                                                              \
     static void dec_pv4_##sfx(float *acc, const float *s, const void *const *vr, int64_t n,        \
-                              int64_t D)                                                           \
+                              int64_t D, const dec_next *nx)                                       \
     {                                                                                              \
         int64_t d = 0;                                                                             \
         for (; d + DEC_PVV * VW <= D; d += DEC_PVV * VW) {                                         \
@@ -318,6 +326,7 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
                 for (int c = 0; c < DEC_PVV; c++)                                                  \
                     a[r * DEC_PVV + c] = vload(acc + r * D + d + c * VW);                          \
             for (int64_t j = 0; j < n; j++) {                                                      \
+                if (d == 0) dec_prefetch_next(nx, true, j, j + 1);                                 \
                 const ELEM *v = (const ELEM *)vr[j];                                               \
                 vf x[DEC_PVV];                                                                     \
                 for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + d + c * VW);                    \
@@ -331,7 +340,8 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
                 for (int c = 0; c < DEC_PVV; c++)                                                  \
                     vstore(acc + r * D + d + c * VW, a[r * DEC_PVV + c]);                          \
         }                                                                                          \
-        for (; d < D; d += VW) /* D % VW == 0 */                                                   \
+        dec_prefetch_next(nx, true, d == 0 ? 0 : n, DECODE_KB); /* the rows not yet asked for */   \
+        for (; d < D; d += VW)                                  /* D % VW == 0 */                  \
             for (int r = 0; r < DECODE_QUAD; r++) {                                                \
                 vf a = vload(acc + r * D + d);                                                     \
                 for (int64_t j = 0; j < n; j++)                                                    \
@@ -602,9 +612,9 @@ static void dec_block_quad(int t, const float *q, int64_t D, const void *const *
     else dec_scores4_f16(q, kr, nb, D, s, nx);
     for (int64_t r = 0; r < DECODE_QUAD; r++)
         dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    if (t == ATTN_F32) dec_pv4_f32(acc, s, vr, nb, D);
-    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vr, nb, D);
-    else dec_pv4_f16(acc, s, vr, nb, D);
+    if (t == ATTN_F32) dec_pv4_f32(acc, s, vr, nb, D, nx);
+    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vr, nb, D, nx);
+    else dec_pv4_f16(acc, s, vr, nb, D, nx);
 }
 
 /* One row (G = 1) against the nb keys kr[j], values vr[j] read in place (bf16/f16 converted in
@@ -681,7 +691,8 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
     int64_t nb = dec_streams_block(k, v, row, pos, end, kr[0], vr[0]);
     for (int b = 0; nb > 0; b ^= 1) {
         const dec_next nx = {kr[b ^ 1], vr[b ^ 1],
-                             dec_streams_block(k, v, row, pos, end, kr[b ^ 1], vr[b ^ 1]), row};
+                             dec_streams_block(k, v, row, pos, end, kr[b ^ 1], vr[b ^ 1]), row,
+                             t == ATTN_F32};
         for (int64_t r = 0; r < r1; r += DECODE_QUAD)
             dec_block_quad(t, q + r * D, D, kr[b], vr[b], nb, m + r, l + r, acc + r * D, scratch,
                            r == 0 ? &nx : NULL);
