@@ -9,7 +9,7 @@
  *     chunk once for the G query heads of that KV head (simd/decode_body.h: scores by dot
  *     products, online softmax, acc += p·v; bf16/f16 rows converted in registers, or once per
  *     block of 64 keys when G >= 8; vdpbf16ps for G = 1 bf16 where the CPU has AVX512_BF16;
- *     G < 8 reads sixteen parts of the chunk side by side, 32 streams in flight; G >= 8 runs
+ *     G < 8 reads four parts of the chunk side by side, 8 streams in flight; G >= 8 runs
  *     the rows in vector lanes against K read in place, small GEMMs) and leaves
  *     its (m, l, acc) in a slot; the chunks are merged exactly as dense.c does:
  *     out = Σ_c e^(m_c-M) acc_c / Σ_c e^(m_c-M) l_c, M = max_c m_c.

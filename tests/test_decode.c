@@ -133,6 +133,20 @@ Test(decode, mqa_and_gqa_resolve_their_kv_heads)
     cr_expect(strstr(msg, "kv_heads 2") != NULL, "message: %s", msg);
 }
 
+/* Relative L2 error of the kind's forward on s (q, k, v drawn from seed, seed + 1, seed + 2)
+ * against its float64 definition. */
+static double rel_err(const attn_ops *ops, const attn_shape *s, const attn_params *p, uint64_t seed)
+{
+    const int64_t qn = attn_q_elems(s), kvn = attn_kv_elems(s);
+    float *q = tu_random(qn, 1, seed), *k = tu_random(kvn, 1, seed + 1);
+    float *v = tu_random(kvn, 1, seed + 2), *o = bench_alloc((size_t)qn * 4);
+    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK);
+    double *ref = tu_reference(ops, s, p, q, k, v);
+    const double err = tu_rel_l2(o, ref, qn);
+    free(q), free(k), free(v), free(o), free(ref);
+    return err;
+}
+
 /* The dense engine at awkward groupings: several query blocks (gathered rows), diagonal blocks,
  * key chunks merged (some wholly masked, rows that see no key at all), T = 1 and 3. */
 Test(decode, grouped_kernel_matches_float64_reference)
@@ -168,17 +182,11 @@ Test(decode, grouped_kernel_matches_float64_reference)
                                          ATTN_OK, "%s", msg);
                     if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK)
                         continue; /* mqa, Hkv>1 */
-                    const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
-                    float *q = tu_random(qn, 1, 21), *k = tu_random(kvn, 1, 22);
-                    float *v = tu_random(kvn, 1, 23), *o = bench_alloc((size_t)qn * 4);
-                    cr_assert_eq(tu_forward(ops, &s, &p, q, k, v, o), ATTN_OK);
-                    double *ref = tu_reference(ops, &s, &p, q, k, v);
-                    const double err = tu_rel_l2(o, ref, qn);
+                    const double err = rel_err(ops, &s, &p, 21);
                     cr_expect(err <= 1e-5, "%s Hkv=%lld T=%lld S=%lld causal=%d, %s: rel L2 %.3g",
                               ops->name, (long long)Hkv, (long long)s.T, (long long)s.S, s.causal,
                               settings[st][3], err);
                     ran++;
-                    free(q), free(k), free(v), free(o), free(ref);
                 }
         }
     }
@@ -204,4 +212,35 @@ Test(decode, workspace_does_not_grow_with_the_cache)
                      at32k, at1m);
         cr_expect_lt(at1m, (size_t)1 << 20, "%s: decode workspace %zu bytes", ops->name, at1m);
     }
+}
+
+/* The in-place paths of the decode kernel (G < 8) in every kernel set, f32: G = 1, 4 (by fours,
+ * the next block prefetched while the current one is scored), 5 and 7 (by fours and single rows
+ * left over), against the float64 reference. The chunks' lengths leave its parts uneven (S % 4),
+ * a last block shorter than the others (short parts), or fewer keys than parts (S = 3). */
+Test(decode, in_place_rows_in_every_kernel_set)
+{
+    const attn_ops *full = attn_kind_find("full");
+    cr_assert_not_null(full);
+    const int64_t groups[][2] = {{8, 8}, {8, 2}, {10, 2}, {7, 1}}; /* H, Hkv: G = 1, 4, 5, 7 */
+    const int64_t lengths[] = {3, 67, 131, 1029};
+    const char *splits[] = {"split=1", "split=3"};
+    int ran = 0;
+    attn_isa isa = TU_ISA_FIRST;
+    do {
+        for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
+            for (size_t n = 0; n < sizeof lengths / sizeof lengths[0]; n++)
+                for (size_t sp = 0; sp < 2; sp++) {
+                    attn_shape s =
+                        attn_shape_init(1, groups[g][0], groups[g][1], 1, lengths[n], 32, true);
+                    s.threads = 2, s.decode = true;
+                    const attn_params p = tu_params(full, splits[sp], &s);
+                    const double err = rel_err(full, &s, &p, 31);
+                    cr_expect(err <= 1e-5, "isa=%s H=%lld Hkv=%lld S=%lld %s: rel L2 %.3g",
+                              attn_isa_name(attn_isa_current()), (long long)s.H, (long long)s.Hkv,
+                              (long long)s.S, splits[sp], err);
+                    ran++;
+                }
+    } while (tu_isa_next(&isa));
+    cr_expect_gt(ran, 0);
 }

@@ -7,11 +7,12 @@
  * row the online softmax m' = max(m, max_j s_rj), l' = l·e^(m-m') + Σ_j e^(s_rj-m'), acc' =
  * acc·e^(m-m') + Σ_j e^(s_rj-m') v_j (unnormalised; decode.c merges the chunks and divides by l).
  *   G < 8 (MHA, narrow GQA: memory bound) reads the rows in place and takes each block's keys
- *   from DEC_STREAMS (16) equal parts of the chunk at once, one key of each in turn: 32
+ *   from DEC_STREAMS (4) equal parts of the chunk at once, one key of each in turn: 8
  *   sequential streams (K and V of each part) in flight instead of one K and one V, which a core's
  *   prefetchers serve faster (the softmax does not depend on the order of the keys; a 2-vCPU
- *   Xeon, n = 65536, H = 32, D = 128, f32, 1 thread: gqa ~50 -> ~30 ms per step, 4 parts of 4
- *   keys each in turn ~37 ms, 4 parts one after the other or software prefetch no faster).
+ *   Xeon, n = 65536, H = 32, D = 128, f32, 1 thread: gqa ~50 -> ~30 ms per step with 16 parts;
+ *   a 2-vCPU Zen 5, same shape, 4 parts against 16, same process, steps alternating: MHA f32
+ *   ~1.2x, MHA bf16 ~1.1x faster, gqa f32 the same; 2 or 8 parts no better).
  *   G < 4: scores sixteen keys at a time on AVX-512
  *   (sixteen chains side by side, their sums by one transposing tree): f32 by FMAs, bf16 with
  *   AVX512_BF16 (avx512 set, attn_cpu_has_avx512bf16(), unscaled bf16 q given) by vdpbf16ps on
@@ -23,8 +24,12 @@
  *   vector is loaded (bf16/f16 converted in registers) once for the four rows; scores by tiles
  *   of 4 rows x 4 keys (AVX2: 2 keys) whose accumulators are summed together (AVX-512: one
  *   transposing tree instead of sixteen horizontal sums); p.v by 4 rows x 4 vectors of D
- *   (AVX2: 2). The rows left over (G % 4, or D not a multiple of VW) run as G = 1 does (on the
- *   same block).
+ *   (AVX2: 2). It prefetches the next block into L1 as it goes: f32, a K row per key of its
+ *   score tiles and a V row per key of its first p.v pass; bf16/f16, both rows per key of its
+ *   score tiles, lines of K and V alternating (Zen 5 as above: gqa f32 ~1.35x, bf16 ~2.6x
+ *   faster; f32 both in the scores ~1.2x, bf16 split ~0.9x of the other; the same in the G < 4
+ *   scores: MHA bf16 ~0.9x, f32 ~0.8x, so not there). The rows left over (G % 4, or D not
+ *   a multiple of VW) run as G = 1 does (on the same block).
  *   G >= 8 (MQA, wide GQA: compute bound) transposes the chunk's G rows once (qt [D][G rounded
  *   up to VW]) and runs each block as small GEMMs with the rows in lanes (dec_chunk_lanes): scores
  *   by tiles of DEC_LJ keys (read in place; bf16/f16 converted once per block) x 2 vectors of
@@ -33,7 +38,7 @@
  *   bf16 goes the same way (vdpbf16ps measured slower here than converting the block once: it
  *   issues half as many per cycle as FMAs). It prefetches the next block's K and V rows, a line
  *   per step of its score and p·v tiles (software prefetch hints, GCC/Clang; G < 8 has its
- *   streams instead).
+ *   streams, 4 <= G < 8 also its prefetch above).
  *   time O(G·n·D), flops 4·D per score (q·k and p·v); scratch: DECODE_KB·(G + 2·D) floats, G >= 8
  *   (gp = G rounded up to VW) gp·(D + 3 + DECODE_KB) + 2·DECODE_KB·D if more
  *   (decode_scratch_floats); one thread.
@@ -48,6 +53,31 @@ static inline void dec_prefetch(const void *p, size_t len)
     (void)p, (void)len;
 #endif
 }
+/* The next block's rows (its K rows kr[j], V rows vr[j], j < n, of row bytes each), which the
+ * in-place multi-row path prefetches while it runs the current block: its V rows in the p·v
+ * pass (split) or with the K rows in the scores. */
+typedef struct dec_next {
+    const void *const *kr, *const *vr;
+    int64_t n;
+    size_t row;
+    bool split;
+} dec_next;
+
+/* Prefetch rows [j0, j1) of the next block (nx NULL: nothing): from the scores (values false)
+ * its K rows, and its V rows unless split (lines of K and V alternating); from the p·v pass
+ * (values true) its V rows if split. */
+static inline void dec_prefetch_next(const dec_next *nx, bool values, int64_t j0, int64_t j1)
+{
+    if (!nx || (values && !nx->split)) return;
+    for (int64_t j = j0; j < j1 && j < nx->n; j++)
+        if (values) dec_prefetch(nx->vr[j], nx->row);
+        else if (nx->split) dec_prefetch(nx->kr[j], nx->row);
+        else
+            for (size_t o = 0; o < nx->row; o += 64)
+                dec_prefetch((const char *)nx->kr[j] + o, 1),
+                    dec_prefetch((const char *)nx->vr[j] + o, 1);
+}
+
 /* Dot products and weighted sums over one dtype's rows, defined per element type. */
 #define DECODE_ROW_OPS(sfx, ELEM, VLOAD, SLOAD)                                                    \
     TILE_INLINE float dec_dot_##sfx(const float *q, const ELEM *k, int64_t D)                      \
@@ -261,10 +291,11 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
  * loaded once for the four rows, DEC_PVV vectors of D at a time. */
 #define DECODE_QUAD_OPS(sfx, ELEM, VLOAD)                                                          \
     static void dec_scores4_##sfx(const float *q, const void *const *kr, int64_t n, int64_t D,     \
-                                  float *s)                                                        \
+                                  float *s, const dec_next *nx)                                    \
     {                                                                                              \
         int64_t j = 0;                                                                             \
         for (; j + DEC_QK <= n; j += DEC_QK) {                                                     \
+            dec_prefetch_next(nx, false, j, j + DEC_QK);                                           \
             const ELEM *kc[DEC_QK];                                                                \
             for (int c = 0; c < DEC_QK; c++) kc[c] = (const ELEM *)kr[j + c];                      \
             vf a[DECODE_QUAD * DEC_QK];                                                            \
@@ -280,12 +311,13 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
             }                                                                                      \
             dec_tile_sums(a, s, j);                                                                \
         }                                                                                          \
+        dec_prefetch_next(nx, false, j, DECODE_KB);                                                \
         for (; j < n; j++)                                                                         \
             for (int r = 0; r < DECODE_QUAD; r++)                                                  \
                 s[r * DECODE_KB + j] = dec_dot_##sfx(q + r * D, (const ELEM *)kr[j], D);           \
     }                                                                                              \
     static void dec_pv4_##sfx(float *acc, const float *s, const void *const *vr, int64_t n,        \
-                              int64_t D)                                                           \
+                              int64_t D, const dec_next *nx)                                       \
     {                                                                                              \
         int64_t d = 0;                                                                             \
         for (; d + DEC_PVV * VW <= D; d += DEC_PVV * VW) {                                         \
@@ -294,6 +326,7 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
                 for (int c = 0; c < DEC_PVV; c++)                                                  \
                     a[r * DEC_PVV + c] = vload(acc + r * D + d + c * VW);                          \
             for (int64_t j = 0; j < n; j++) {                                                      \
+                if (d == 0) dec_prefetch_next(nx, true, j, j + 1);                                 \
                 const ELEM *v = (const ELEM *)vr[j];                                               \
                 vf x[DEC_PVV];                                                                     \
                 for (int c = 0; c < DEC_PVV; c++) x[c] = VLOAD(v + d + c * VW);                    \
@@ -307,7 +340,8 @@ static inline void dec_tile_sums(vf *a, float *s, int64_t j)
                 for (int c = 0; c < DEC_PVV; c++)                                                  \
                     vstore(acc + r * D + d + c * VW, a[r * DEC_PVV + c]);                          \
         }                                                                                          \
-        for (; d < D; d += VW) /* D % VW == 0 */                                                   \
+        dec_prefetch_next(nx, true, d == 0 ? 0 : n, DECODE_KB); /* the rows not yet asked for */   \
+        for (; d < D; d += VW)                                  /* D % VW == 0 */                  \
             for (int r = 0; r < DECODE_QUAD; r++) {                                                \
                 vf a = vload(acc + r * D + d);                                                     \
                 for (int64_t j = 0; j < n; j++)                                                    \
@@ -571,16 +605,16 @@ static void dec_chunk_lanes(int t, const float *q, int64_t G, int64_t D, const v
  * s: scores, DECODE_QUAD rows of DECODE_KB. */
 static void dec_block_quad(int t, const float *q, int64_t D, const void *const *kr,
                            const void *const *vr, int64_t nb, float *m, float *l, float *acc,
-                           float *s)
+                           float *s, const dec_next *nx)
 {
-    if (t == ATTN_F32) dec_scores4_f32(q, kr, nb, D, s);
-    else if (t == ATTN_BF16) dec_scores4_bf16(q, kr, nb, D, s);
-    else dec_scores4_f16(q, kr, nb, D, s);
+    if (t == ATTN_F32) dec_scores4_f32(q, kr, nb, D, s, nx);
+    else if (t == ATTN_BF16) dec_scores4_bf16(q, kr, nb, D, s, nx);
+    else dec_scores4_f16(q, kr, nb, D, s, nx);
     for (int64_t r = 0; r < DECODE_QUAD; r++)
         dec_softmax_step(s + r * DECODE_KB, nb, m + r, l + r, acc + r * D, D);
-    if (t == ATTN_F32) dec_pv4_f32(acc, s, vr, nb, D);
-    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vr, nb, D);
-    else dec_pv4_f16(acc, s, vr, nb, D);
+    if (t == ATTN_F32) dec_pv4_f32(acc, s, vr, nb, D, nx);
+    else if (t == ATTN_BF16) dec_pv4_bf16(acc, s, vr, nb, D, nx);
+    else dec_pv4_f16(acc, s, vr, nb, D, nx);
 }
 
 /* One row (G = 1) against the nb keys kr[j], values vr[j] read in place (bf16/f16 converted in
@@ -619,7 +653,7 @@ static void dec_block_single(int t, const float *q, const uint16_t *qh, float sc
  * sequential streams (K and V) in flight instead of two, which a core's prefetchers serve faster
  * (the softmax does not depend on the order of the keys). dec_streams_block fills kr, vr with the
  * next block's rows (pos[i]: part i's next key, end[i] its end) and returns how many. */
-enum { DEC_STREAMS = 16 };
+enum { DEC_STREAMS = 4 };
 
 static int64_t dec_streams_block(const char *k, const char *v, size_t row, int64_t *pos,
                                  const int64_t *end, const void **kr, const void **vr)
@@ -647,18 +681,25 @@ static void dec_chunk(int t, const float *q, const uint16_t *qh, float scale, in
     /* rows r1.. run as G = 1 does; their bf16 acc paired over the chunk (dec_pair) */
     const int64_t r1 = G >= DECODE_QUAD && D % VW == 0 ? G / DECODE_QUAD * DECODE_QUAD : 0;
     const bool paired = t == ATTN_BF16 && D % (2 * VW) == 0;
-    const void *kr[DECODE_KB], *vr[DECODE_KB]; /* the block's rows, from DEC_STREAMS parts */
+    /* this block's rows and the next one's (from DEC_STREAMS parts), in turn */
+    const void *kr[2][DECODE_KB], *vr[2][DECODE_KB];
     if (paired)
         for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, true);
     int64_t pos[DEC_STREAMS], end[DEC_STREAMS];
     for (int i = 0; i < DEC_STREAMS; i++)
         pos[i] = n * i / DEC_STREAMS, end[i] = n * (i + 1) / DEC_STREAMS;
-    for (int64_t nb; (nb = dec_streams_block(k, v, row, pos, end, kr, vr)) > 0;) {
+    int64_t nb = dec_streams_block(k, v, row, pos, end, kr[0], vr[0]);
+    for (int b = 0; nb > 0; b ^= 1) {
+        const dec_next nx = {kr[b ^ 1], vr[b ^ 1],
+                             dec_streams_block(k, v, row, pos, end, kr[b ^ 1], vr[b ^ 1]), row,
+                             t == ATTN_F32};
         for (int64_t r = 0; r < r1; r += DECODE_QUAD)
-            dec_block_quad(t, q + r * D, D, kr, vr, nb, m + r, l + r, acc + r * D, scratch);
+            dec_block_quad(t, q + r * D, D, kr[b], vr[b], nb, m + r, l + r, acc + r * D, scratch,
+                           r == 0 ? &nx : NULL);
         for (int64_t r = r1; r < G; r++) /* the block stays in L1 or L2 for the next rows */
-            dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr, vr, nb, m + r,
-                             l + r, acc + r * D, scratch);
+            dec_block_single(t, q + r * D, qh ? qh + r * D : NULL, scale, D, kr[b], vr[b], nb,
+                             m + r, l + r, acc + r * D, scratch);
+        nb = nx.n;
     }
     if (paired)
         for (int64_t r = r1; r < G; r++) dec_pair(acc + r * D, D, false);
