@@ -113,12 +113,55 @@ static inline void tile_transpose8(float *kt, int64_t ldk, const float *const *k
 }
 #endif
 
+#if VW == 16
+/* kt[d·ldk + i] = k[i][d0 + d] (i, d < 16): one 16 × 16 transpose in registers (avx512; half the
+ * shuffles, loads and stores of two 8 × 8 ones per 8 × 16: strided n = 1024, whose second phase
+ * transposes each key and query into lanes, see the commit). After the two in-lane steps, r[4g +
+ * m] holds in its 128-bit lane L the column 4L + (0, 2, 1, 3)[m] of rows 4g..4g + 3; the lanes of
+ * r[m], r[4 + m], r[8 + m], r[12 + m] are then transposed as 4 × 4 blocks. */
+static inline void tile_transpose16(float *kt, int64_t ldk, const float *const *k, int64_t d0)
+{
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(k[i] + d0);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4)
+        for (int j = 0; j < 2; j++) {
+            r[i + j] = _mm512_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+            r[i + j + 2] = _mm512_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+    static const int col[4] = {0, 2, 1, 3};
+    for (int m = 0; m < 4; m++) {
+        const __m512 u0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x44);
+        const __m512 u1 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xEE);
+        const __m512 u2 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x44);
+        const __m512 u3 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xEE);
+        _mm512_storeu_ps(kt + col[m] * ldk, _mm512_shuffle_f32x4(u0, u2, 0x88));
+        _mm512_storeu_ps(kt + (4 + col[m]) * ldk, _mm512_shuffle_f32x4(u0, u2, 0xDD));
+        _mm512_storeu_ps(kt + (8 + col[m]) * ldk, _mm512_shuffle_f32x4(u1, u3, 0x88));
+        _mm512_storeu_ps(kt + (12 + col[m]) * ldk, _mm512_shuffle_f32x4(u1, u3, 0xDD));
+    }
+}
+#endif
+
 /* kt [D, ldk] = kᵀ of the keys k + (idx ? idx[c] : c)·ldkv (c < cols), zero columns cols..z1
  * (cols <= z1 <= ldk). */
 static void tile_pack(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
                       int64_t cols, int64_t D, int64_t z1)
 {
     int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns [z0, z1) to zero */
+#if VW == 16
+    for (; c0 + 16 <= cols && D >= 16; c0 += 16) { /* whole blocks of 16 keys */
+        const float *kr[16];
+        for (int i = 0; i < 16; i++) kr[i] = k + (idx ? idx[c0 + i] : c0 + i) * ldkv;
+        int64_t d = 0;
+        for (; d + 16 <= D; d += 16) tile_transpose16(kt + d * ldk + c0, ldk, kr, d);
+        for (; d < D; d++) /* the last D % 16 dimensions of these keys */
+            for (int i = 0; i < 16; i++) kt[d * ldk + c0 + i] = kr[i][d];
+    }
+#endif
 #ifdef __AVX2__
     const int64_t d8 = D / 8 * 8;
     for (; c0 < cols && c0 + 8 <= z1; c0 += 8) { /* the last block: its padding columns too */
