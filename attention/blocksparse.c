@@ -1221,7 +1221,7 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                     const float sc = (float)s->scale;
                     /* plan.seeds: acc zeroed only if the first visit does not set it all */
                     if (first && in_place)
-                        attn_tile_begin_at(&tile, scratch, t.rows.n, D, sc, o, ld);
+                        attn_tile_begin_over(&tile, scratch, t.rows.n, D, sc, o, ld);
                     else if (first && L.pl.seeds)
                         attn_tile_begin_unzeroed(&tile, scratch, t.rows.n, D, sc);
                     else if (first) attn_tile_begin(&tile, scratch, t.rows.n, D, sc);

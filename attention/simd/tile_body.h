@@ -617,22 +617,27 @@ static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s,
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++)
             if (mx[i] == -INFINITY) al[i] = 1.0f; /* acc 0, p 0 */
-        int64_t d0 = 0;                           /* acc = alpha·acc + p v */
+        /* acc = alpha·acc + p v; a fresh row's acc (m = -inf) not read: p v alone (its rows may
+         * be unset, attn_tile_begin_over) */
+        const float *xd[TILE_MR];
+        int64_t d0 = 0;
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
-                         (const float *const *)od, al, TILE_NR, NULL, false, TILE_MR);
+            for (int i = 0; i < TILE_MR; i++)
+                od[i] = orow[i] + d0, xd[i] = old[i] == -INFINITY ? NULL : od[i];
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n, xd, al, TILE_NR, NULL,
+                         false, TILE_MR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
-                         (const float *const *)od, al, 1, NULL, false, TILE_MR);
+            for (int i = 0; i < TILE_MR; i++)
+                od[i] = orow[i] + d0, xd[i] = old[i] == -INFINITY ? NULL : od[i];
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n, xd, al, 1, NULL,
+                         false, TILE_MR);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
-                float x = acc[r * lda + d] * al[r - i0];
+                float x = old[r - i0] == -INFINITY ? 0.0f : acc[r * lda + d] * al[r - i0];
                 for (int64_t c = 0; c < n; c++) x += s[r * lds + c] * vg[c * ldv + d];
                 acc[r * lda + d] = x;
             }
