@@ -16,6 +16,10 @@
  *   out's rows in place, only (m, l) saved); out by non-temporal stores when q, k, v and out
  *   exceed STREAM_BYTES (attn_tile_end_stream); a last segment visited fused with its own keys
  *   over all the task's rows writes out itself (seg.last).
+ *   two phases with plan.class_step (strided), the forward without score modifiers, at most
+ *     LANE_KEYS_MAX keys per class: the second phase as blocks of VW residue classes side by
+ *     side, rows in lanes (attn_ks()->tile.attend_lanes, lanes_task: no rows() tasks there; out
+ *     normalised by the kernel; strided n = 1024 1 thread 1.49 -> 1.31 ms).
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
  *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
  *     once per segment; each group's scores start at its column of the span.
@@ -47,7 +51,8 @@
  *   workspace: threads × (attn_tile_floats(rows_max, cols_max, D) floats
  *              [+ 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys]
  *              [+ rows_max·D gathered queries] + plan.ints int64
- *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span)
+ *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span
+ *              [+ VW·((nk + 6)·(D + 1) + 6·nk) floats in lanes, nk = ceil(S/class_step)])
  *              [+ 2·B·H·T floats for two phases]
  *   backward workspace: attn_bs_backward_workspace_bytes (blocksparse.h).
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule (the forward: plan.task_chunk
@@ -93,6 +98,9 @@ enum { SPAN_MAX = 1024 };
  * to it (tile_body.h), so a span's rows need that much slack, not a whole column block (64: the
  * packing zeroed up to 112 padding columns per row, 3 % of strided's time at n = 1024). */
 enum { SPAN_VEC = 16 };
+/* Keys of a residue class that the second phase in lanes (plan.class_step) keeps in lanes at
+ * most (16 lanes × 64 dims: 2 MiB per thread); beyond, rows()' tasks. */
+enum { LANE_KEYS_MAX = 512 };
 /* Bytes of q, k, v and out from which the forward stores out past the caches (a 32 MiB L3). */
 enum { STREAM_BYTES = 32 << 20 };
 
@@ -312,6 +320,7 @@ typedef struct layout {
     attn_bs_plan pl;
     attn_score_mod mod;
     int64_t tile_floats, mod_floats;
+    int64_t lanes, lane_floats;    /* class_step in lanes: the set's lanes (0: not so), scratch */
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
     int64_t span_max;              /* keys of a packed span at most (forward only) */
     size_t span_bytes;             /* per thread: its packed keys */
@@ -334,10 +343,18 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     L.span_max = attn_bs_min(SPAN_MAX, s->S);
     L.span_bytes =
         (size_t)(s->D * (attn_tile_score_ld(L.span_max) + ATTN_TILE_COLS_ALIGN)) * sizeof(float);
+    /* the second phase in lanes: every class's keys (at most LANE_KEYS_MAX) in lanes, a block of
+     * 6 rows' queries and their scores (tile.attend_lanes) */
+    const int64_t nk = L.pl.class_step > 0 ? (s->S + L.pl.class_step - 1) / L.pl.class_step : 0;
+    L.lanes = L.pl.class_step > 0 && L.pl.nphases == 2 && !L.pl.seeds && nk <= LANE_KEYS_MAX &&
+                      !L.mod.alibi && !(L.mod.softcap > 0)
+                  ? attn_ks()->lanes
+                  : 0;
+    L.lane_floats = L.lanes * ((nk + 6) * (s->D + 1) + 6 * nk);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
                      align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t)) +
-                     align_up(L.span_bytes);
+                     align_up(L.span_bytes) + align_up((size_t)L.lane_floats * sizeof(float));
     L.ml_bytes = L.pl.nphases > 1 ? 2 * (size_t)(s->B * s->H * s->T) * sizeof(float) : 0;
     return L;
 }
@@ -1083,6 +1100,42 @@ static int64_t phase_chunk(const attn_shape *s, int nphases)
     return attn_bs_clamp((int64_t)((double)PHASE_CHUNK_BYTES / head_bytes), 1, BH);
 }
 
+/* The second phase in lanes (layout.lanes): blocks of that many residue classes mod class_step
+ * per (b, h). */
+static int64_t lane_tasks(const attn_shape *s, const layout *L)
+{
+    return (attn_bs_min(L->pl.class_step, s->T) + L->lanes - 1) / L->lanes;
+}
+
+/* Block x of the second phase in lanes of (b, h) = bh (attn_ks()->tile.attend_lanes): the
+ * classes a0 + x of rows i ≡ a0 + x (mod l) side by side, their keys j ≡ p (mod l) (p the
+ * position of row a0 + x) read in place, out (the first phase's acc, in place) normalised,
+ * (m, l) in ml updated; lse (training) from them. */
+static void lanes_task(const attn_shape *s, const layout *L, int64_t bh, int64_t block,
+                       const float *q, const float *kg, const float *vg, float *out, float *ml,
+                       float *lse, float *scratch)
+{
+    const int64_t T = s->T, S = s->S, D = s->D, l = L->pl.class_step, a0 = block * L->lanes;
+    const int64_t lanes = attn_bs_min(L->lanes, attn_bs_min(l, T) - a0);
+    int64_t nr[16], nk[16], kx[16], self0[16];
+    for (int64_t x = 0; x < lanes; x++) {
+        const int64_t a = a0 + x, p = attn_bs_pos(s, a), c = attn_bs_floormod(p, l);
+        nr[x] = (T - a + l - 1) / l;
+        nk[x] = c < S ? (S - c + l - 1) / l : 0;
+        kx[x] = c * D;
+        self0[x] = attn_bs_floordiv(p - c, l); /* key index of j = p */
+    }
+    const int64_t row0 = bh * T + a0;
+    attn_ks()->tile.attend_lanes(out + row0 * D, q + row0 * D, D, l * D, ml + 2 * row0, 2 * l, kg,
+                                 vg, kx, l * D, nr, nk, self0, s->causal, lanes, D, (float)s->scale,
+                                 scratch);
+    for (int64_t x = 0; lse && x < lanes; x++)
+        for (int64_t r = 0; r < nr[x]; r++) {
+            const float *mr = ml + 2 * (row0 + x + r * l);
+            lse[row0 + x + r * l] = mr[1] > 0.0f ? mr[0] + logf(mr[1]) : INFINITY;
+        }
+}
+
 attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *table,
                                   const attn_shape *s, const attn_params *p, const float *q,
                                   const float *k, const float *v, float *out, void *saved,
@@ -1121,6 +1174,7 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         int64_t *ints = (int64_t *)mine;
         mine += align_up((size_t)L.pl.ints * sizeof(int64_t));
         float *span = (float *)mine;
+        float *lane_scratch = (float *)(mine + align_up(L.span_bytes));
         attn_tile tile;
         bool kept = false; /* ints hold this thread's previous task's (task.kept) */
 
@@ -1128,7 +1182,8 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
         const int64_t BH = s->B * H, chunk = phase_chunk(s, L.pl.nphases);
         for (int64_t c0 = 0; c0 < BH; c0 += chunk)
             for (int phase = 0; phase < L.pl.nphases; phase++) {
-                const int64_t per_head = L.pl.tasks[phase];
+                const bool in_lanes = phase == 1 && L.lanes > 0;
+                const int64_t per_head = in_lanes ? lane_tasks(s, &L) : L.pl.tasks[phase];
                 const int64_t tasks = attn_bs_min(chunk, BH - c0) * per_head;
                 const bool first = phase == 0, last = phase + 1 == L.pl.nphases;
                 /* plan.task_chunk tasks at a time, but at least 4 grabs per thread (balance) */
@@ -1139,6 +1194,12 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                 for (int64_t i = 0; i < tasks; i++) {
                     const int64_t task = c0 * per_head + i;
                     const int64_t bh = task / per_head, b = bh / H, h = bh % H, g = h / group;
+                    if (in_lanes) {
+                        const int64_t kv = (b * s->Hkv + g) * S * D;
+                        lanes_task(s, &L, bh, task % per_head, q, k + kv, v + kv, out, ml, lse,
+                                   lane_scratch);
+                        continue;
+                    }
                     const attn_bs_task t = {.phase = phase,
                                             .h = h,
                                             .rows =
@@ -1160,7 +1221,7 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
                     const float sc = (float)s->scale;
                     /* plan.seeds: acc zeroed only if the first visit does not set it all */
                     if (first && in_place)
-                        attn_tile_begin_at(&tile, scratch, t.rows.n, D, sc, o, ld);
+                        attn_tile_begin_over(&tile, scratch, t.rows.n, D, sc, o, ld);
                     else if (first && L.pl.seeds)
                         attn_tile_begin_unzeroed(&tile, scratch, t.rows.n, D, sc);
                     else if (first) attn_tile_begin(&tile, scratch, t.rows.n, D, sc);

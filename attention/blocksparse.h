@@ -24,8 +24,8 @@
  *
  * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
  * one thread per tile. Workspace: threads × (tile + gather buffers + gathered query rows + the
- * pattern's int64 scratch + the forward's packed span) + 2 floats
- * per query row for two-phase patterns, exact.
+ * pattern's int64 scratch + the forward's packed span [+ a class block's keys in lanes, with
+ * plan.class_step]) + 2 floats per query row for two-phase patterns, exact.
  */
 #ifndef ATTN_BLOCKSPARSE_H
 #define ATTN_BLOCKSPARSE_H
@@ -93,6 +93,11 @@ typedef struct attn_bs_plan {
     int64_t task_chunk; /* the forward: consecutive tasks a thread takes at once (0: 1; fewer
                            when a thread would get under 4 grabs); for tasks of even cost whose
                            neighbours share rows or are asked for ahead */
+    int64_t class_step; /* two phases, strided's second: the row at position p sees the keys
+                           j ≡ p (mod class_step) below p (causal) or but p. The forward without
+                           score modifiers may then run that phase as blocks of as many residue
+                           classes as the kernel set has lanes, side by side
+                           (attn_ks()->tile.attend_lanes), instead of rows()' tasks (0: never) */
 } attn_bs_plan;
 
 /* The task visit() describes. */

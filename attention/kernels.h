@@ -154,8 +154,8 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
 /* A store fence (x86: sfence): this thread's non-temporal stores visible before its later ones. */
 void attn_tile_store_fence(void);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
- * (row stride ldo floats), and (m, l) pairs to ml[r*ml_stride], ml[r*ml_stride + 1]; load puts
- * them back into a tile begun for the same number of rows. */
+ * (row stride ldo floats; rows that saw no key zeroed), and (m, l) pairs to ml[r*ml_stride],
+ * ml[r*ml_stride + 1]; load puts them back into a tile begun for the same number of rows. */
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride);
 void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml,
                     int64_t ml_stride);
@@ -163,6 +163,12 @@ void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml
  * accumulates there (attn_tile_save then keeps only (m, l), attn_tile_end* normalise in place). */
 void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
                         float *acc, int64_t ldo);
+/* attn_tile_begin_at without zeroing acc's rows: a row's first visit that sees a key sets its
+ * acc row (attend, visit_scores and visit_list read no acc row whose m is -inf), attn_tile_save
+ * zeroes the rows that saw none (two phases: strided n = 1024 1 thread, out's memset 3 % of the
+ * time). */
+void attn_tile_begin_over(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                          float *acc, int64_t ldo);
 /* attn_tile_resume with acc in place: (m, l) loaded, acc's rows (saved there) used where they are.
  */
 void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,

@@ -81,16 +81,18 @@ void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, floa
     attn_tile_zero_acc(t);
 }
 
+void attn_tile_begin_over(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
+                          float *acc, int64_t ldo)
+{
+    attn_tile_begin_unzeroed(t, scratch, rows, D, scale);
+    t->acc = acc, t->acc_ld = ldo;
+}
+
 void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
                         float *acc, int64_t ldo)
 {
-    tile_layout(t, scratch, rows, D, scale);
-    t->acc = acc, t->acc_ld = ldo;
-    for (int64_t r = 0; r < rows; r++) {
-        t->m[r] = -INFINITY;
-        t->l[r] = 0.0f;
-        memset(acc + r * ldo, 0, (size_t)D * sizeof(float));
-    }
+    attn_tile_begin_over(t, scratch, rows, D, scale, acc, ldo);
+    attn_tile_zero_acc(t);
 }
 
 void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
@@ -222,14 +224,15 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
         }
         if (av > 0) memset(row, 0, (size_t)av * sizeof(float));
         if (ev < cols) memset(row + ev, 0, (size_t)(cols - ev) * sizeof(float));
-        /* 0 on the first block (m = -inf: no call, libm's expf(-inf) is a slow path) */
-        float alpha = m[r] == -INFINITY ? 0.0f : expf(m[r] - m_new);
+        /* 0 on the first block (m = -inf: no call, libm's expf(-inf) is a slow path); acc then
+         * set to 0, not scaled (a tile begun over unset rows: attn_tile_begin_over) */
+        const bool fresh = m[r] == -INFINITY;
+        float alpha = fresh ? 0.0f : expf(m[r] - m_new);
         float sum = attn_vexp_sum(row + av, ev - av, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
-        if (alpha != 1.0f) {
-            attn_ks()->math.vscale(acc + r * lda, D, alpha);
-        }
+        if (fresh) memset(acc + r * lda, 0, (size_t)D * sizeof(float));
+        else if (alpha != 1.0f) attn_ks()->math.vscale(acc + r * lda, D, alpha);
     }
 
     /* pass 3: weighted V */
@@ -252,10 +255,12 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
     const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
     if (m_new == -INFINITY) return;
     const float alpha = expf(t->m[r] - m_new);
+    const bool fresh = t->m[r] == -INFINITY; /* acc set, not scaled (attn_tile_begin_over) */
     for (int64_t x = n; x < round_up(n); x++) sc[x] = -INFINITY; /* exp on whole vectors */
     t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, round_up(n), m_new);
     t->m[r] = m_new;
-    if (alpha != 1.0f)
+    if (fresh) memset(acc, 0, (size_t)D * sizeof(float));
+    else if (alpha != 1.0f)
         for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
 
     /* pass 3: weighted V, gathered rows */
@@ -304,6 +309,8 @@ void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int6
     for (int64_t r = 0; r < t->rows; r++) {
         if (acc != t->acc) /* else in place */
             memcpy(acc + r * ldo, t->acc + r * t->acc_ld, (size_t)t->D * sizeof(float));
+        if (t->m[r] == -INFINITY) /* saw nothing: acc 0 (attn_tile_begin_over left it unset) */
+            memset(acc + r * ldo, 0, (size_t)t->D * sizeof(float));
         ml[r * ml_stride] = t->m[r];
         ml[r * ml_stride + 1] = t->l[r];
     }

@@ -10,13 +10,18 @@
  *   layout (block-sparse engine, two phases):
  *     1. local: blocks of 256 queries against their band (as the window kind: groups of 32-64
  *        rows, each group's keys in one masked visit);
- *     2. strided: the queries of one residue class p ≡ c (mod l) against the keys j ≡ c, one
- *        dense tile per class (its queries read in place, l·D apart; its keys and values
- *        read with a leading dimension of l·D, or, causal, copied together once per task when
- *        at most 4096),
+ *     2. strided: the queries of one residue class p ≡ c (mod l) against the keys j ≡ c,
  *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
+ *        The forward without score modifiers, up to 512 keys per class: as many classes as the
+ *        kernel set has lanes side by side (VW: 16 avx512, 8 avx2, 1 portable), rows in lanes
+ *        (blocksparse.h plan.class_step, attn_ks()->tile.attend_lanes: each class's keys
+ *        transposed once, scores and softmax lane by lane, p·v per class from its v rows in
+ *        place, out normalised there). Otherwise (and the backward, and the counts): one dense
+ *        tile per class (its queries read in place, l·D apart; its keys and values read with a
+ *        leading dimension of l·D, or, causal, copied together once per task when at most 4096).
  *   workspace: threads × (256×c scores (c: a local group's keys rounded up to 64, in [256, 512]) +
- * 256×D acc + 2·max(256, min(ceil(S/l), 4096))·D keys and values + 2·256 floats + 2·256 int64)
+ * 256×D acc + 2·max(256, min(ceil(S/l), 4096))·D keys and values + 2·256 floats + 2·256 int64
+ * [+ VW·((ceil(S/l) + 6)·(D + 1) + 6·ceil(S/l)) floats in lanes])
  *              + 2·B·H·T floats (each row's running max and sum between the phases)
  *   threads: OpenMP over (b, h, task) in each phase, dynamic; one thread per tile, no BLAS.
  */
@@ -54,6 +59,7 @@ static void plan(const attn_shape *s, const attn_params *p, attn_bs_plan *pl)
      * 2048-8192 the same; backward n = 4096, 8192 3 % faster (1 thread, H=8 D=64 causal) */
     pl->gathers = true; /* a class's keys are copied together once per task (if few enough) */
     pl->gather_max = attn_bs_min((s->S + l - 1) / l, GATHER_MAX);
+    pl->class_step = l; /* the forward's phase 2: classes side by side, rows in lanes */
 }
 
 /* Phase 0: blocks of positions. Phase 1: rows a, a + l, a + 2l, ... (one residue class of

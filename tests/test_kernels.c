@@ -1,8 +1,8 @@
 /* test_kernels.c — the shared compute pieces: vector exp/max/tanh, and the online-softmax tile
  * visited in uneven blocks against a one-shot float64 softmax; the tile's micro-kernels of every
- * kernel set against float64 sums, and the fused visits (tile.attend, tile.attend_own) against the
- * float64 softmax, and the backward's fused score pass (backward.grad_scores) and key products
- * (backward.key_grads) against float64. */
+ * kernel set against float64 sums, and the fused visits (tile.attend, tile.attend_own) and the
+ * second visit in lanes (tile.attend_lanes) against the float64 softmax, and the backward's fused
+ * score pass (backward.grad_scores) and key products (backward.key_grads) against float64. */
 #include <criterion/criterion.h>
 
 #include <string.h>
@@ -348,6 +348,87 @@ Test(kernels, tile_attend_own_matches_the_float64_softmax_in_every_set)
         }
     }
     free(q), free(k), free(v), free(ko), free(vo), free(kt), free(s), free(acc), free(o);
+}
+
+/* The second visit in lanes (tile.attend_lanes) of every set against the float64 update: 3 lanes
+ * and all of the set's, 1-8 rows per lane (partial row blocks), 0-9 keys per lane, self offsets
+ * -1..2 (causal: rows seeing no key, some, all of them; not causal: one excluded, or none past
+ * the keys), fresh rows (m = -inf, l = 0, acc = 0) and running ones, D = 19 (a tail of D % VW);
+ * rows past a lane's and lanes past `lanes` untouched. */
+Test(kernels, tile_attend_lanes_matches_the_float64_update_in_every_set)
+{
+    enum { X = 16, R = 8, C = 9, D = 19 };
+    const int64_t ldx = D + 2, ldr = X * ldx + 3, ldc = X * (D + 1) + 5, mlr = 2 * X;
+    const int64_t kn = C * ldc + X * (D + 1);
+    float *q = tu_random(R * ldr, 1, 21), *k = tu_random(kn, 1, 22), *v = tu_random(kn, 1, 23);
+    float *o0 = tu_random(R * ldr, 1, 24), *o = bench_alloc(R * ldr * sizeof(float));
+    float *sc = bench_alloc(((C + 6) * (D + 1) * X + 6 * C * X) * sizeof(float));
+    float ml0[R * 2 * X], ml[R * 2 * X];
+    int64_t nr[X], nk[X], kx[X], self0[X];
+    for (int64_t x = 0; x < X; x++) {
+        nr[x] = 1 + (x * 5) % R, nk[x] = (x * 7) % (C + 1), kx[x] = x * (D + 1);
+        self0[x] = x % 4 - 1;
+        for (int64_t r = 0; r < R; r++) {
+            const bool fresh = (x + r) % 3 == 0;
+            ml0[2 * x + r * mlr] = fresh ? -INFINITY : 0.25f * (float)(r % 5) - 0.5f;
+            ml0[2 * x + r * mlr + 1] = fresh ? 0.0f : 1.0f + 0.1f * (float)r;
+            for (int64_t d = 0; fresh && d < D; d++) o0[x * ldx + r * ldr + d] = 0.0f;
+        }
+    }
+    for (int causal = 0; causal < 2; causal++)
+        for (int isa = 0; isa < ATTN_ISA_COUNT; isa++) {
+            const attn_kernel_set *ks = attn_ks_of((attn_isa)isa);
+            if (!ks || !attn_isa_supported((attn_isa)isa)) continue;
+            for (int64_t lanes = ks->lanes < 3 ? ks->lanes : 3; lanes <= ks->lanes;
+                 lanes = lanes < ks->lanes ? ks->lanes : lanes + 1) {
+                memcpy(o, o0, (size_t)(R * ldr) * sizeof(float));
+                memcpy(ml, ml0, sizeof ml);
+                ks->tile.attend_lanes(o, q, ldx, ldr, ml, mlr, k, v, kx, ldc, nr, nk, self0, causal,
+                                      lanes, D, 0.5f, sc);
+                for (int64_t x = 0; x < X; x++)
+                    for (int64_t r = 0; r < R; r++) {
+                        const int64_t at = x * ldx + r * ldr, self = r + self0[x];
+                        const float *m = ml + 2 * x + r * mlr, *m0 = ml0 + 2 * x + r * mlr;
+                        if (x >= lanes || r >= nr[x]) { /* untouched */
+                            cr_expect(!memcmp(o + at, o0 + at, D * sizeof(float)) &&
+                                          !memcmp(m, m0, 2 * sizeof(float)),
+                                      "%s: lanes %ld: lane %ld row %ld written", attn_isa_name(isa),
+                                      (long)lanes, (long)x, (long)r);
+                            continue;
+                        }
+                        double s[C], mx = m0[0];
+                        for (int64_t c = 0; c < nk[x]; c++) {
+                            s[c] = -INFINITY;
+                            if (causal ? c >= self : c == self) continue;
+                            s[c] = 0;
+                            for (int64_t d = 0; d < D; d++)
+                                s[c] += 0.5 * q[at + d] * k[kx[x] + c * ldc + d];
+                            mx = fmax(mx, s[c]);
+                        }
+                        const double alpha = m0[0] == -INFINITY ? 0.0 : exp(m0[0] - mx);
+                        double sum = m0[1] * alpha;
+                        for (int64_t c = 0; c < nk[x]; c++) sum += exp(s[c] - mx);
+                        cr_expect(mx == -INFINITY ? m[0] == -INFINITY && m[1] == 0.0f
+                                                  : fabs(m[0] - mx) <= 1e-5 * (1 + fabs(mx)) &&
+                                                        fabs(m[1] - sum) <= 1e-5 * sum,
+                                  "%s (causal %d, lanes %ld): lane %ld row %ld m %g vs %g, l %g vs "
+                                  "%g",
+                                  attn_isa_name(isa), causal, (long)lanes, (long)x, (long)r, m[0],
+                                  mx, m[1], sum);
+                        for (int64_t d = 0; d < D; d++) {
+                            double y = mx == -INFINITY ? 0 : o0[at + d] * alpha;
+                            for (int64_t c = 0; c < nk[x]; c++)
+                                y += exp(s[c] - mx) * v[kx[x] + c * ldc + d];
+                            y = sum > 0 ? y / sum : 0;
+                            cr_expect(fabs(o[at + d] - y) <= 1e-5 * (1 + fabs(y)),
+                                      "%s (causal %d, lanes %ld): lane %ld row %ld d %ld: %g vs %g",
+                                      attn_isa_name(isa), causal, (long)lanes, (long)x, (long)r,
+                                      (long)d, o[at + d], y);
+                        }
+                    }
+            }
+        }
+    free(q), free(k), free(v), free(o0), free(o), free(sc);
 }
 
 /* The backward's fused score pass (backward.grad_scores) of every set against float64: rows in a

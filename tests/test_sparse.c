@@ -8,6 +8,7 @@
  * every parameter's ends.) */
 #include <criterion/criterion.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "blocksparse.h"
 #include "test_util.h"
@@ -255,6 +256,40 @@ Test(sparse, two_phases_by_chunks_of_heads_match_the_mask)
                           (long long)Hkv, causal, err);
             free(q), free(k), free(v), free(o), free(ref);
         }
+}
+
+/* Every sparse kind's output is the same whatever out and the workspace held before (NaN or 0):
+ * strided's first phase accumulates in out's rows without zeroing them first (each row's first
+ * visit sets its row; rows that see nothing are zeroed), rows seeing nothing included (causal
+ * T > S), with and without score modifiers (fused visits and not). */
+Test(sparse, output_does_not_depend_on_what_out_held)
+{
+    const attn_ops *kinds[MAX_KINDS];
+    const int nk = sparse_kinds(kinds);
+    const int64_t cases[][3] = {{70, 40, 1}, {45, 90, 1}, {60, 60, 0}};
+    const char *const texts[] = {NULL, "alibi=1", "softcap=5"};
+    for (int kn = 0; kn < nk; kn++)
+        for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
+            for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
+                const attn_ops *ops = kinds[kn];
+                attn_shape s = shape(2, 2, cases[c][0], cases[c][1], 19, cases[c][2]);
+                attn_params p = tu_params(ops, texts[t], &s);
+                const int64_t n = attn_q_elems(&s);
+                float *q = tu_random(n, 1, 1), *k = tu_random(attn_kv_elems(&s), 1, 2);
+                float *v = tu_random(attn_kv_elems(&s), 1, 3);
+                float *o0 = bench_alloc(n * 4), *o1 = bench_alloc(n * 4);
+                const size_t wb = ops->workspace_bytes(&s, &p);
+                void *ws = bench_alloc(wb + 1);
+                for (int64_t e = 0; e < n; e++) o0[e] = 0.0f, o1[e] = NAN;
+                memset(ws, 0, wb);
+                cr_assert_eq(ops->forward(&s, &p, q, k, v, o0, ws), ATTN_OK);
+                memset(ws, 0xff, wb); /* NaN floats */
+                cr_assert_eq(ops->forward(&s, &p, q, k, v, o1, ws), ATTN_OK);
+                cr_expect(!memcmp(o0, o1, (size_t)n * 4), "%s T=%lld S=%lld %s: out differs",
+                          ops->name, (long long)cases[c][0], (long long)cases[c][1],
+                          texts[t] ? texts[t] : "");
+                free(q), free(k), free(v), free(o0), free(o1), free(ws);
+            }
 }
 
 /* Memory O(n·keys per row) at most: at n = 1M (H=1, 2 threads) every workspace is small. */

@@ -107,6 +107,17 @@ typedef struct attn_ks_tile {
     /* a store fence: this thread's non-temporal stores (end_stream, attend_own's out) visible
      * before its later stores (x86 sets: sfence; a set without such stores: nothing) */
     void (*store_fence)(void);
+    /* strided's second visit, rows in lanes: lanes <= VW (attn_kernel_set.lanes) row sets side by
+     * side; lane x's rows r < nr[x] (nr[x] >= 1): query q + x·ldx + r·ldr, output o + x·ldx +
+     * r·ldr (on entry the earlier visits' unnormalised acc; on return the normalised output,
+     * acc·(l > 0 ? 1/l : 0)), state m, l at ml[2x + r·mlr], ml[2x + r·mlr + 1] (updated); its
+     * keys c < nk[x]: k + kx[x] + c·ldc, v likewise. Row r of lane x sees keys c < min(nk[x],
+     * r + self0[x]) (causal), or c < nk[x] but c = r + self0[x]. scratch: (max nk + 6)·(D + 1)·VW +
+     * 6·max nk·VW floats at most (keys and each block's queries in lanes, scores). */
+    void (*attend_lanes)(float *o, const float *q, int64_t ldx, int64_t ldr, float *ml, int64_t mlr,
+                         const float *k, const float *v, const int64_t *kx, int64_t ldc,
+                         const int64_t *nr, const int64_t *nk, const int64_t *self0, bool causal,
+                         int64_t lanes, int64_t D, float scale, float *scratch);
 } attn_ks_tile;
 /* convert_body.h: 16-bit storage (attn_dtype) to and from float32, n elements; dtype t as int
  * (ATTN_F32 copies). */

@@ -36,6 +36,14 @@
  *            their cache lines during each group's scores (no burst). out set (the rows' last
  *            visit): acc/l written there instead of acc (as end_stream: non-temporal stores when
  *            stream, but no fence: the caller's, once for many calls). 4·rows·(cols + 1)·D flops.
+ *   attend_lanes  strided's second visit, VW row sets (residue classes) side by side, lane x's
+ *            rows and keys its own (kernel_set.h): the keys transposed into lanes once
+ *            (kt [nk][D][VW], rows padded by one vector), then per TILE_MR rows of every lane
+ *            their queries likewise, scores lane by lane (TILE_MR × TILE_NR FMAs per TILE_MR +
+ *            TILE_NR vector loads, no broadcast, no horizontal sum), each row's softmax
+ *            vertically (masks only on keys some lane does not see), and p·v per lane by
+ *            tile_pv_cols (p read VW floats apart, v rows in place, acc rescaled in the load and
+ *            normalised in the store). 4·Σ(seen keys)·D flops plus a block's triangle.
  *   end_stream  o [rows, D] (row stride ldo) = acc / l per row (acc rows lda apart; may be o),
  *            by non-temporal stores (avx512, avx2: rows 32-byte aligned, D a multiple of VW; else
  *            plain stores), then a store fence: the output of a large forward, not read again
@@ -48,6 +56,8 @@
  * TILE_MR_LAST rows has a narrower one (a task of 64 rows: 10 · 6 + 4, no FMA on repeated rows;
  * random n = 8192 1 thread 8.67 -> 8.24 ms). No scratch, one thread.
  */
+#include <float.h>
+
 #if VW == 16
 #define TILE_MR 6
 #define TILE_NR 4
@@ -58,6 +68,11 @@
 #define TILE_MR 4
 #define TILE_NR 4
 #endif
+/* attend_lanes asks for the rows of the key this many keys on while it packs one */
+#define TILE_LANES_AHEAD 4
+/* attend_lanes' floats per key or row in lanes: D vectors and one of padding (D·VW floats alone
+ * would put the scores' 10 streams 4 KiB apart, in one set of L1) */
+#define TILE_LANES_LD(D) (((D) + 1) * VW)
 /* attend_own's last group of rows when it has at most this many (64 = 10·6 + 4 rows) */
 #define TILE_MR_LAST (TILE_MR - 2)
 
@@ -98,12 +113,55 @@ static inline void tile_transpose8(float *kt, int64_t ldk, const float *const *k
 }
 #endif
 
+#if VW == 16
+/* kt[d·ldk + i] = k[i][d0 + d] (i, d < 16): one 16 × 16 transpose in registers (avx512; half the
+ * shuffles, loads and stores of two 8 × 8 ones per 8 × 16: strided n = 1024, whose second phase
+ * transposes each key and query into lanes, see the commit). After the two in-lane steps, r[4g +
+ * m] holds in its 128-bit lane L the column 4L + (0, 2, 1, 3)[m] of rows 4g..4g + 3; the lanes of
+ * r[m], r[4 + m], r[8 + m], r[12 + m] are then transposed as 4 × 4 blocks. */
+static inline void tile_transpose16(float *kt, int64_t ldk, const float *const *k, int64_t d0)
+{
+    __m512 r[16], t[16];
+    for (int i = 0; i < 16; i++) r[i] = _mm512_loadu_ps(k[i] + d0);
+    for (int i = 0; i < 16; i += 2) {
+        t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
+        t[i + 1] = _mm512_unpackhi_ps(r[i], r[i + 1]);
+    }
+    for (int i = 0; i < 16; i += 4)
+        for (int j = 0; j < 2; j++) {
+            r[i + j] = _mm512_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(1, 0, 1, 0));
+            r[i + j + 2] = _mm512_shuffle_ps(t[i + j], t[i + j + 2], _MM_SHUFFLE(3, 2, 3, 2));
+        }
+    static const int col[4] = {0, 2, 1, 3};
+    for (int m = 0; m < 4; m++) {
+        const __m512 u0 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0x44);
+        const __m512 u1 = _mm512_shuffle_f32x4(r[m], r[4 + m], 0xEE);
+        const __m512 u2 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0x44);
+        const __m512 u3 = _mm512_shuffle_f32x4(r[8 + m], r[12 + m], 0xEE);
+        _mm512_storeu_ps(kt + col[m] * ldk, _mm512_shuffle_f32x4(u0, u2, 0x88));
+        _mm512_storeu_ps(kt + (4 + col[m]) * ldk, _mm512_shuffle_f32x4(u0, u2, 0xDD));
+        _mm512_storeu_ps(kt + (8 + col[m]) * ldk, _mm512_shuffle_f32x4(u1, u3, 0x88));
+        _mm512_storeu_ps(kt + (12 + col[m]) * ldk, _mm512_shuffle_f32x4(u1, u3, 0xDD));
+    }
+}
+#endif
+
 /* kt [D, ldk] = kᵀ of the keys k + (idx ? idx[c] : c)·ldkv (c < cols), zero columns cols..z1
  * (cols <= z1 <= ldk). */
 static void tile_pack(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
                       int64_t cols, int64_t D, int64_t z1)
 {
     int64_t c0 = 0, z0 = cols; /* keys [c0, cols) left; columns [z0, z1) to zero */
+#if VW == 16
+    for (; c0 + 16 <= cols && D >= 16; c0 += 16) { /* whole blocks of 16 keys */
+        const float *kr[16];
+        for (int i = 0; i < 16; i++) kr[i] = k + (idx ? idx[c0 + i] : c0 + i) * ldkv;
+        int64_t d = 0;
+        for (; d + 16 <= D; d += 16) tile_transpose16(kt + d * ldk + c0, ldk, kr, d);
+        for (; d < D; d++) /* the last D % 16 dimensions of these keys */
+            for (int i = 0; i < 16; i++) kt[d * ldk + c0 + i] = kr[i][d];
+    }
+#endif
 #ifdef __AVX2__
     const int64_t d8 = D / 8 * 8;
     for (; c0 < cols && c0 + 8 <= z1; c0 += 8) { /* the last block: its padding columns too */
@@ -401,8 +459,22 @@ TILE_INLINE void tile_store(float *p, vf x, bool stream)
  * into the load, no pass of its own over acc); attend_own: x0 = the own key's value row, a0 its p.
  * inv (a constant NULL but for attend_own's out): the rows stored times inv[i], by tile_store
  * (stream). */
+TILE_INLINE void tile_pv_cols(float *const *orow, const float *const *pr, int64_t pc,
+                              const float *v, int64_t ldv, const int64_t *vidx, int64_t cols,
+                              const float *const *x0, const float *a0, int nv, const float *inv,
+                              bool stream, int mr);
+
 TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const float *v,
                               int64_t ldv, const int64_t *vidx, int64_t cols,
+                              const float *const *x0, const float *a0, int nv, const float *inv,
+                              bool stream, int mr)
+{
+    tile_pv_cols(orow, pr, 1, v, ldv, vidx, cols, x0, a0, nv, inv, stream, mr);
+}
+
+/* tile_pv_from with p[i][c] at pr[i][c·pc] (pc a constant 1 but for attend_lanes: p in lanes). */
+TILE_INLINE void tile_pv_cols(float *const *orow, const float *const *pr, int64_t pc,
+                              const float *v, int64_t ldv, const int64_t *vidx, int64_t cols,
                               const float *const *x0, const float *a0, int nv, const float *inv,
                               bool stream, int mr)
 {
@@ -420,7 +492,7 @@ TILE_INLINE void tile_pv_from(float *const *orow, const float *const *pr, const 
         for (int j = 0; j < nv; j++) b[j] = vload(vc + j * VW);
         TILE_UNROLL
         for (int i = 0; i < mr; i++) {
-            const vf a = vset1(pr[i][c]);
+            const vf a = vset1(pr[i][c * pc]);
             TILE_UNROLL
             for (int j = 0; j < nv; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
         }
@@ -545,25 +617,211 @@ static void k_tile_attend(float *acc, int64_t lda, float *m, float *l, float *s,
         TILE_UNROLL
         for (int i = 0; i < TILE_MR; i++)
             if (mx[i] == -INFINITY) al[i] = 1.0f; /* acc 0, p 0 */
-        int64_t d0 = 0;                           /* acc = alpha·acc + p v */
+        /* acc = alpha·acc + p v; a fresh row's acc (m = -inf) not read: p v alone (its rows may
+         * be unset, attn_tile_begin_over) */
+        const float *xd[TILE_MR];
+        int64_t d0 = 0;
         for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
             TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
-                         (const float *const *)od, al, TILE_NR, NULL, false, TILE_MR);
+            for (int i = 0; i < TILE_MR; i++)
+                od[i] = orow[i] + d0, xd[i] = old[i] == -INFINITY ? NULL : od[i];
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n, xd, al, TILE_NR, NULL,
+                         false, TILE_MR);
         }
         for (; d0 + VW <= D; d0 += VW) {
             TILE_UNROLL
-            for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
-            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n,
-                         (const float *const *)od, al, 1, NULL, false, TILE_MR);
+            for (int i = 0; i < TILE_MR; i++)
+                od[i] = orow[i] + d0, xd[i] = old[i] == -INFINITY ? NULL : od[i];
+            tile_pv_from(od, (const float *const *)sr, vg + d0, ldv, NULL, n, xd, al, 1, NULL,
+                         false, TILE_MR);
         }
         for (int64_t r = i0; r < tile_min(i0 + TILE_MR, rows) && d0 < D; r++) /* D % VW left */
             for (int64_t d = d0; d < D; d++) {
-                float x = acc[r * lda + d] * al[r - i0];
+                float x = old[r - i0] == -INFINITY ? 0.0f : acc[r * lda + d] * al[r - i0];
                 for (int64_t c = 0; c < n; c++) x += s[r * lds + c] * vg[c * ldv + d];
                 acc[r * lda + d] = x;
             }
+    }
+}
+
+/* attend_lanes' scores of its TILE_MR rows in lanes, qt [TILE_MR][D][VW], against keys c0 .. c0 +
+ * nc of kt [.][D][VW] (nc <= TILE_NR, a constant): s[(i·lds + c)·VW + x] = scale·Σ_d, lane by lane
+ * (no broadcast, no horizontal sum). */
+TILE_INLINE void tile_lanes_scores(float *s, int64_t lds, const float *qt, const float *kt,
+                                   int64_t c0, int64_t D, vf scale, int nc)
+{
+    vf acc[TILE_MR][TILE_NR];
+    const int64_t ldl = TILE_LANES_LD(D);
+    const float *kc = kt + c0 * ldl;
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nc; j++) acc[i][j] = vzero();
+    for (int64_t d = 0; d < D; d++) {
+        vf b[TILE_NR];
+        TILE_UNROLL
+        for (int j = 0; j < nc; j++) b[j] = vload(kc + j * ldl + d * VW);
+        TILE_UNROLL
+        for (int i = 0; i < TILE_MR; i++) {
+            const vf a = vload(qt + i * ldl + d * VW);
+            TILE_UNROLL
+            for (int j = 0; j < nc; j++) acc[i][j] = vfma(a, b[j], acc[i][j]);
+        }
+    }
+    TILE_UNROLL
+    for (int i = 0; i < TILE_MR; i++) TILE_UNROLL
+    for (int j = 0; j < nc; j++) vstore(s + (i * lds + c0 + j) * VW, vmul(acc[i][j], scale));
+}
+
+/* The lanes' scores of keys [c0, min(c0 + TILE_NR, n)): the last block by only its keys. */
+TILE_INLINE void tile_lanes_scores_cols(float *s, int64_t lds, const float *qt, const float *kt,
+                                        int64_t c0, int64_t n, int64_t D, vf scale)
+{
+    const int64_t nc = tile_min(TILE_NR, n - c0);
+#if TILE_NR == 4
+    if (nc == 4) tile_lanes_scores(s, lds, qt, kt, c0, D, scale, 4);
+    else if (nc == 3) tile_lanes_scores(s, lds, qt, kt, c0, D, scale, 3);
+    else if (nc == 2) tile_lanes_scores(s, lds, qt, kt, c0, D, scale, 2);
+    else tile_lanes_scores(s, lds, qt, kt, c0, D, scale, 1);
+#else
+    if (nc == TILE_NR) tile_lanes_scores(s, lds, qt, kt, c0, D, scale, TILE_NR);
+    else tile_lanes_scores(s, lds, qt, kt, c0, D, scale, 1);
+#endif
+}
+
+/* attend_lanes: VW row sets side by side, lane x holding its rows and keys (strided's residue
+ * classes). pass 0: the keys in lanes, kt[c][d][x] (one transpose per key and lane); then per
+ * TILE_MR rows of every lane: their queries in lanes, scores lane by lane (both operands whole
+ * vectors: TILE_MR × TILE_NR FMAs per TILE_MR + TILE_NR loads), the masks only on columns some
+ * lane does not see, the online softmax of each row vertically (max, exp, sum over keys: no
+ * horizontal step), then p·v per lane in rows (p read with a stride of VW from the scores, v rows
+ * in place), acc rescaled in p·v's load and normalised in its store. */
+static void k_tile_attend_lanes(float *o, const float *q, int64_t ldx, int64_t ldr, float *ml,
+                                int64_t mlr, const float *k, const float *v, const int64_t *kx,
+                                int64_t ldc, const int64_t *nr, const int64_t *nk,
+                                const int64_t *self0, bool causal, int64_t lanes, int64_t D,
+                                float scale, float *scratch)
+{
+    int64_t nkmax = 0, nrmax = 0, xk = 0; /* xk: a lane with the most keys */
+    for (int64_t x = 0; x < lanes; x++) {
+        if (nk[x] > nkmax) nkmax = nk[x], xk = x;
+        nrmax = nr[x] > nrmax ? nr[x] : nrmax;
+    }
+    const int64_t ldl = TILE_LANES_LD(D);
+    float *kt = scratch, *qt = kt + nkmax * ldl, *s = qt + TILE_MR * ldl;
+    const int64_t lds = nkmax;
+    int64_t idx[VW];
+    /* pass 0: kt[c][d][x] = key c of lane x (a lane past its keys, or past lanes: a key of a lane
+     * that has it; never seen) */
+    for (int64_t c = 0; c < nkmax; c++) {
+        for (int64_t x = 0; x < lanes && c + TILE_LANES_AHEAD < nk[x]; x++) /* rows far apart */
+            for (int64_t d = 0; d < D; d += 16) {
+                __builtin_prefetch(k + kx[x] + (c + TILE_LANES_AHEAD) * ldc + d);
+                __builtin_prefetch(v + kx[x] + (c + TILE_LANES_AHEAD) * ldc + d, 0, 2);
+            }
+        for (int x = 0; x < VW; x++) {
+            int64_t y = tile_min(x, lanes - 1);
+            if (nk[y] <= 0) y = xk;
+            idx[x] = kx[y] + tile_min(c, nk[y] - 1) * ldc;
+        }
+        tile_pack(kt + c * ldl, VW, k, 1, idx, VW, D, VW);
+    }
+    const vf vs = vset1(scale), ninf = vset1(-INFINITY), half = vset1(0.5f);
+    const vf lowest = vset1(-FLT_MAX), one = vset1(1.0f);
+    for (int64_t r0 = 0; r0 < nrmax; r0 += TILE_MR) {
+        for (int64_t x = 0; x < lanes; x++) /* the next block's rows, into L2 */
+            for (int64_t r = r0 + TILE_MR; r < tile_min(r0 + 2 * TILE_MR, nr[x]); r++)
+                for (int64_t d = 0; d < D; d += 16) {
+                    __builtin_prefetch(q + x * ldx + r * ldr + d, 0, 2);
+                    __builtin_prefetch(o + x * ldx + r * ldr + d, 1, 2);
+                }
+        float hb[TILE_MR][VW], eb[TILE_MR][VW], mo[TILE_MR][VW], lo[TILE_MR][VW];
+        float al[TILE_MR][VW], inv[TILE_MR][VW];
+        int64_t full[TILE_MR], ex0[TILE_MR], ex1[TILE_MR], cmax = 0;
+        for (int i = 0; i < TILE_MR; i++) { /* the rows in lanes, their bounds and state */
+            const int64_t r = r0 + i;
+            full[i] = nkmax, ex0[i] = nkmax, ex1[i] = -1;
+            for (int x = 0; x < VW; x++) {
+                const int64_t y = tile_min(x, lanes - 1), self = r + self0[y];
+                const bool ok = x < lanes && r < nr[y];
+                idx[x] = y * ldx + tile_min(r, nr[y] - 1) * ldr;
+                /* row r of lane x sees keys c < h, c != e */
+                const int64_t h = !ok ? 0 : causal ? (self < 0 ? 0 : tile_min(self, nk[y])) : nk[y];
+                const int64_t e = ok && !causal ? self : -1;
+                hb[i][x] = (float)h, eb[i][x] = (float)e;
+                mo[i][x] = ok ? ml[2 * x + r * mlr] : -INFINITY;
+                lo[i][x] = ok ? ml[2 * x + r * mlr + 1] : 0.0f;
+                cmax = h > cmax ? h : cmax, full[i] = tile_min(full[i], h);
+                if (e >= 0) ex0[i] = tile_min(ex0[i], e), ex1[i] = e > ex1[i] ? e : ex1[i];
+            }
+            tile_pack(qt + i * ldl, VW, q, 1, idx, VW, D, VW);
+        }
+        for (int64_t c0 = 0; c0 < cmax; c0 += TILE_NR) /* scores */
+            tile_lanes_scores_cols(s, lds, qt, kt, c0, cmax, D, vs);
+        for (int i = 0; i < TILE_MR; i++) { /* each row's softmax, lane by lane */
+            float *si = s + i * lds * VW;
+            const vf hv = vsub(vload(hb[i]), half), ev = vload(eb[i]);
+            const vf em = vsub(ev, half), ep = vadd(ev, half);
+            vf mx = vload(mo[i]);
+            for (int64_t c = 0; c < cmax; c++) {
+                vf x = vload(si + c * VW);
+                if (c >= full[i] || (c >= ex0[i] && c <= ex1[i])) { /* some lane does not see c */
+                    const vf cv = vset1((float)c);
+                    x = vadd(vzero_below(x, hv, cv), vzero_below(ninf, cv, hv)); /* c >= h: -inf */
+                    x = vadd(x, vzero_below(vzero_below(ninf, cv, em), ep, cv)); /* c == e: -inf */
+                    vstore(si + c * VW, x);
+                }
+                mx = vmax(mx, x);
+            }
+            const vf mu = vmax(mx, lowest); /* seeing nothing: every p = 0, alpha = 0 */
+            vf sum = vzero();
+            for (int64_t c = 0; c < cmax; c++) {
+                const vf p = vexp(vsub(vload(si + c * VW), mu));
+                vstore(si + c * VW, p);
+                sum = vadd(sum, p);
+            }
+            const vf a = vexp(vsub(vload(mo[i]), mu)), ln = vfma(vload(lo[i]), a, sum);
+            vstore(al[i], a), vstore(lo[i], ln), vstore(mo[i], mx);
+            vstore(inv[i], vzero_below(vdiv(one, ln), ln, half)); /* l >= 1 or 0 */
+            for (int64_t x = 0; x < lanes; x++)
+                if (r0 + i < nr[x]) {
+                    ml[2 * x + (r0 + i) * mlr] = mo[i][x];
+                    ml[2 * x + (r0 + i) * mlr + 1] = lo[i][x];
+                }
+        }
+        for (int64_t x = 0; x < lanes; x++) { /* acc = (alpha·acc + p v) / l, lane x's rows */
+            if (nr[x] <= r0) continue;
+            const float *pr[TILE_MR];
+            float *orow[TILE_MR], *od[TILE_MR], a0[TILE_MR], iv[TILE_MR];
+            TILE_UNROLL
+            for (int i = 0; i < TILE_MR; i++) {
+                const int64_t ii = tile_min(r0 + i, nr[x] - 1) - r0;
+                pr[i] = s + ii * lds * VW + x, orow[i] = o + x * ldx + (r0 + ii) * ldr;
+                a0[i] = al[ii][x], iv[i] = inv[ii][x];
+            }
+            const int64_t cols = tile_min(cmax, nk[x]);
+            const float *vx = v + kx[x];
+            int64_t d0 = 0;
+            for (; d0 + TILE_NR * VW <= D; d0 += TILE_NR * VW) {
+                TILE_UNROLL
+                for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+                tile_pv_cols(od, pr, VW, vx + d0, ldc, NULL, cols, (const float *const *)od, a0,
+                             TILE_NR, iv, false, TILE_MR);
+            }
+            for (; d0 + VW <= D; d0 += VW) {
+                TILE_UNROLL
+                for (int i = 0; i < TILE_MR; i++) od[i] = orow[i] + d0;
+                tile_pv_cols(od, pr, VW, vx + d0, ldc, NULL, cols, (const float *const *)od, a0, 1,
+                             iv, false, TILE_MR);
+            }
+            for (int i = 0; i < TILE_MR && d0 < D; i++) { /* D % VW left (repeated rows alike) */
+                if (i > 0 && orow[i] == orow[i - 1]) continue;
+                for (int64_t d = d0; d < D; d++) {
+                    float y = a0[i] * orow[i][d];
+                    for (int64_t c = 0; c < cols; c++) y += pr[i][c * VW] * vx[c * ldc + d];
+                    orow[i][d] = y * iv[i];
+                }
+            }
+        }
     }
 }
 
@@ -811,5 +1069,5 @@ static void k_tile_end_stream(float *o, int64_t ldo, const float *a, int64_t lda
         .pack_kt = k_tile_pack_kt, .pack_kt_rows = k_tile_pack_kt_rows, .scores = k_tile_scores,   \
         .pv = k_tile_pv, .pv_rows = k_tile_pv_rows, .dot2 = k_tile_dot2, .axpy3 = k_tile_axpy3,    \
         .end_stream = k_tile_end_stream, .attend = k_tile_attend, .attend_own = k_tile_attend_own, \
-        .store_fence = k_tile_store_fence                                                          \
+        .store_fence = k_tile_store_fence, .attend_lanes = k_tile_attend_lanes                     \
     }
