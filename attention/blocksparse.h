@@ -22,7 +22,8 @@
  * The same pattern code runs in a counting mode: flops (4·D per listed score) and bytes (q,
  * out, and each K/V row some query of its group reads, once) come from the real layout.
  *
- * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven);
+ * Threads: OpenMP over (phase,) b, h, task with a dynamic schedule (rows are uneven; two-phase
+ * forwards with enough heads: over (b, h), each thread both phases of its heads);
  * one thread per tile. Workspace: threads × (tile + gather buffers + gathered query rows + the
  * pattern's int64 scratch + the forward's packed span [+ a class block's keys in lanes, with
  * plan.class_step]) + 2 floats per query row for two-phase patterns, exact.

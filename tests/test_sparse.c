@@ -258,6 +258,33 @@ Test(sparse, two_phases_by_chunks_of_heads_match_the_mask)
         }
 }
 
+/* strided's two phases head by head (each thread both phases of whole (b, h): blocksparse.c's
+ * by_heads, from 4 (b, h) per thread): B = 2, H = 9, grouped KV heads, on 1 and 2 threads, T != S
+ * both ways, with and without a score modifier (alibi: its second phase not in lanes). */
+Test(sparse, two_phases_head_by_head_match_the_mask)
+{
+    const attn_ops *ops = attn_kind_find("strided");
+    const int64_t shapes[][2] = {{300, 300}, {200, 333}, {333, 200}}; /* T, S */
+    const char *variants[] = {NULL, "alibi=1"};
+    for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
+        for (int causal = 0; causal < 2; causal++)
+            for (int threads = 1; threads <= 2; threads++)
+                for (int var = 0; var < 2; var++) {
+                    attn_shape s = shape(9, 3, shapes[c][0], shapes[c][1], 16, causal);
+                    s.B = 2, s.threads = threads;
+                    attn_params p = tu_params(ops, variants[var], &s);
+                    float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+                    double *ref = tu_reference(ops, &s, &p, q, k, v);
+                    const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
+                    cr_expect_leq(err, 1e-5,
+                                  "strided %s B=2 H=9 T=%lld S=%lld causal=%d threads=%d: rel L2 "
+                                  "error %.3g",
+                                  variants[var] ? variants[var] : "", (long long)s.T,
+                                  (long long)s.S, causal, threads, err);
+                    free(q), free(k), free(v), free(o), free(ref);
+                }
+}
+
 /* Every sparse kind's output is the same whatever out and the workspace held before (NaN or 0):
  * strided's first phase accumulates in out's rows without zeroing them first (each row's first
  * visit sets its row; rows that see nothing are zeroed), rows seeing nothing included (causal
