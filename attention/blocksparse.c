@@ -59,7 +59,7 @@
  *     tasks at a time, fewer where a thread would get under 4 grabs); one thread per tile; two
  *     phases with at least HEADS_PER_THREAD (b, h) per thread: each thread takes whole (b, h),
  *     both phases of one before the next, no barrier between the phases (strided causal H=8
- *     D=64 2 threads, interleaved: n = 1024 0.79 -> 0.69 ms, 8192 13.4 -> 12.1 ms); fewer: by
+ *     D=64 2 threads, interleaved: n = 1024 0.79 -> 0.69 ms, 8192 13.5 -> 12.1 ms); fewer: by
  *     chunks of (b, h) (phase_chunk: both phases of a chunk while its rows are cached), every
  *     thread on each phase's tasks.
  */
