@@ -217,7 +217,8 @@ Test(decode, workspace_does_not_grow_with_the_cache)
 /* The in-place paths of the decode kernel (G < 8) in every kernel set, f32: G = 1, 4 (by fours,
  * the next block prefetched while the current one is scored), 5 and 7 (by fours and single rows
  * left over), against the float64 reference. The chunks' lengths leave its parts uneven (S % 4),
- * a last block shorter than the others (short parts), or fewer keys than parts (S = 3). */
+ * a last block shorter than the others (short parts), or fewer keys than parts (S = 3). D = 32
+ * and 128 (AVX-512 f32 G = 4..7: p·v by two rows at a time, dec_pv4w_f32). */
 Test(decode, in_place_rows_in_every_kernel_set)
 {
     const attn_ops *full = attn_kind_find("full");
@@ -230,15 +231,15 @@ Test(decode, in_place_rows_in_every_kernel_set)
     do {
         for (size_t g = 0; g < sizeof groups / sizeof groups[0]; g++)
             for (size_t n = 0; n < sizeof lengths / sizeof lengths[0]; n++)
-                for (size_t sp = 0; sp < 2; sp++) {
-                    attn_shape s =
-                        attn_shape_init(1, groups[g][0], groups[g][1], 1, lengths[n], 32, true);
+                for (size_t sp = 0; sp < 4; sp++) {
+                    attn_shape s = attn_shape_init(1, groups[g][0], groups[g][1], 1, lengths[n],
+                                                   sp < 2 ? 32 : 128, true);
                     s.threads = 2, s.decode = true;
-                    const attn_params p = tu_params(full, splits[sp], &s);
+                    const attn_params p = tu_params(full, splits[sp % 2], &s);
                     const double err = rel_err(full, &s, &p, 31);
-                    cr_expect(err <= 1e-5, "isa=%s H=%lld Hkv=%lld S=%lld %s: rel L2 %.3g",
+                    cr_expect(err <= 1e-5, "isa=%s H=%lld Hkv=%lld S=%lld D=%lld %s: rel L2 %.3g",
                               attn_isa_name(attn_isa_current()), (long long)s.H, (long long)s.Hkv,
-                              (long long)s.S, splits[sp], err);
+                              (long long)s.S, (long long)s.D, splits[sp % 2], err);
                     ran++;
                 }
     } while (tu_isa_next(&isa));
