@@ -213,7 +213,8 @@ Test(cli, version_and_short_help)
 
 /* OpenBLAS falls back to SSE3 kernels ("core Prescott") on CPU models it does not know; bench
  * then re-executes with the core the CPU's features run (blas_core.c), so on any x86-64 with
- * AVX2 + FMA `bench info` never reports Prescott. */
+ * AVX2 + FMA `bench info` never reports Prescott. An OPENBLAS_CORETYPE without AVX-512 kernels
+ * on an AVX-512 CPU is kept and flagged. */
 Test(cli, openblas_never_runs_its_generic_kernels_on_a_cpu_with_avx2)
 {
 #if defined(__x86_64__)
@@ -225,6 +226,19 @@ Test(cli, openblas_never_runs_its_generic_kernels_on_a_cpu_with_avx2)
     const char *line = strstr(out_text, "openblas");
     cr_assert_not_null(line, "%s", out_text);
     cr_expect(strstr(line, "(core ") && !strstr(line, "(core Prescott"), "%s", line);
+    cr_expect(!strstr(line, "no AVX-512"), "no OPENBLAS_CORETYPE, yet a warning: %s", line);
+    /* a user's OPENBLAS_CORETYPE is kept, and said to waste an AVX-512 CPU where it does */
+    cr_assert_eq(setenv("OPENBLAS_CORETYPE", "Haswell", 1), 0);
+    const int rc = bench("info --no-sgemm --no-bandwidth --no-peak");
+    unsetenv("OPENBLAS_CORETYPE");
+    cr_assert_eq(rc, 0, "%s", err_text);
+    line = strstr(out_text, "openblas");
+    cr_assert_not_null(line, "%s", out_text);
+    const bool wide = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512cd") &&
+                      __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512dq") &&
+                      __builtin_cpu_supports("avx512vl");
+    cr_expect(strstr(line, "(core Haswell") != NULL, "%s", line);
+    cr_expect((strstr(line, "OPENBLAS_CORETYPE: no AVX-512") != NULL) == wide, "%s", line);
 #else
     cr_skip_test("not x86-64");
 #endif

@@ -8,7 +8,9 @@
  * Haswell: AVX2 + FMA). Returns only when nothing needs doing or the re-execution failed. */
 void bench_blas_core_select(char **argv);
 
-/* "" normally; ", set by bench" when this process runs the core bench_blas_core_select chose */
+/* "" normally; ", set by bench" when this process runs the core bench_blas_core_select chose;
+ * a warning when the user's OPENBLAS_CORETYPE names a core without AVX-512 kernels on a CPU that
+ * runs them (sgemm then reads about half what the CPU gives, so %sgemm flatters) */
 const char *bench_blas_core_note(void);
 
 #endif
