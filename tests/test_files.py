@@ -14,10 +14,11 @@
   test_files.py limits     BENCH   under ulimit -v 200000 bench exits with one line, never hangs
   test_files.py interrupt  BENCH   h5py and `bench fit` read a file while a sweep writes it (no
                                    environment variables; h5py retries a read that meets a
-                                   flush, for up to 2 s, as the docs advise); SIGINT mid-sweep: exit 130, one line,
-                                   the run marked interrupted with its planned and finished counts,
-                                   every finished point readable; SIGTERM: 143; a second SIGINT
-                                   ends a long point at once and leaves no temporary file
+                                   flush, for up to 2 s, as the docs advise); SIGINT mid-sweep:
+                                   exit 130, one line, the run marked interrupted with its
+                                   planned and finished counts, every finished point readable;
+                                   SIGTERM: 143; a second SIGINT ends a long point at once and
+                                   leaves no temporary file
 
 Seeded (BENCH_TEST_SEED, default 16); prints what it did. Exit 0 pass, 1 fail, 77 skip (meson).
 Run with Debian's python (/usr/bin/python3: h5py).
@@ -198,7 +199,7 @@ def test_signals(exe, tmp, rng):
 
 # ---- interrupt: a clean stop on SIGINT / SIGTERM, reading while a sweep writes ----
 
-READS = {"reads": 0, "retried": 0}  # h5py reads during sweeps, and those retried
+READS = {"reads": 0, "retried": 0}  # h5py reads during sweeps, and the tries again
 
 
 def read_while_writing(exe, path, env):
@@ -214,10 +215,10 @@ def read_while_writing(exe, path, env):
                 status = f["run_status"][:]
             break
         except OSError as e:
-            READS["retried"] += 1
             if attempt == 10:
                 fail(f"h5py cannot open {path} while a sweep writes it, for 2 s: {e}")
                 return None
+            READS["retried"] += 1
             time.sleep(0.2)
     status = status[status["run_id"] != 0]
     if not len(status) or status[-1]["status"].decode() != "running":
