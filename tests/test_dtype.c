@@ -1,6 +1,6 @@
 /*
  * test_dtype.c — low-precision q, k, v (attn_shape.dtype: bf16, f16). The conversions of every
- * kernel set equal the scalar rounding rules bit for bit (simd/half.h, itself checked on known
+ * kernel set equal the scalar rounding rules bit for bit (kernels/half.h, itself checked on known
  * values); every kind on the dense engine, in every ISA this machine runs, prefill (causal or
  * not, grouped heads, odd D) and decode (T = 1: the decode kernel, explicit and auto chunks):
  *   - against the float64 reference of the ROUNDED inputs: rel L2 <= 1e-6 (the computation is
@@ -17,8 +17,8 @@
 
 #include "attn_isa.h"
 #include "decode.h"
-#include "simd/half.h"
-#include "simd/kernel_set.h"
+#include "half.h"
+#include "kernel_set.h"
 #include "test_util.h"
 
 static const attn_dtype lowp[] = {ATTN_BF16, ATTN_F16};

@@ -1,5 +1,5 @@
 /*
- * test_isa.c — the kernel sets (attention/simd/kernel_set.h) and their selection (attn_isa.h).
+ * test_isa.c — the kernel sets (attention/kernels/kernel_set.h) and their selection (attn_isa.h).
  * Every slot of every set this machine runs (attn_isa_supported) is checked against a float64
  * computation and against the portable set, at every length 0 .. 3·16 (every tail of the
  * 1-, 8- and 16-lane sets) and a few longer ones, with guard values after the end that must
@@ -17,8 +17,8 @@
 #include <string.h>
 
 #include "attn_isa.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 #include "test_util.h"
 
 enum {

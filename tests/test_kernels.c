@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "attn_isa.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 #include "test_util.h"
 #include "vtanh.h"
 
@@ -117,7 +117,7 @@ Test(kernels, tile_matches_one_shot_softmax)
     free(q), free(k), free(v), free(scratch);
 }
 
-/* The tile's GEMM micro-kernels (simd/tile_body.h) of every set the CPU runs, at sizes that
+/* The tile's GEMM micro-kernels (kernels/tile_body.h) of every set the CPU runs, at sizes that
  * leave partial row groups, column blocks and vectors, against float64 sums. */
 Test(kernels, tile_micro_kernels_match_float64_in_every_set)
 {

@@ -1,5 +1,5 @@
 /*
- * test_linear.c — linear attention (attention/linear.c, feature_maps.c): every feature map
+ * test_linear.c — linear attention (attention/kinds/linear.c, feature_maps.c): every feature map
  * against its float64 reference (causal and not, odd sizes, Hkv != H, T != S, chunk sizes, large
  * logits), decode from the recurrent state against the last rows of the causal prefill, FAVOR+
  * error against exact softmax shrinking with the number of features, the denominator guards,

@@ -1,6 +1,6 @@
 /*
- * test_mods.c — the score modifiers alibi and softcap (attention/score_mod.h), generated from the
- * registry: every kind on the dense and block-sparse engines has them; each such kind with
+ * test_mods.c — the score modifiers alibi and softcap (attention/engines/score_mod.h), generated
+ * from the registry: every kind on the dense and block-sparse engines has them; each such kind with
  * alibi=1, softcap=5, softcap=30 and both matches its float64 masked reference on odd shapes
  * (T != S, Hkv < H, causal and not, D = 1 and 128, its small and large cases, dense tilings), its
  * decoded rows equal the last rows of its prefill, and the modifiers do change the output. Also

@@ -1,6 +1,6 @@
 #!/bin/sh
 # check_baseline.sh BUILD_DIR: one x86-64 binary runs on any x86-64. No object file of the build
-# but the AVX2 and AVX-512 kernel sets (attention/simd/set_avx2.c, set_avx512.c) holds an AVX
+# but the AVX2 and AVX-512 kernel sets (attention/kernels/set_avx2.c, set_avx512.c) holds an AVX
 # instruction (VEX/EVEX: v-prefixed mnemonics, ymm/zmm registers), and the AVX2 set holds no
 # AVX-512 one (zmm or mask registers). x86-64 only (the meson test 'baseline'); needs objdump.
 set -eu

@@ -7,7 +7,7 @@
 # everything. Without them (an x86 Debian machine with the cross compiler only) it compiles
 # every C file of the project (attention/, datasets/, harness/, tests/, tools/) to arm64 object
 # files against this machine's headers of those libraries, and links nothing. Prints one
-# "cross-check: ..." line. CI runs it. It also fails when a file outside attention/simd/ uses
+# "cross-check: ..." line. CI runs it. It also fails when a file outside attention/kernels/ uses
 # x86 intrinsics or x86 feature macros.
 set -eu
 
@@ -15,14 +15,14 @@ top=$(CDPATH= cd -- "$(dirname -- "$0")/.." && pwd)
 dir=${1:-$top/build-arm64}
 say() { printf 'cross-check: %s\n' "$*" >&2; }
 
-# No file outside attention/simd/ uses x86 intrinsics or x86 feature macros (attention/isa.c
+# No file outside attention/kernels/ uses x86 intrinsics or x86 feature macros (attention/kernels/isa.c
 # detects the CPU, under #if defined(__x86_64__)). Tracked C files when in a git checkout.
 x86=$(cd "$top" && { git ls-files -- '*.c' '*.h' 2>/dev/null || find . -name '*.[ch]'; } |
-    grep -v -e '^attention/simd/' -e '^\./attention/simd/' -e '^build' -e '^\./build' |
+    grep -v -e '^attention/kernels/' -e '^\./attention/kernels/' -e '^build' -e '^\./build' |
     xargs grep -l -E '_mm(256|512)?_[a-z]|__m(128|256|512)|(imm|x86)intrin\.h|__(AVX|SSE|FMA|F16C)[A-Z0-9_]*__' \
         2>/dev/null || true)
 # shellcheck disable=SC2086 # one line of file names
-[ -z "$x86" ] || say "x86 intrinsics or x86 feature macros outside attention/simd/:" $x86
+[ -z "$x86" ] || say "x86 intrinsics or x86 feature macros outside attention/kernels/:" $x86
 
 command -v aarch64-linux-gnu-gcc >/dev/null 2>&1 || {
     say "aarch64-linux-gnu-gcc not found" \
@@ -64,7 +64,7 @@ isa_o=$(find "$dir" -name 'isa.c.o' | head -n 1)
 arch=$(aarch64-linux-gnu-readelf -h "$isa_o" | sed -n 's/^ *Machine: *//p')
 case "$arch" in
 AArch64) ;;
-*) say "attention/isa.c.o is not an arm64 object: $arch"; exit 1 ;;
+*) say "attention/kernels/isa.c.o is not an arm64 object: $arch"; exit 1 ;;
 esac
 if [ "$mode" = link ]; then
     echo "cross-check: arm64 build linked, $objects C files compiled with -Werror ($arch)"

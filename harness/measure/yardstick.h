@@ -1,6 +1,6 @@
 /*
  * yardstick.h — what a point's speed is read against, per (threads, ISA): the FMA peak of the
- * kernel set (attention/simd/peak_body.h's loop on every thread at once), OpenBLAS sgemm and the
+ * kernel set (attention/kernels/peak_body.h's loop on every thread at once), OpenBLAS sgemm and the
  * memory read bandwidth (machine.h) on that many threads. Measured once per process and
  * combination (a sweep with --threads and --isa axes measures each combination it meets), then
  * recorded with every point (/points: peak_gflops, sgemm_gflops, bandwidth_gbs, pct_peak,

@@ -1,5 +1,5 @@
 /*
- * linear — linearised attention with a feature map φ (attention/feature_maps.c: elu, relu,
+ * linear — linearised attention with a feature map φ (attention/engines/feature_maps.c: elu, relu,
  * favor, trig), computed as φ(Q)(φ(K)ᵀV) in time linear in n. Definition: .definition below
  * (its float64 form: linear_reference.c, the kind's own reference slot).
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv);  M features
@@ -41,7 +41,7 @@
  *   state (decode): one state per (b, kv head), padded to 64 bytes.
  *   loops: sgemm for every product; the features (feature_maps.c) and the row loops (output
  *          division, state rescaling, own_shift_row) by the kernel set in force
- *          (simd/linear_body.h).
+ *          (kernels/linear_body.h).
  *   threads: OpenMP over (b, kv head) for state sums (non-causal phase 1, prepare, decode;
  *            a decode step under DECODE_SERIAL_FLOPS runs on one thread), over (b, head, query
  *            block) (non-causal phase 2; when B·Hkv >= threads, each (b, kv head) task answers
@@ -58,8 +58,8 @@
 
 #include "attention.h"
 #include "feature_maps.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 enum { P_MAP, P_FEATURES, P_SEED, P_CHUNK };
 

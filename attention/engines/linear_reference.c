@@ -1,5 +1,5 @@
 /*
- * linear_reference.c — the float64 definition of linear attention (attention/linear.c): the
+ * linear_reference.c — the float64 definition of linear attention (attention/kinds/linear.c): the
  * explicit normalised kernel matrix with the features of attn_fm f (W already drawn):
  *   out_i = Σ_j κ(q_i, k_j) v_j / Σ_j κ(q_i, k_j),  κ(q, k) = φ(q)·φ(k)   over the keys row i
  *   sees (all, or j <= i + S - T when causal); 0 when the sum is <= 0; trig's sum floored at

@@ -1,8 +1,9 @@
 /*
  * math_body.h — the vector loops over float rows, written once against the vector layer
- * (vec_<isa>.h, included before this by simd/set_<isa>.c via set_body.h): every function is static
- * and the set file puts them in its table (MATH_SLOTS). Each loop: O(n) time, no scratch, one
- * thread. exp and tanh: vexp, vtanh of vmath.h (shared with the other bodies); softcap C·tanh(x/C).
+ * (vec_<isa>.h, included before this by kernels/set_<isa>.c via set_body.h): every function is
+ * static and the set file puts them in its table (MATH_SLOTS). Each loop: O(n) time, no scratch,
+ * one thread. exp and tanh: vexp, vtanh of vmath.h (shared with the other bodies); softcap
+ * C·tanh(x/C).
  */
 #include "vmath.h"
 

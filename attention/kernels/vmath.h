@@ -1,7 +1,7 @@
 /*
  * vmath.h — the elementary functions on vectors, written once against the vector layer
- * (vec_<isa>.h, included before this by simd/set_<isa>.c via set_body.h) and shared by every body
- * that needs them (math_body.h, linear_body.h, additive_body.h). Static inline; O(1) per lane.
+ * (vec_<isa>.h, included before this by kernels/set_<isa>.c via set_body.h) and shared by every
+ * body that needs them (math_body.h, linear_body.h, additive_body.h). Static inline; O(1) per lane.
  *   exp(x) = 2^n · p(r), n = round(x·log2 e), r = x - n·ln 2 (two-part ln 2), p a degree-6
  *   polynomial (Cephes expf coefficients): relative error < 2e-7 on [-87.3, 88.7]; exact 0 below
  *   -87.33 (and for -inf), NaN stays NaN.

@@ -5,7 +5,7 @@
  *   ±1 in float32 beyond). Absolute and relative error below 4e-7 everywhere (measured against
  *   double tanh on a 1e-5 grid of [-12, 12]: 3.3e-7 with FMA, 4.0e-7 without; exact 0 at 0).
  *   Cost per value: 1 mul (x²), 6 FMA + 1 mul (P), 3 FMA (Q), 1 division, 2 compares (clamp).
- *   attn_tanh: scalar, here; the same algorithm on vectors: vtanh in simd/vmath.h (every kernel
+ *   attn_tanh: scalar, here; the same algorithm on vectors: vtanh in kernels/vmath.h (every kernel
  *   set), used by the bodies (math_body.h's softcap, additive_body.h's pairwise scores).
  */
 #ifndef ATTN_VTANH_H

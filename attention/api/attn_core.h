@@ -48,7 +48,7 @@ bool attn_dtype_parse(const char *name, attn_dtype *out);
 /* Bytes per stored element: 4 or 2. */
 size_t attn_dtype_size(attn_dtype t);
 /* float32 <-> dtype element-wise, n elements (portable C; the kernel sets have vector forms:
- * simd/convert_body.h). to_dtype rounds to nearest even (bf16: NaN stays a quiet NaN; f16:
+ * kernels/convert_body.h). to_dtype rounds to nearest even (bf16: NaN stays a quiet NaN; f16:
  * overflow to ±inf, subnormals kept). For ATTN_F32 both copy. */
 void attn_dtype_from_f32(attn_dtype t, const float *src, void *dst, int64_t n);
 void attn_dtype_to_f32(attn_dtype t, const void *src, float *dst, int64_t n);

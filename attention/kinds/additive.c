@@ -10,14 +10,14 @@
  *     [B,Hkv,U,Sp] (Sp = S rounded up to 8, + 16 when a multiple of 256: no L1 set aliasing
  *     between its rows; padding zeroed) by sgemm; then per task (b, h,
  *     block of BLOCK_Q queries) the keys in blocks of block_k: scores[r][c] = Σ_u va[u]·
- *     tanh(A[r][u] + Bᵀ[u][j0+c]) (simd/additive_body.h in every kernel set: a vector of keys
+ *     tanh(A[r][u] + Bᵀ[u][j0+c]) (kernels/additive_body.h in every kernel set: a vector of keys
  *     against 4 queries at a time) into the tile, then the online softmax and p·v of
  *     softmax_tile.c (attn_tile_visit_scores). Causal:
  *     key blocks past a block's last visible key are skipped, a block crossing the diagonal
  *     computes each group of 4 rows up to its last row's key. Never the T×S matrix.
  *   flops (counting rule): per allowed score U·(1 add + TANH_FLOPS + 2 for the mul-add by va)
  *     + 2·D (p·v); plus 2·T·U·D per query head (A) and 2·S·U·D per KV head (Bᵀ). TANH_FLOPS = 1
- *     (a tanh counts as one operation, as exp does in linear; vtanh, simd/vmath.h, spends ~13
+ *     (a tanh counts as one operation, as exp does in linear; vtanh, kernels/vmath.h, spends ~13
  *     vector operations and a division on it). Exponentials of the softmax are not counted
  *     (as dense).
  *   bytes: q, k, v, out once, and the weights (2·U·D + U floats).
@@ -37,8 +37,8 @@
 #include <cblas.h>
 
 #include "dense.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 extern const attn_ops attn_kind_additive;
 
@@ -157,7 +157,7 @@ static double bytes(const attn_shape *s, const attn_params *p)
 
 /* sc[r][c] = Σ_u va[u]·tanh(a[r][u] + bt[u][c]) for rows r < nr (row stride U of a, ldc of sc)
  * and columns c < n8 (a multiple of 8; bt rows have stride Sp): the kernel set's slot
- * (simd/additive_body.h). */
+ * (kernels/additive_body.h). */
 static void scores(const float *a, int64_t nr, const float *bt, int64_t Sp, const float *va,
                    int64_t U, int64_t n8, float *sc, int64_t ldc)
 {

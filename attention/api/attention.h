@@ -34,7 +34,7 @@
  * attn_backward_check refuses it, and decode shapes of kinds with a decode state, with
  * ATTN_ENODEF and a one-line reason.
  *
- * A kind is one file, attention/<kind>.c, that keeps everything static except one
+ * A kind is one file, attention/kinds/<kind>.c, that keeps everything static except one
  *   const attn_ops attn_kind_<kind>;
  * and is listed once in attention/meson.build (the registry is generated from that list).
  * docs/adding-a-kind.md walks through one. Nothing here knows about HDF5, the CLI or timing.
@@ -285,7 +285,7 @@ attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_para
 /* ---- float64 references (reference.c) ---- */
 
 /* Exact softmax attention restricted to ops->allows, with the kind's score modifiers (alibi,
- * softcap: attention/score_mod.h) when its table has them (or exact full attention, no
+ * softcap: attention/engines/score_mod.h) when its table has them (or exact full attention, no
  * modifiers, if ops == NULL), in float64, for the given query rows (row = (b*H + h)*T + i): out[r*D
  * + d]. ATTN_EFAIL only when out of memory (one row of S doubles). */
 attn_status attn_masked_reference(const attn_ops *ops, const attn_shape *s, const attn_params *p,

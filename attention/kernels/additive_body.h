@@ -1,13 +1,13 @@
 /*
- * additive_body.h — additive attention's pairwise scores (attention/additive.c), written once
- * against the vector layer (vec_<isa>.h, included before this by simd/set_<isa>.c via set_body.h);
- * the set file puts it in its table (ADDITIVE_SLOTS). sc[r][c] = Σ_u va[u]·tanh(a[r][u] +
- * bt[u][c]),  r < nr (rows of a, stride U), c < n8 (a multiple of 8; bt rows of stride Sp, sc rows
- * of stride ldc). tanh: vtanh of vmath.h. SIMD sets: VW keys a vector against ADD_GROUP query rows
- * at a time (ADD_GROUP independent tanh chains in flight); AVX-512 takes the last 8 keys of a
- * 16-lane vector by a masked load and store. Portable: u outer, keys inner (the compiler may
- * vectorise with the baseline). time O(nr·n8·U) tanh; no scratch; one thread. Flops rule:
- * additive.c.
+ * additive_body.h — additive attention's pairwise scores (attention/kinds/additive.c), written once
+ * against the vector layer (vec_<isa>.h, included before this by kernels/set_<isa>.c via
+ * set_body.h); the set file puts it in its table (ADDITIVE_SLOTS). sc[r][c] = Σ_u
+ * va[u]·tanh(a[r][u] + bt[u][c]),  r < nr (rows of a, stride U), c < n8 (a multiple of 8; bt rows
+ * of stride Sp, sc rows of stride ldc). tanh: vtanh of vmath.h. SIMD sets: VW keys a vector against
+ * ADD_GROUP query rows at a time (ADD_GROUP independent tanh chains in flight); AVX-512 takes the
+ * last 8 keys of a 16-lane vector by a masked load and store. Portable: u outer, keys inner (the
+ * compiler may vectorise with the baseline). time O(nr·n8·U) tanh; no scratch; one thread. Flops
+ * rule: additive.c.
  */
 #include "vmath.h"
 

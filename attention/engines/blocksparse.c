@@ -70,8 +70,8 @@
 #include <string.h>
 
 #include "blocksparse.h"
+#include "kernel_set.h" /* attn_ks()->tile: packing a span's keys once for its row groups */
 #include "kernels.h"
-#include "simd/kernel_set.h" /* attn_ks()->tile: packing a span's keys once for its row groups */
 
 enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
 /* Rows per group of a band: a multiple of the micro-kernels' 6 register rows (avx2, avx512), small

@@ -1,6 +1,6 @@
 /*
- * decode_body.h — the decode kernel's inner loop (attention/decode.c), written once against the
- * vector layer; included by simd/set_<isa>.c via set_body.h after vec_<isa>.h, math_body.h,
+ * decode_body.h — the decode kernel's inner loop (attention/engines/decode.c), written once against
+ * the vector layer; included by kernels/set_<isa>.c via set_body.h after vec_<isa>.h, math_body.h,
  * tile_body.h and convert_body.h. One chunk: G query rows (float32, already
  * multiplied by the score scale) against n keys of one KV head, K/V rows of D elements stored as
  * f32, bf16 or f16 (attn_dtype). Keys go by blocks of DECODE_KB: scores s_rj = q_r·k_j, then per

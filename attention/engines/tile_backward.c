@@ -10,7 +10,7 @@
  *   3  scale·dP = scale · dout vᵀ               vᵀ packed, scores micro-kernel, rows×cols×D
  *   4  dS = P∘(scale·dP - scale·Δ)·ds/du       (vectorised; step 3 scales dP)
  *   5  dv += Pᵀ dout,  dk += dSᵀ q,  dq += dS k  the p·v micro-kernel (Pᵀ, dSᵀ read transposed)
- *   The micro-kernels are the kernel set's (simd/tile_body.h, as the forward tile's; no BLAS).
+ *   The micro-kernels are the kernel set's (kernels/tile_body.h, as the forward tile's; no BLAS).
  *   A masked visit (at most TRIM_ROWS rows, TRIM_COLS keys) runs them by blocks of TRIM rows
  *   (1, 3: whole vectors from the first column the block sees, shifted left only to stay inside
  *   the row's vectors; dq: over the columns it sees) and of TRIM keys
@@ -29,8 +29,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 enum { ALIGN_FLOATS = 16 };
 /* Rows (and keys) per block of a masked visit, each block's products over only the keys (rows)

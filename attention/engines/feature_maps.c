@@ -38,7 +38,7 @@
  * plus 1 per feature value (its exp, sin, cos, max or elu) — see attn_fm_flops.
  * Loops: the projections by sgemm; the elementwise maps, favor's shifted exponentials, trig's
  * (sin, cos) pairs and the gradients' row loops by the kernel set in force (attn_ks()->linear,
- * simd/linear_body.h: one body for the portable, AVX2 and AVX-512 sets).
+ * kernels/linear_body.h: one body for the portable, AVX2 and AVX-512 sets).
  */
 #include <math.h>
 #include <string.h>
@@ -46,8 +46,8 @@
 #include <cblas.h>
 
 #include "feature_maps.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 const char *const attn_fm_names[] = {"elu", "relu", "favor", "trig", NULL};
 

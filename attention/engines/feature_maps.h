@@ -1,7 +1,7 @@
 /*
- * feature_maps.h — the feature maps φ of linear attention (attention/linear.c): the seeded random
- * projections, float32 features of blocks of rows (the forward), float64 pieces of one row and
- * the float64 attention they define (the reference). The definitions are in feature_maps.c.
+ * feature_maps.h — the feature maps φ of linear attention (attention/kinds/linear.c): the seeded
+ * random projections, float32 features of blocks of rows (the forward), float64 pieces of one row
+ * and the float64 attention they define (the reference). The definitions are in feature_maps.c.
  */
 #ifndef ATTN_FEATURE_MAPS_H
 #define ATTN_FEATURE_MAPS_H

@@ -31,7 +31,7 @@ float attn_vdot(const float *a, const float *b, int64_t n);
  * Online-softmax tile: rows queries (row stride D) against key blocks of at most cols_max keys.
  *   q [rows,D]  k,v blocks [cols,D]  out [rows,D]      scores = scale · q kᵀ
  *   per block: running max m, running sum l, acc = Σ exp(s - m) v  (acc rescaled when m grows)
- *   scores and p·v by the micro-kernels of the kernel set in force (simd/tile_body.h: kᵀ packed
+ *   scores and p·v by the micro-kernels of the kernel set in force (kernels/tile_body.h: kᵀ packed
  *   once per visit, register-blocked; no BLAS), the exp by the set's vexp
  *   flops per block: 4·rows·cols·D (2·rows·cols·D each micro-kernel) + O(rows·cols) for
  *   max/exp/sum (not counted)
@@ -139,7 +139,7 @@ void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const i
  * seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row, as own) and its own key
  * own[r] (a row of ko and vo, rows D apart; -1: none): scores, softmax and p·v in one pass per
  * group of rows (attn_ks()->tile.attend_own), m, l and acc set without reading them; a caller
- * may run it a few rows at a time on one packing. The n_ahead spans of ahead (simd/kernel_set.h;
+ * may run it a few rows at a time on one packing. The n_ahead spans of ahead (kernels/kernel_set.h;
  * NULL: none) are asked for meanwhile, spread over the groups of rows. out set (the visit is the
  * rows' last): the rows normalised into out (row r0 there; rows ldout apart; non-temporal stores
  * when stream, as attn_tile_end_stream but not fenced: the caller calls attn_tile_store_fence
@@ -193,7 +193,7 @@ void attn_tile_lse(const attn_tile *t, int64_t r0, int64_t rstep, float *lse, in
  *   P = exp(S - lse), dP = dout vᵀ, dS = P∘(dP - Δ)·ds/du,
  *   dv += Pᵀ dout, dk += scale·dSᵀ q (into the caller's rows: ldg floats apart),
  *   dq += scale·dS k (into the tile's accumulator t.acc [rows, D]); the five products by the
- *   forward tile's micro-kernels (simd/tile_body.h).
+ *   forward tile's micro-kernels (kernels/tile_body.h).
  *   flops 10·rows·cols·D (five products: 2.5 × the forward's two); never more than rows × cols.
  * Scratch: attn_btile_floats(rows_max, cols_max, D, cap); single-threaded.
  */

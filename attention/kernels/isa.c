@@ -1,5 +1,5 @@
 /*
- * isa.c — which kernel set (simd/kernel_set.h) is in force: CPU detection, ATTN_ISA, selection;
+ * isa.c — which kernel set (kernels/kernel_set.h) is in force: CPU detection, ATTN_ISA, selection;
  * and the kernels.h entry points that forward to the set in force.
  */
 #include <math.h>
@@ -8,8 +8,8 @@
 #include <string.h>
 
 #include "attn_isa.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 static const char *const isa_names[ATTN_ISA_COUNT] = {"portable", "avx2", "avx512"};
 

@@ -1,10 +1,10 @@
 /*
- * reformer_body.h — reformer's LSH bucket routine (attention/reformer.c), compiled in every kernel
- * set with that set's flags (simd/set_<isa>.c via set_body.h; REFORMER_SLOTS): ATTN_HASH_COLS
- * rotation columns a GNU C vector (the set's registers: 2 SSE halves, one AVX register),
- * ATTN_HASH_ROWS rows at a time. time O(ATTN_HASH_ROWS·D·halfp) per call; no scratch; one thread.
- * Each set hashes the forward's and the reference's rows alike (one routine), so they see the same
- * buckets.
+ * reformer_body.h — reformer's LSH bucket routine (attention/kinds/reformer.c), compiled in every
+ * kernel set with that set's flags (kernels/set_<isa>.c via set_body.h; REFORMER_SLOTS):
+ * ATTN_HASH_COLS rotation columns a GNU C vector (the set's registers: 2 SSE halves, one AVX
+ * register), ATTN_HASH_ROWS rows at a time. time O(ATTN_HASH_ROWS·D·halfp) per call; no scratch;
+ * one thread. Each set hashes the forward's and the reference's rows alike (one routine), so they
+ * see the same buckets.
  */
 #if defined(__GNUC__)
 #define ATTN_HASH_NOINLINE __attribute__((noinline))

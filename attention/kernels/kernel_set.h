@@ -1,9 +1,9 @@
 /*
  * kernel_set.h — the kernel slots, one table per instruction set (attn_isa.h), chosen at run time.
- * Each set is one source, simd/set_<isa>.c, compiled with that ISA's flags only: it includes a
+ * Each set is one source, kernels/set_<isa>.c, compiled with that ISA's flags only: it includes a
  * vector layer (vec_<isa>.h: the type vf of VW floats and its operations) and set_body.h, which
  * includes the bodies (*_body.h, written once against that layer) and fills the set's table; so
- * the three sets run the same algorithm at 1, 8 or 16 lanes. Code outside simd/ never uses
+ * the three sets run the same algorithm at 1, 8 or 16 lanes. Code outside kernels/ never uses
  * intrinsics: it calls the slots through attn_ks() (or the wrappers in kernels.h).
  * A slot group per body keeps each body's slots together; add a slot to the group's struct and
  * to the body (a new body: its include and slot line in set_body.h), and it exists in every set.

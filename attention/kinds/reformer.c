@@ -59,15 +59,15 @@
 
 #include "attention.h"
 #include "feature_maps.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 extern const attn_ops attn_kind_reformer;
 
 enum { P_BUCKETS, P_HASHES, P_CHUNK, P_SHARED_QK, P_SEED };
 enum { QBLOCK = 64 };                                            /* query rows per sgemm block */
 enum { MAX_ROUNDS = 16 };                                        /* the range of `hashes` */
-enum { HASH_ROWS = ATTN_HASH_ROWS, HASH_COLS = ATTN_HASH_COLS }; /* simd/kernel_set.h */
+enum { HASH_ROWS = ATTN_HASH_ROWS, HASH_COLS = ATTN_HASH_COLS }; /* kernels/kernel_set.h */
 #define SELF_MASK 1e5 /* the paper's self mask: a token's own score minus 1e5 */
 
 static const attn_param_def params[] = {
@@ -88,7 +88,7 @@ static int64_t max64(int64_t a, int64_t b) { return a > b ? a : b; }
 static int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; } /* 64-byte pieces */
 
 /* The buckets of HASH_ROWS rows x (row stride ldx) under one round's rotation Rp [D, halfp]: the
- * kernel set's slot (simd/reformer_body.h), one routine for the forward and the reference
+ * kernel set's slot (kernels/reformer_body.h), one routine for the forward and the reference
  * alike, so both see the same buckets. */
 static void hash_rows(const float *x, int64_t ldx, const float *Rp, int64_t D, int64_t half,
                       int64_t halfp, int32_t *out)

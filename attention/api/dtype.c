@@ -1,12 +1,12 @@
 /*
  * dtype.c — the storage dtypes of q, k, v (attn_dtype, attn_core.h): names, sizes, and the
- * whole-tensor conversions through the kernel set in force (simd/convert_body.h; bit-exact
- * against the scalar rules of simd/half.h in every set). O(n), no scratch, one thread.
+ * whole-tensor conversions through the kernel set in force (kernels/convert_body.h; bit-exact
+ * against the scalar rules of kernels/half.h in every set). O(n), no scratch, one thread.
  */
 #include <string.h>
 
 #include "attn_core.h"
-#include "simd/kernel_set.h"
+#include "kernel_set.h"
 
 static const char *const dtype_names[ATTN_DTYPE_COUNT] = {"f32", "bf16", "f16"};
 

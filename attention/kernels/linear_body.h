@@ -1,7 +1,7 @@
 /*
  * linear_body.h — the elementwise loops of linear attention (feature_maps.c, linear.c,
  * linear_backward.c), written once against the vector layer (vec_<isa>.h, included before this
- * by simd/set_<isa>.c via set_body.h); the set file puts them in its table (LINEAR_SLOTS). Each
+ * by kernels/set_<isa>.c via set_body.h); the set file puts them in its table (LINEAR_SLOTS). Each
  * loop: O(n) time, no scratch, one thread; the flops rule is the callers' (feature_maps.c,
  * linear.c). feature maps: elu + 1 (exp of vmath.h), relu, their gradients; favor's shifted
  * logarithms and exponentials; trig's (sin, cos) pairs, vsincos below. sin, cos (vsincos): x =

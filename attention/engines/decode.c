@@ -6,7 +6,7 @@
  *     g = h / G, G = H/Hkv; q [B,H,1,D], k, v [B,Hkv,S,D] of s->dtype (f32, bf16, f16),
  *     out [B,H,1,D] float32.
  *   algorithm: a task is one key chunk of one (b, KV head); it streams each K/V row of the
- *     chunk once for the G query heads of that KV head (simd/decode_body.h: scores by dot
+ *     chunk once for the G query heads of that KV head (kernels/decode_body.h: scores by dot
  *     products, online softmax, acc += p·v; bf16/f16 rows converted in registers, or once per
  *     block of 64 keys when G >= 8; vdpbf16ps for G = 1 bf16 where the CPU has AVX512_BF16;
  *     G < 8 reads four parts of the chunk side by side, 8 streams in flight; G >= 8 runs
@@ -29,8 +29,8 @@
 #include <string.h>
 
 #include "decode.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 enum { TASKS_TARGET = 32, MIN_CHUNK_KEYS = 512, ALIGN_FLOATS = 16 };
 

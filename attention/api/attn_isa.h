@@ -1,6 +1,6 @@
 /*
  * attn_isa.h — the instruction sets the kernels are built for, and which one is in force.
- * The kernels exist in up to three sets (attention/simd/): a portable C reference (every
+ * The kernels exist in up to three sets (attention/kernels/): a portable C reference (every
  * platform), AVX2+FMA+F16C and AVX-512 (F/BW/VL/DQ; x86-64 builds with -Dsimd=true). One is chosen
  * at start-up: the best the CPU and OS support, or the one the environment variable ATTN_ISA
  * names (portable|avx2|avx512), or attn_isa_select() (the CLI's --isa). Nothing is compiled
@@ -40,8 +40,8 @@ attn_isa attn_isa_current(void);
 /* ATTN_ISA read and checked: ATTN_OK with *out unchanged when unset; ATTN_EINVAL and a one-line
  * reason when it names no ISA or one this machine cannot run (the CLI refuses to start). */
 attn_status attn_isa_from_env(attn_isa *out, char *msg, size_t msg_len);
-/* The FMA peak yardstick's loop of isa's set (simd/peak_body.h), for the harness: iters rounds of
- * attn_isa_peak_flops_per_iter(isa) flops over registers; returns a value that depends on every
+/* The FMA peak yardstick's loop of isa's set (kernels/peak_body.h), for the harness: iters rounds
+ * of attn_isa_peak_flops_per_iter(isa) flops over registers; returns a value that depends on every
  * chain. Runs on the calling thread; isa must be supported (else NaN, nothing run). */
 float attn_isa_peak_loop(attn_isa isa, int64_t iters, float seed);
 /* Flops of one round of that loop (0: isa not built). */

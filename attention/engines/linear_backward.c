@@ -25,7 +25,7 @@
  *          dx [C, D], a few rows of M and C, R [M·E + 1]; non-causal one state [M·E + 1];
  *          causal one state per chunk. (W is an input, not workspace.)
  *   loops: sgemm for every product; the row gradients (row_grads) and the features' gradients by
- *          the kernel set in force (simd/linear_body.h).
+ *          the kernel set in force (kernels/linear_body.h).
  *   threads: OpenMP over (b, kv head), dynamic: a thread owns the dk, dv of its KV head and the
  *            dq rows of its query heads; OpenBLAS single-threaded inside.
  */
@@ -35,8 +35,8 @@
 #include <string.h>
 
 #include "feature_maps.h"
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 enum { BLOCK = 128 }; /* non-causal rows per block (as the forward) */
 

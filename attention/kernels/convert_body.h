@@ -1,9 +1,9 @@
 /*
  * convert_body.h — 16-bit storage (bf16, f16: attn_dtype) to float32, written once against the
- * vector layer (included by simd/set_<isa>.c via set_body.h after vec_<isa>.h). O(n), no scratch,
- * one thread. bf16 -> f32: the 16 bits shifted into the top half (exact). f16 -> f32: vcvtph2ps
- * (F16C in the avx2 set, AVX-512F in the avx512 set; exact), the portable set half.h's bit
- * manipulation. f32 -> bf16/f16 (inputs, untimed): half.h's scalar rounding in every set.
+ * vector layer (included by kernels/set_<isa>.c via set_body.h after vec_<isa>.h). O(n), no
+ * scratch, one thread. bf16 -> f32: the 16 bits shifted into the top half (exact). f16 -> f32:
+ * vcvtph2ps (F16C in the avx2 set, AVX-512F in the avx512 set; exact), the portable set half.h's
+ * bit manipulation. f32 -> bf16/f16 (inputs, untimed): half.h's scalar rounding in every set.
  * vload_bf16 / vload_f16 load VW elements as a vf (used by decode_body.h to read K/V rows
  * directly), vload_bf16_eo 2·VW bf16 as their even and odd elements; cvt_to_f32 converts a row into
  * floats (the dense engine's prefill widening).

@@ -9,7 +9,7 @@
  *           acc ·= e^(m-m')   (score rows padded: exp on whole vectors only)
  *   pass 3  acc    += p v                 micro-kernel, rows×D×cols FMAs (attn_ks()->tile.pv),
  *           v read in place
- *   The micro-kernels are simd/tile_body.h, in the kernel set in force (no BLAS here).
+ *   The micro-kernels are kernels/tile_body.h, in the kernel set in force (no BLAS here).
  *   time O(rows·cols·D) per block; flops 4·rows·cols·D per block (+ O(rows·cols) for the
  *   softmax, not counted); scratch attn_tile_floats(): m, l, acc, rows × ld scores and the
  *   D × ld packed keys, ld = cols_max rounded up to ATTN_TILE_COLS_ALIGN; single-threaded.
@@ -18,8 +18,8 @@
 #include <math.h>
 #include <string.h>
 
+#include "kernel_set.h"
 #include "kernels.h"
-#include "simd/kernel_set.h"
 
 enum { ALIGN_FLOATS = 16 }; /* 64 bytes */
 
