@@ -27,11 +27,11 @@ static void draw_row(ds_rng *rng, const float *centroids, const void *ctx, int64
     for (int64_t d = 0; d < D; d++) out[d] = (float)(f * (c[d] + spread * ds_rng_normal(rng)));
 }
 
-static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len)
+static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len)
 {
-    if (ds_fill_rows(s, seed, (int64_t)p->v[CLUSTERS] * s->D, 1.0, draw_row, p, q, k, "clustered",
-                     msg, msg_len) != ATTN_OK)
+    if (ds_fill_rows(s, seed, threads, (int64_t)p->v[CLUSTERS] * s->D, 1.0, draw_row, p, q, k,
+                     "clustered", msg, msg_len) != ATTN_OK)
         return ATTN_EFAIL;
     ds_fill_normal(v, attn_kv_elems(s), 1.0, seed, 3);
     return ATTN_OK;

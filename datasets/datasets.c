@@ -129,11 +129,11 @@ void ds_fill_normal(float *x, int64_t n, double sigma, uint64_t seed, uint64_t s
     }
 }
 
-void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k)
+void ds_from_latent(const attn_shape *s, int threads, const float *x, float *q, float *k)
 {
     const int64_t L = ds_latent_len(s), D = s->D;
     const size_t row = (size_t)D * sizeof(float);
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
     for (int64_t bh = 0; bh < s->B * s->H; bh++) {
         const float *xg = x + ds_kv_head(s, bh) * L * D;
         memcpy(q + bh * s->T * D, xg + (L - s->T) * D, (size_t)s->T * row);
@@ -143,8 +143,9 @@ void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k)
         memcpy(k + bg * s->S * D, x + (bg * L + L - s->S) * D, (size_t)s->S * row);
 }
 
-attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho, float *q,
-                             float *k, const char *who, char *msg, size_t msg_len)
+attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, int threads, double sigma,
+                             double rho, float *q, float *k, const char *who, char *msg,
+                             size_t msg_len)
 {
     const int64_t L = ds_latent_len(s), D = s->D, heads = s->B * s->Hkv;
     const double c = sqrt(1.0 - rho * rho);
@@ -154,7 +155,7 @@ attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, d
                          (long long)L);
     ds_fill_normal(x, heads * L * D, sigma, seed, 1);
     if (rho != 0) {
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(threads)
         for (int64_t bg = 0; bg < heads; bg++) {
             float *xg = x + bg * L * D;
             for (int64_t t = 1; t < L; t++)
@@ -162,12 +163,12 @@ attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, d
                     xg[t * D + d] = (float)(rho * xg[(t - 1) * D + d] + c * xg[t * D + d]);
         }
     }
-    ds_from_latent(s, x, q, k);
+    ds_from_latent(s, threads, x, q, k);
     if (x != k) free(x);
     return ATTN_OK;
 }
 
-attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems,
+attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int threads, int64_t table_elems,
                          double table_sigma, ds_draw_row draw, const void *ctx, float *q, float *k,
                          const char *who, char *msg, size_t msg_len)
 {
@@ -179,7 +180,7 @@ attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems
                          "%s: out of memory for %lld tables of %lld "
                          "floats",
                          who, (long long)heads, (long long)table_elems);
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(threads)
     {
 #pragma omp for schedule(static)
         for (int64_t bg = 0; bg < heads; bg++) {

@@ -42,10 +42,10 @@ typedef struct ds_ops {
                                 {.owner = name, .role = "dataset"} */
     bool takes_path;         /* selected as NAME=PATH (file); the path is ds_params.path */
 
-    /* q, k, v for shape s: deterministic in (seed, s without threads, p). May allocate
-     * temporaries (ATTN_EFAIL when out of memory); s->threads OpenMP threads. */
-    attn_status (*fill)(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len);
+    /* q, k, v for shape s: deterministic in (seed, s, p), whatever the threads (OpenMP threads
+     * it may use). May allocate temporaries (ATTN_EFAIL when out of memory). */
+    attn_status (*fill)(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len);
 
     /* ---- optional slots (NULL: none) ---- */
 
@@ -133,18 +133,19 @@ static inline int64_t ds_latent_len(const attn_shape *s) { return s->S > s->T ? 
 /* The sequence generators: per KV head and coordinate a latent AR(1) sequence over L positions,
  * x_0 = e_0, x_t = rho·x_{t-1} + sqrt(1 - rho²)·e_t, e ~ N(0, sigma²) from stream 1 (rho = 0:
  * i.i.d.), laid out as keys and queries by ds_from_latent. ATTN_EFAIL when out of memory. */
-attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, double sigma, double rho, float *q,
-                             float *k, const char *who, char *msg, size_t msg_len);
+attn_status ds_fill_sequence(const attn_shape *s, uint64_t seed, int threads, double sigma,
+                             double rho, float *q, float *k, const char *who, char *msg,
+                             size_t msg_len);
 /* From a latent sequence x [B,Hkv,L,D]: k[b,g,j] = x[b,g,j+L-S] and q[b,h,i] = x[b,g,i+L-T]
  * for every head h of group g. x may be k itself when L == S. */
-void ds_from_latent(const attn_shape *s, const float *x, float *q, float *k);
+void ds_from_latent(const attn_shape *s, int threads, const float *x, float *q, float *k);
 /* Row generators with a per-KV-head table (a basis, centroids): per head (b, g) a table of
  * `table_elems` N(0, table_sigma²) floats from its own stream, then every key row of (b, g) and
  * every query row of a head of group g drawn by draw(rng of the row, table of its head, ctx, D,
  * out row) from their own streams. ATTN_EFAIL (message naming `who`) when out of memory. */
 typedef void (*ds_draw_row)(ds_rng *rng, const float *table, const void *ctx, int64_t D,
                             float *out);
-attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int64_t table_elems,
+attn_status ds_fill_rows(const attn_shape *s, uint64_t seed, int threads, int64_t table_elems,
                          double table_sigma, ds_draw_row draw, const void *ctx, float *q, float *k,
                          const char *who, char *msg, size_t msg_len);
 /* Scale every row of x [rows, D] to Euclidean norm `norm` (an all-zero row stays zero). */

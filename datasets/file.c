@@ -109,8 +109,8 @@ static attn_status shape(const ds_params *p, attn_shape *s, char *msg, size_t ms
     return st;
 }
 
-static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len)
+static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len)
 {
     (void)seed;
     tensors t;

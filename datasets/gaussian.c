@@ -15,8 +15,8 @@ static const attn_param_def params[] = {
                      0.01, 100, false},
 };
 
-static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len)
+static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len)
 {
     (void)msg, (void)msg_len;
     const double sigma = 1.0 / sqrt(p->v[TEMPERATURE]);

@@ -16,11 +16,11 @@ static const attn_param_def params[] = {
     [TEMPERATURE] = {"temperature", "q, k elements ~ N(0, 1/temperature)", 1, 0.01, 100, false},
 };
 
-static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len)
+static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len)
 {
-    if (ds_fill_sequence(s, seed, 1.0 / sqrt(p->v[TEMPERATURE]), p->v[RHO], q, k, "local", msg,
-                         msg_len) != ATTN_OK)
+    if (ds_fill_sequence(s, seed, threads, 1.0 / sqrt(p->v[TEMPERATURE]), p->v[RHO], q, k, "local",
+                         msg, msg_len) != ATTN_OK)
         return ATTN_EFAIL;
     ds_fill_normal(v, attn_kv_elems(s), 1.0, seed, 3);
     return ATTN_OK;

@@ -31,12 +31,12 @@ static void draw_row(ds_rng *rng, const float *U, const void *ctx, int64_t D, fl
     }
 }
 
-static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len)
+static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len)
 {
     const double r = p->v[RANK];
-    if (ds_fill_rows(s, seed, (int64_t)r * s->D, 1.0 / sqrt(r), draw_row, p, q, k, "lowrank", msg,
-                     msg_len) != ATTN_OK)
+    if (ds_fill_rows(s, seed, threads, (int64_t)r * s->D, 1.0 / sqrt(r), draw_row, p, q, k,
+                     "lowrank", msg, msg_len) != ATTN_OK)
         return ATTN_EFAIL;
     ds_fill_normal(v, attn_kv_elems(s), 1.0, seed, 3);
     return ATTN_OK;

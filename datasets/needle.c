@@ -66,14 +66,14 @@ static int64_t plants(const attn_shape *s, const ds_params *p, uint64_t seed, ds
     return count;
 }
 
-static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, float *q, float *k,
-                        float *v, char *msg, size_t msg_len)
+static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
+                        float *q, float *k, float *v, char *msg, size_t msg_len)
 {
     const int64_t D = s->D, T = s->T;
     ds_fill_normal(q, attn_q_elems(s), 1.0, seed, 1);
     ds_fill_normal(k, attn_kv_elems(s), 1.0, seed, 2);
     ds_fill_normal(v, attn_kv_elems(s), 1.0, seed, 3);
-    ds_normalize_rows(v, s->B * s->Hkv * s->S, D, sqrt((double)D), s->threads);
+    ds_normalize_rows(v, s->B * s->Hkv * s->S, D, sqrt((double)D), threads);
     ds_plant *list;
     const int64_t n = ds_plants_list(&ds_needle, s, p, seed, &list);
     if (n < 0) return attn_fail(ATTN_EFAIL, msg, msg_len, "needle: out of memory for the plants");

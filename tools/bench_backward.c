@@ -58,7 +58,7 @@ int main(int argc, char **argv)
         return 2;
     }
     attn_shape s = attn_shape_init(1, H, attn_kind_kv_heads(ops, H, 0), n, n, D, causal);
-    s.threads = threads;
+    const attn_exec x = attn_exec_init(threads);
     attn_params p = parse(ops, argc > 8 ? argv[8] : "");
     attn_params_resolve(ops, &s, &p);
     char msg[ATTN_MSG_LEN];
@@ -72,21 +72,22 @@ int main(int argc, char **argv)
     float *q = filled(qn, 1), *k = filled(kvn, 2), *v = filled(kvn, 3), *dout = filled(qn, 4);
     float *out = filled(qn, 5), *dq = filled(qn, 6), *dk = filled(kvn, 7), *dv = filled(kvn, 8);
     const size_t saved_b = attn_kind_saved_bytes(ops, &s, &p);
-    const size_t fw_b = ops->workspace_bytes(&s, &p), bw_b = ops->backward_workspace_bytes(&s, &p);
+    const size_t fw_b = ops->workspace_bytes(ops, &x, &s, &p),
+                 bw_b = ops->train->workspace_bytes(ops, &x, &s, &p);
     void *saved = malloc(saved_b + 1), *fw = malloc(fw_b + 1), *bw = malloc(bw_b + 1);
     double tf[64], tb[64];
     const int R = reps < 1 ? 1 : (reps > 64 ? 64 : reps);
     for (int r = -1; r < R; r++) { /* one warm-up round */
         double t0 = omp_get_wtime();
-        attn_kind_forward_train(ops, &s, &p, q, k, v, out, saved, fw);
+        attn_kind_forward_train(ops, &x, &s, &p, q, k, v, out, saved, fw);
         double t1 = omp_get_wtime();
-        ops->backward(&s, &p, q, k, v, out, saved, dout, dq, dk, dv, bw);
+        ops->train->backward(ops, &x, &s, &p, q, k, v, out, saved, dout, dq, dk, dv, bw);
         double t2 = omp_get_wtime();
         if (r >= 0) tf[r] = t1 - t0, tb[r] = t2 - t1;
     }
     qsort(tf, (size_t)R, sizeof *tf, cmp);
     qsort(tb, (size_t)R, sizeof *tb, cmp);
-    const double ff = ops->flops(&s, &p), bf = attn_kind_backward_flops(ops, &s, &p);
+    const double ff = ops->flops(ops, &s, &p), bf = attn_kind_backward_flops(ops, &s, &p);
     const double gf = ff / tf[R / 2] * 1e-9, gb = bf / tb[R / 2] * 1e-9;
     printf("%s n=%lld H=%lld Hkv=%lld D=%lld causal=%d threads=%d reps=%d\n", name, (long long)n,
            (long long)H, (long long)s.Hkv, (long long)D, causal, threads, R);

@@ -16,21 +16,11 @@
  * draws) place query i at position i + S - T (aligned at the end, as the causal rule does), so
  * decoding the last query equals the last row of the prefill.
  *
- * Training (optional): a kind with a backward pass saves, in its forward, what the backward needs
- * besides out (softmax kinds: the row log-sum-exp, B·H·T floats), and computes dq [B,H,T,D] and
- * dk, dv [B,Hkv,S,D] from dout [B,H,T,D] (the gradient of a loss with respect to out):
- *   saved_bytes(s, p)                 bytes of `saved` (NULL: 0)
- *   forward_train(s, p, q, k, v, out, saved, workspace)
- *                                     forward that also fills saved (NULL: forward; same
- *                                     workspace_bytes as forward)
- *   backward_workspace_bytes(s, p)    exact scratch of backward
- *   backward(s, p, q, k, v, out, saved, dout, dq, dk, dv, workspace)
- *                                     out and saved as forward_train left them; dq, dk, dv are
- *                                     overwritten. The kind's weights (random features ...) are
- *                                     constants: not differentiated.
+ * Training (optional, attn_train_ops below): a kind with a backward pass saves, in its forward,
+ * what the backward needs and computes the gradients of q, k and v from dout.
  * Backward flops are counted as 2.5 × forward flops (FlashAttention's rule: 5 products of the
  * score size against the forward's 2), whatever the kind computes (attn_kind_backward_flops).
- * A kind without a backward leaves the slots NULL (and may say why in no_backward);
+ * A kind without a backward leaves train NULL (and may say why in no_backward);
  * attn_backward_check refuses it, and decode shapes of kinds with a decode state, with
  * ATTN_ENODEF and a one-line reason.
  *
@@ -52,28 +42,6 @@ typedef enum attn_engine {
     ATTN_ENGINE_BLOCK_SPARSE, /* blocksparse.h: the keys a pattern lists (window, strided, ...) */
 } attn_engine;
 
-/* What the registry-driven tests (tests/) need to know about a kind beyond its slots; every
- * field is optional. Parameter cases are "name=value,..." texts as on the command line (""
- * for the defaults); several cases are separated by ';'. */
-typedef struct attn_test_hints {
-    /* Cases where every component of the pattern matters at n ~ 40 (a window of 5, 3 global
-     * tokens ...): masked keys are the majority, yet each component sees some. Required on the
-     * block-sparse engine (test_sparse: decode = last prefill row, bytes from the mask, masked
-     * keys without influence). */
-    const char *small;
-    /* Cases where the layout splits into several tasks and key visits at n ~ 600 (bands wider
-     * than a block, key sets longer than one visit or than the engine gathers at once): checked
-     * against the float64 mask reference at several T x S up to S = 9000. Block-sparse kinds. */
-    const char *large;
-    /* One case under which the kind equals full attention for every shape with T, S <= 64 (a
-     * window of 64, every position global ...): mask, flops and output compared with full's.
-     * NULL: the kind has none (linear). "" : the defaults (dense kinds). */
-    const char *as_full;
-    /* The kind refuses decode shapes (causal, T <= S, s->decode). By default a kind must accept
-     * them and its decoded rows must equal the last rows of the prefill (test_decode). */
-    bool refuses_decode;
-} attn_test_hints;
-
 /* A weight tensor of a kind (a projection, a rotation, random features ...): row-major float32,
  * read from and written to --input/--output files as the dataset of that name beside q, k, v. */
 typedef struct attn_weight {
@@ -83,8 +51,8 @@ typedef struct attn_weight {
     int64_t dims[4];
 } attn_weight;
 
-/* What a kind measured of its last forward on this process beyond its time (attn_ops.stats): a
- * distributed kind's split between computing and waiting for messages. */
+/* What a kind measured of its last forward on this process beyond its time (distributed.stats):
+ * a distributed kind's split between computing and waiting for messages. */
 typedef struct attn_stats {
     double compute_s;  /* in its own computation (kernels, packing its blocks) */
     double wait_s;     /* waiting for messages to complete (MPI_Wait): communication not hidden */
@@ -93,7 +61,84 @@ typedef struct attn_stats {
     double bytes;      /* sent by this process */
 } attn_stats;
 
-typedef struct attn_ops {
+typedef struct attn_ops attn_ops;
+
+/* Decoding from a state instead of the whole KV cache (linear attention's recurrent state).
+ * Used when s->decode. prepare summarises keys [0, S - T) into state (once, untimed); step
+ * computes the T newest queries (positions S-T..S-1) from the state and keys [S - T, S) and
+ * leaves the state unchanged (timed, repeatable). When s->decode, the kind's workspace_bytes,
+ * flops and bytes describe the decode step. Kinds without this table decode with forward on the
+ * (T, S) shape. All three slots are set. */
+typedef struct attn_decode_ops {
+    size_t (*state_bytes)(const attn_ops *self, const attn_shape *s, const attn_params *p);
+    attn_status (*prepare)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *k, const float *v, void *state,
+                           void *workspace);
+    attn_status (*step)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                        const attn_params *p, const float *q, const float *k, const float *v,
+                        float *out, const void *state, void *workspace);
+} attn_decode_ops;
+
+/* A kind's weights: list() describes the tensors shape s and parameters p use (at most
+ * ATTN_MAX_WEIGHTS; their names do not depend on s or p) and returns their count. draw() fills
+ * w[i] (the product of dims floats each) with the values the kind draws from its seed (it may
+ * allocate: callers run it once, untimed). forward, decode, train and reference read the weights
+ * from p->w, which callers always set (attn_weights_draw below, or weights of their own: --input):
+ * weights are inputs like q, k and v, so timings and workspaces never include drawing them. Both
+ * slots are set. */
+typedef struct attn_weight_ops {
+    int (*list)(const attn_ops *self, const attn_shape *s, const attn_params *p, attn_weight *out);
+    attn_status (*draw)(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                        float *const *w);
+} attn_weight_ops;
+
+/* Training (see the top of this file). The forward saves what the backward needs besides out
+ * (softmax kinds: the row log-sum-exp, B·H·T floats); the backward computes dq [B,H,T,D] and
+ * dk, dv [B,Hkv,S,D] from dout [B,H,T,D] (the gradient of a loss with respect to out).
+ * workspace_bytes and backward are set; saved_bytes and forward both, or neither (nothing saved:
+ * the kind's own forward serves); reference may be NULL. */
+typedef struct attn_train_ops {
+    /* bytes of `saved` (0: nothing besides out) */
+    size_t (*saved_bytes)(const attn_ops *self, const attn_shape *s, const attn_params *p);
+    /* the forward that also fills saved; the same workspace_bytes as the kind's forward */
+    attn_status (*forward)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *saved, void *workspace);
+    /* exact scratch of backward */
+    size_t (*workspace_bytes)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p);
+    /* out and saved as forward left them; dq, dk, dv are overwritten. The kind's weights (random
+     * features ...) are constants: not differentiated. */
+    attn_status (*backward)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            const float *out, const void *saved, const float *dout, float *dq,
+                            float *dk, float *dv, void *workspace);
+    /* The kind's own float64 gradient of its definition (dq [B,H,T,D], dk, dv [B,Hkv,S,D],
+     * overwritten) for the tests; NULL: the masked softmax gradient (kinds with allows). */
+    attn_status (*reference)(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const float *dout,
+                             double *dq, double *dk, double *dv);
+} attn_train_ops;
+
+/* Distributed kinds (ring): collective. Their forward and gather are called by every MPI rank of
+ * MPI_COMM_WORLD together, with the same shape, parameters and inputs (each rank reads its own
+ * slices of q, k, v and writes its own rows of out); without MPI, or outside mpirun, the process
+ * is the only rank and nothing changes. Both slots are set. */
+typedef struct attn_distributed_ops {
+    /* collective, after the forwards, untimed: every rank's rows of out into out on rank 0 */
+    attn_status (*gather)(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                          float *out, char *msg, size_t msg_len);
+    /* local, cheap, after a forward, untimed: what that forward measured of itself, kept in its
+     * workspace */
+    void (*stats)(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                  const void *workspace, attn_stats *out);
+} attn_distributed_ops;
+
+/* A kind: one static struct per file, like a driver's. Every slot receives the kind itself
+ * (self), so an engine serves all its kinds from one set of functions, reading the kind's
+ * parameter table (self->params) and its engine data (self->engine_data). Slots that run or plan
+ * work also receive the execution context x (threads, kernel set: attn_core.h). */
+struct attn_ops {
     const char *name;    /* unique, [a-z0-9_]+: the CLI's KIND */
     const char *summary; /* one line for `bench list` */
     /* The exact definition, several lines, for `bench list --verbose` (and docs/kinds.md, which
@@ -102,82 +147,44 @@ typedef struct attn_ops {
     attn_param_table params; /* ATTN_PARAM_TABLE(name, defs); none: {.owner = name} */
 
     /* Refuse every invalid shape/parameter combination: fill msg, return ATTN_EINVAL. */
-    attn_status (*check)(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
-    /* Exact scratch bytes forward uses for this shape, parameters and s->threads. */
-    size_t (*workspace_bytes)(const attn_shape *s, const attn_params *p);
+    attn_status (*check)(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len);
+    /* Exact scratch bytes forward uses for this shape, parameters and x->threads. */
+    size_t (*workspace_bytes)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p);
     /* Useful floating-point work (allowed scores only) and bytes of q,k,v,out moved once. */
-    double (*flops)(const attn_shape *s, const attn_params *p);
-    double (*bytes)(const attn_shape *s, const attn_params *p);
+    double (*flops)(const attn_ops *self, const attn_shape *s, const attn_params *p);
+    double (*bytes)(const attn_ops *self, const attn_shape *s, const attn_params *p);
     /* The computation. No allocation, printing or exit; scratch comes from workspace. */
-    attn_status (*forward)(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace);
+    attn_status (*forward)(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace);
 
     /* Exactly one of the two definitions below is set. */
     /* Softmax over a mask: may query i of head h see key j? (the generic reference checks it) */
-    bool (*allows)(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j);
+    bool (*allows)(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j);
     /* Or the kind's own exact definition in float64, for query rows i of head (b,h):
      * out[r][d] for rows[r] = (b*H + h)*T + i, r < nrows. */
-    attn_status (*reference)(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out);
+    attn_status (*reference)(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out);
 
     /* ---- optional slots (NULL: the generic behaviour) ---- */
 
     /* KV heads this kind runs with, given H query heads and the user's request (0: none given).
      * NULL: the request, or H when none (MHA). mqa returns 1, gqa a grouping of its own. */
-    int64_t (*kv_heads)(int64_t H, int64_t requested);
+    int64_t (*kv_heads)(const attn_ops *self, int64_t H, int64_t requested);
     /* Replace parameters left at 'auto' (documented per parameter, e.g. stride=0 meaning
      * ceil(sqrt(S))) by the values this shape implies, so the results record what ran. */
-    void (*resolve)(const attn_shape *s, attn_params *p);
+    void (*resolve)(const attn_ops *self, const attn_shape *s, attn_params *p);
 
-    /* Decoding from a state instead of the whole KV cache (linear attention's recurrent state).
-     * Used when s->decode; all three are set or none. prepare summarises keys [0, S - T) into
-     * state (once, untimed); decode computes the T newest queries (positions S-T..S-1) from the
-     * state and keys [S - T, S) and leaves the state unchanged (timed, repeatable). When
-     * s->decode, workspace_bytes, flops and bytes describe the decode step. Kinds without them
-     * decode with forward on the (T, S) shape. */
-    size_t (*state_bytes)(const attn_shape *s, const attn_params *p);
-    attn_status (*prepare)(const attn_shape *s, const attn_params *p, const float *k,
-                           const float *v, void *state, void *workspace);
-    attn_status (*decode)(const attn_shape *s, const attn_params *p, const float *q, const float *k,
-                          const float *v, float *out, const void *state, void *workspace);
+    /* ---- optional capabilities: each a table whose slots are all set, or NULL ---- */
 
-    /* Weights (a kind with none leaves both NULL; a kind with some sets both). weights() lists
-     * the tensors shape s and parameters p use (at most ATTN_MAX_WEIGHTS; their names do not
-     * depend on s or p) and returns their count. draw_weights() fills w[i] (the product of dims
-     * floats each) with the values the kind draws from its seed (it may allocate: callers run it
-     * once, untimed). forward, prepare, decode and reference read the weights from p->w, which
-     * callers always set (attn_weights_draw below, or weights of their own: --input): weights
-     * are inputs like q, k and v, so timings and workspaces never include drawing them. */
-    int (*weights)(const attn_shape *s, const attn_params *p, attn_weight *out);
-    attn_status (*draw_weights)(const attn_shape *s, const attn_params *p, float *const *w);
-
-    /* Distributed kinds (ring). collective: forward and gather are called by every MPI rank of
-     * MPI_COMM_WORLD together, with the same shape, parameters and inputs (each rank reads its own
-     * slices of q, k, v and writes its own rows of out); without MPI, or outside mpirun, the
-     * process is the only rank and nothing changes. gather (collective, after the forwards,
-     * untimed): every rank's rows of out into out on rank 0. stats (local, cheap, after a
-     * forward, untimed): what that forward measured of itself, kept in its workspace. */
-    bool collective;
-    attn_status (*gather)(const attn_shape *s, const attn_params *p, float *out, char *msg,
-                          size_t msg_len);
-    void (*stats)(const attn_shape *s, const attn_params *p, const void *workspace,
-                  attn_stats *out);
-    /* Training (see the top of this file): backward and backward_workspace_bytes are set
-     * together; saved_bytes and forward_train together, or neither (nothing saved). */
-    size_t (*saved_bytes)(const attn_shape *s, const attn_params *p);
-    attn_status (*forward_train)(const attn_shape *s, const attn_params *p, const float *q,
-                                 const float *k, const float *v, float *out, void *saved,
-                                 void *workspace);
-    size_t (*backward_workspace_bytes)(const attn_shape *s, const attn_params *p);
-    attn_status (*backward)(const attn_shape *s, const attn_params *p, const float *q,
-                            const float *k, const float *v, const float *out, const void *saved,
-                            const float *dout, float *dq, float *dk, float *dv, void *workspace);
-    /* The kind's own float64 gradient of its definition (dq [B,H,T,D], dk, dv [B,Hkv,S,D],
-     * overwritten) for the tests; NULL: the masked softmax gradient (kinds with allows). */
-    attn_status (*reference_backward)(const attn_shape *s, const attn_params *p, const float *q,
-                                      const float *k, const float *v, const float *dout, double *dq,
-                                      double *dk, double *dv);
+    const attn_decode_ops *decode;           /* a decode state (linear) */
+    const attn_weight_ops *weights;          /* weights (projections, random features ...) */
+    const attn_train_ops *train;             /* a backward pass */
+    const attn_distributed_ops *distributed; /* collective across MPI ranks (ring) */
     /* Why the kind has no backward (one line, no period), when it has none; NULL: generic. */
     const char *no_backward;
 
@@ -185,11 +192,12 @@ typedef struct attn_ops {
      * only. The backward always takes float32 (attn_backward_check refuses other dtypes). */
     unsigned dtypes;
 
-    /* ---- descriptions (no behaviour) ---- */
+    /* ---- what the kind's engine reads (no behaviour of its own) ---- */
 
-    attn_engine engine;    /* set by the engine's slot macro */
-    attn_test_hints tests; /* what the generic tests need to know */
-} attn_ops;
+    attn_engine engine;      /* set by the engine's slot macro */
+    const void *engine_data; /* the engine's description of this kind (block-sparse: its
+                                attn_bs_pattern); NULL for engines that need none */
+};
 
 /* ---- registry (registry.c) ---- */
 
@@ -219,10 +227,10 @@ attn_status attn_backward_check(const attn_ops *ops, const attn_shape *s, const 
                                 char *msg, size_t msg_len);
 /* Bytes the forward saves for the backward (0 when nothing besides out). */
 size_t attn_kind_saved_bytes(const attn_ops *ops, const attn_shape *s, const attn_params *p);
-/* forward_train, or forward when the kind saves nothing. */
-attn_status attn_kind_forward_train(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                    const float *q, const float *k, const float *v, float *out,
-                                    void *saved, void *workspace);
+/* train->forward, or forward when the kind saves nothing. */
+attn_status attn_kind_forward_train(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                                    const attn_params *p, const float *q, const float *k,
+                                    const float *v, float *out, void *saved, void *workspace);
 /* Backward flops: 2.5 × ops->flops (FlashAttention's counting rule). */
 double attn_kind_backward_flops(const attn_ops *ops, const attn_shape *s, const attn_params *p);
 /* Float64 gradients of the kind's own definition for dout (all rows): its reference_backward,

@@ -53,7 +53,7 @@ size_t attn_dtype_size(attn_dtype t);
 void attn_dtype_from_f32(attn_dtype t, const float *src, void *dst, int64_t n);
 void attn_dtype_to_f32(attn_dtype t, const void *src, float *dst, int64_t n);
 
-/* The problem a forward solves, and the threads it may use.
+/* The problem a forward solves (how it runs: attn_exec below).
  * Tensors are row-major float32 (q, k, v: of s->dtype, see attn_dtype): q [B,H,T,D]  k [B,Hkv,S,D]
  * v [B,Hkv,S,D]  out [B,H,T,D]. Query head h reads KV head h / (H/Hkv): MHA is Hkv == H, MQA Hkv ==
  * 1, GQA in between. T (queries) and S (keys) may differ (cross attention, decode). A causal mask
@@ -67,7 +67,6 @@ typedef struct attn_shape {
     int64_t D;        /* head dimension (of q, k and v) */
     bool causal;      /* query i sees key j only if j <= i + S - T */
     double scale;     /* score scale; attn_shape_init sets 1/sqrt(D) */
-    int threads;      /* OpenMP threads the forward may use (>= 1); workspace is planned for them */
     bool decode;      /* decode mode: the T queries are the newest positions S-T..S-1 of a sequence
                          whose S keys are a KV cache; kinds with a decode state use it
                          (attention.h) */
@@ -75,7 +74,7 @@ typedef struct attn_shape {
                          attn_ops.dtypes lists (attn_check) */
 } attn_shape;
 
-/* A shape with scale 1/sqrt(D), threads 1. */
+/* A shape with scale 1/sqrt(D). */
 attn_shape attn_shape_init(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D,
                            bool causal);
 /* Generic checks every kind shares: sizes >= 1, Hkv divides H, element counts fit in memory. */
@@ -150,6 +149,29 @@ bool attn_valid_name(const char *s);
  * range. Fills msg with the first fault (prefixed by `what`, e.g. "kind 'x'"). */
 attn_status attn_param_table_validate(const attn_param_table *t, const char *what, char *msg,
                                       size_t msg_len);
+
+/* ---- execution context (exec.c) ---- */
+
+/* Where a call runs: the CPU's kernel sets (the only backend today; another accelerator or a
+ * BLAS-routed tile would be another value, chosen when the context is built). */
+typedef enum attn_backend { ATTN_BACKEND_CPU = 0 } attn_backend;
+
+struct attn_kernel_set; /* attention/kernels/kernel_set.h */
+
+/* How a call runs, as opposed to what it computes (attn_shape, attn_params): the harness builds
+ * one per point and passes it to every slot that runs or plans work (forward, workspace_bytes,
+ * the decode and training slots). Nothing in attention/ reads a process-wide setting instead. */
+typedef struct attn_exec {
+    int threads;                      /* OpenMP threads a call may use (>= 1); workspaces are
+                                         planned for them */
+    const struct attn_kernel_set *ks; /* the kernel set its kernels run on */
+    attn_backend backend;
+} attn_exec;
+
+/* A context of `threads` threads (at least 1) on the kernel set in force (attn_isa_current:
+ * ATTN_ISA, --isa, or the best the CPU runs), on the CPU. attn_exec_of (attn_isa.h) names the set.
+ */
+attn_exec attn_exec_init(int threads);
 
 /* ---- threads (softmax_tile.c) ---- */
 

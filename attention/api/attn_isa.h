@@ -37,6 +37,11 @@ attn_isa attn_isa_best(void);
 attn_status attn_isa_select(attn_isa isa, char *msg, size_t msg_len);
 /* The ISA in force (first use: ATTN_ISA when set and valid, else the best). */
 attn_isa attn_isa_current(void);
+/* An execution context (attn_core.h) of `threads` threads on the set of `isa`, which must be
+ * built and supported (attn_isa_supported); the set in force otherwise. */
+attn_exec attn_exec_of(int threads, attn_isa isa);
+/* The ISA of x's kernel set. */
+attn_isa attn_exec_isa(const attn_exec *x);
 /* ATTN_ISA read and checked: ATTN_OK with *out unchanged when unset; ATTN_EINVAL and a one-line
  * reason when it names no ISA or one this machine cannot run (the CLI refuses to start). */
 attn_status attn_isa_from_env(attn_isa *out, char *msg, size_t msg_len);

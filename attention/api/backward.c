@@ -6,7 +6,7 @@
 
 #include "attention.h"
 
-bool attn_kind_has_backward(const attn_ops *ops) { return ops->backward != NULL; }
+bool attn_kind_has_backward(const attn_ops *ops) { return ops->train != NULL; }
 
 const char *attn_kind_no_backward_reason(const attn_ops *ops)
 {
@@ -36,20 +36,21 @@ attn_status attn_backward_check(const attn_ops *ops, const attn_shape *s, const 
 
 size_t attn_kind_saved_bytes(const attn_ops *ops, const attn_shape *s, const attn_params *p)
 {
-    return ops->saved_bytes ? ops->saved_bytes(s, p) : 0;
+    return ops->train && ops->train->saved_bytes ? ops->train->saved_bytes(ops, s, p) : 0;
 }
 
-attn_status attn_kind_forward_train(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                    const float *q, const float *k, const float *v, float *out,
-                                    void *saved, void *workspace)
+attn_status attn_kind_forward_train(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                                    const attn_params *p, const float *q, const float *k,
+                                    const float *v, float *out, void *saved, void *workspace)
 {
-    if (ops->forward_train) return ops->forward_train(s, p, q, k, v, out, saved, workspace);
-    return ops->forward(s, p, q, k, v, out, workspace);
+    if (ops->train && ops->train->forward)
+        return ops->train->forward(ops, x, s, p, q, k, v, out, saved, workspace);
+    return ops->forward(ops, x, s, p, q, k, v, out, workspace);
 }
 
 double attn_kind_backward_flops(const attn_ops *ops, const attn_shape *s, const attn_params *p)
 {
-    return 2.5 * ops->flops(s, p);
+    return 2.5 * ops->flops(ops, s, p);
 }
 
 attn_status attn_kind_reference_backward(const attn_ops *ops, const attn_shape *s,
@@ -61,8 +62,8 @@ attn_status attn_kind_reference_backward(const attn_ops *ops, const attn_shape *
     float *owned[ATTN_MAX_WEIGHTS];
     if (attn_weights_draw(ops, s, &given, owned, NULL, 0) != ATTN_OK) return ATTN_EFAIL;
     const attn_status st =
-        ops->reference_backward
-            ? ops->reference_backward(s, &given, q, k, v, dout, dq, dk, dv)
+        ops->train && ops->train->reference
+            ? ops->train->reference(ops, s, &given, q, k, v, dout, dq, dk, dv)
             : attn_masked_reference_backward(ops, s, &given, q, k, v, dout, dq, dk, dv);
     attn_weights_free(owned);
     return st;

@@ -91,7 +91,7 @@ void attn_params_resolve(const attn_ops *ops, const attn_shape *s, attn_params *
 {
     /* the resolvers divide by the shape's sizes (H / Hkv, S / block): a shape that fails the
      * generic checks (e.g. read from a damaged results file) keeps its 'auto' values */
-    if (ops->resolve && attn_shape_check(s, NULL, 0) == ATTN_OK) ops->resolve(s, p);
+    if (ops->resolve && attn_shape_check(s, NULL, 0) == ATTN_OK) ops->resolve(ops, s, p);
 }
 
 int attn_param_choice_count(const attn_param_def *d)
@@ -171,5 +171,5 @@ attn_status attn_check(const attn_ops *ops, const attn_shape *s, const attn_para
     if (!(dtypes & ATTN_DTYPE_BIT(s->dtype)))
         return attn_fail(ATTN_ENODEF, msg, msg_len, "%s takes float32 q, k, v only (not %s)",
                          ops->name, attn_dtype_name(s->dtype));
-    return ops->check(s, p, msg, msg_len);
+    return ops->check(ops, s, p, msg, msg_len);
 }

@@ -38,7 +38,7 @@ SOFTMAX_REFERENCE_ROW(attn_softmax_reference_row64, double)
 static bool key_allowed(const attn_ops *ops, const attn_shape *s, const attn_params *p, int64_t h,
                         int64_t i, int64_t j)
 {
-    if (ops && ops->allows) return ops->allows(s, p, h, i, j);
+    if (ops && ops->allows) return ops->allows(ops, s, p, h, i, j);
     return attn_causal_allows(s, i, j);
 }
 
@@ -106,7 +106,7 @@ attn_status attn_kind_reference(const attn_ops *ops, const attn_shape *s, const 
     float *owned[ATTN_MAX_WEIGHTS];
     if (attn_weights_draw(ops, s, &given, owned, NULL, 0) != ATTN_OK) return ATTN_EFAIL;
     const attn_status st = ops->reference
-                               ? ops->reference(s, &given, q, k, v, rows, nrows, out)
+                               ? ops->reference(ops, s, &given, q, k, v, rows, nrows, out)
                                : attn_masked_reference(ops, s, &given, q, k, v, rows, nrows, out);
     attn_weights_free(owned);
     return st;

@@ -34,14 +34,14 @@ static const char *const reserved_tensors[] = {"q", "k", "v", "o", "do", "dq", "
  * summaries, ranks 1..4 and dims >= 1. */
 static attn_status validate_weights(const attn_ops *k, char *msg, size_t msg_len)
 {
-    if ((k->weights == NULL) != (k->draw_weights == NULL))
-        return attn_fail(ATTN_EFAIL, msg, msg_len,
-                         "kind '%s': set both weights and draw_weights, or neither", k->name);
     if (!k->weights) return ATTN_OK;
+    if (!k->weights->list || !k->weights->draw)
+        return attn_fail(ATTN_EFAIL, msg, msg_len,
+                         "kind '%s': its weights table needs both list and draw", k->name);
     const attn_shape s = attn_shape_init(1, 4, 2, 16, 24, 8, false);
     const attn_params p = attn_params_defaults(&k->params);
     attn_weight w[ATTN_MAX_WEIGHTS];
-    const int n = k->weights(&s, &p, w);
+    const int n = k->weights->list(k, &s, &p, w);
     if (n < 0 || n > ATTN_MAX_WEIGHTS)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "kind '%s': %d weights (at most %d)", k->name, n,
                          ATTN_MAX_WEIGHTS);
@@ -78,21 +78,21 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
         return attn_fail(ATTN_EFAIL, msg, msg_len,
                          "kind '%s': set exactly one of allows and reference", name);
     }
-    if (!(k->state_bytes && k->prepare && k->decode) &&
-        (k->state_bytes || k->prepare || k->decode)) {
+    if (k->decode && !(k->decode->state_bytes && k->decode->prepare && k->decode->step)) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
-                         "kind '%s': set all of state_bytes, prepare and decode, or none", name);
+                         "kind '%s': its decode table needs state_bytes, prepare and step", name);
     }
-    if (k->collective && !k->gather) {
+    if (k->distributed && !(k->distributed->gather && k->distributed->stats)) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
-                         "kind '%s': a collective kind needs gather (its rows to rank 0)", name);
+                         "kind '%s': its distributed table needs gather (its rows to rank 0) and "
+                         "stats",
+                         name);
     }
-    if ((k->backward == NULL) != (k->backward_workspace_bytes == NULL) ||
-        (k->saved_bytes == NULL) != (k->forward_train == NULL) ||
-        (k->forward_train && !k->backward)) {
+    if (k->train && (!k->train->backward || !k->train->workspace_bytes ||
+                     (k->train->saved_bytes == NULL) != (k->train->forward == NULL))) {
         return attn_fail(ATTN_EFAIL, msg, msg_len,
-                         "kind '%s': set backward with backward_workspace_bytes, and saved_bytes "
-                         "with forward_train (only for a kind with a backward), or none",
+                         "kind '%s': its train table needs backward and workspace_bytes, and "
+                         "saved_bytes with forward or neither",
                          name);
     }
     if (k->params.owner == NULL || strcmp(k->params.owner, k->name) != 0) {
@@ -109,7 +109,7 @@ attn_status attn_kind_validate(const attn_ops *k, char *msg, size_t msg_len)
 
 int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested)
 {
-    if (ops->kv_heads) return ops->kv_heads(H, requested);
+    if (ops->kv_heads) return ops->kv_heads(ops, H, requested);
     return requested > 0 ? requested : H;
 }
 

@@ -14,8 +14,7 @@ attn_shape attn_shape_init(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t
                     .S = S,
                     .D = D,
                     .causal = causal,
-                    .scale = D > 0 ? 1.0 / sqrt((double)D) : 1.0,
-                    .threads = 1};
+                    .scale = D > 0 ? 1.0 / sqrt((double)D) : 1.0};
     return s;
 }
 
@@ -52,10 +51,6 @@ attn_status attn_shape_check(const attn_shape *s, char *msg, size_t msg_len)
     if (s->dtype < 0 || s->dtype >= ATTN_DTYPE_COUNT)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "dtype %d is not f32, bf16 or f16",
                          (int)s->dtype);
-    if (s->threads < 1) {
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "threads must be at least 1 (got %d)",
-                         s->threads);
-    }
     if (!(s->scale > 0) || !isfinite(s->scale)) {
         return attn_fail(ATTN_EINVAL, msg, msg_len, "scale must be finite and positive (got %g)",
                          s->scale);

@@ -9,7 +9,7 @@
 int attn_kind_weights(const attn_ops *ops, const attn_shape *s, const attn_params *p,
                       attn_weight *out)
 {
-    return ops->weights ? ops->weights(s, p, out) : 0;
+    return ops->weights ? ops->weights->list(ops, s, p, out) : 0;
 }
 
 int64_t attn_weight_elems(const attn_weight *w)
@@ -72,7 +72,7 @@ attn_status attn_weights_draw(const attn_ops *ops, const attn_shape *s, attn_par
                              w[i].name, (long long)attn_weight_elems(&w[i]));
         }
     }
-    if (ops->draw_weights(s, p, drawn) != ATTN_OK) {
+    if (ops->weights->draw(ops, s, p, drawn) != ATTN_OK) {
         attn_weights_free(drawn);
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: drawing its weights failed", ops->name);
     }

@@ -214,7 +214,8 @@ void attn_bs_plan_blocks(const attn_shape *s, int64_t block, attn_bs_plan *pl)
     pl->rows_max = attn_bs_min(block, s->T);
 }
 
-attn_status attn_bs_accept(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+attn_status attn_bs_accept(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                           char *msg, size_t msg_len)
 {
     (void)s, (void)p, (void)msg, (void)msg_len;
     return ATTN_OK;
@@ -332,8 +333,8 @@ typedef struct layout {
     size_t span_bytes;             /* per thread: its packed keys */
 } layout;
 
-static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, const attn_shape *s,
-                        const attn_params *p)
+static layout layout_of(const attn_exec *x, const attn_bs_pattern *pat, const attn_param_table *t,
+                        const attn_shape *s, const attn_params *p)
 {
     layout L;
     memset(&L.pl, 0, sizeof L.pl);
@@ -354,7 +355,7 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     const int64_t nk = L.pl.class_step > 0 ? (s->S + L.pl.class_step - 1) / L.pl.class_step : 0;
     L.lanes = L.pl.class_step > 0 && L.pl.nphases == 2 && !L.pl.seeds && nk <= LANE_KEYS_MAX &&
                       !L.mod.alibi && !(L.mod.softcap > 0)
-                  ? attn_ks()->lanes
+                  ? (x ? x->ks->lanes : 0)
                   : 0;
     L.lane_floats = L.lanes * ((nk + 6) * (s->D + 1) + 6 * nk);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
@@ -365,11 +366,17 @@ static layout layout_of(const attn_bs_pattern *pat, const attn_param_table *t, c
     return L;
 }
 
-size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
-                               const attn_shape *s, const attn_params *p)
+/* The kind's pattern (its engine data). */
+static const attn_bs_pattern *pattern_of(const attn_ops *self)
 {
-    const layout L = layout_of(pat, t, s, p);
-    return (size_t)s->threads * L.thread_bytes + L.ml_bytes;
+    return (const attn_bs_pattern *)self->engine_data;
+}
+
+size_t attn_bs_workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                               const attn_params *p)
+{
+    const layout L = layout_of(x, pattern_of(self), &self->params, s, p);
+    return (size_t)x->threads * L.thread_bytes + L.ml_bytes;
 }
 
 /* ---- computing a segment ---- */
@@ -1058,7 +1065,7 @@ static void count_head(const attn_bs_pattern *pat, const attn_shape *s, const at
 static void count(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p,
                   double *scores, double *keys_read)
 {
-    const layout L = layout_of(pat, NULL, s, p); /* the modifiers change no count */
+    const layout L = layout_of(NULL, pat, NULL, s, p); /* modifiers and lanes change no count */
     const size_t words = (size_t)(s->S + 63) / 64;
     int64_t *ints = malloc((size_t)attn_bs_max(L.pl.ints, 1) * sizeof *ints);
     uint64_t *bits = malloc(words * sizeof *bits);
@@ -1078,17 +1085,17 @@ static void count(const attn_bs_pattern *pat, const attn_shape *s, const attn_pa
     free(bits);
 }
 
-double attn_bs_flops(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p)
+double attn_bs_flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     double scores, keys;
-    count(pat, s, p, &scores, &keys);
+    count(pattern_of(self), s, p, &scores, &keys);
     return 4.0 * (double)s->D * (double)s->B * scores;
 }
 
-double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p)
+double attn_bs_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     double scores, keys;
-    count(pat, s, p, &scores, &keys);
+    count(pattern_of(self), s, p, &scores, &keys);
     const double kv = 2.0 * (double)s->D * (double)s->B * keys;
     return sizeof(float) * (2.0 * (double)attn_q_elems(s) + kv);
 }
@@ -1236,18 +1243,18 @@ static int64_t fwd_tasks_per_head(const attn_shape *s, const layout *L, int phas
     return phase == 1 && L->lanes > 0 ? lane_tasks(s, L) : L->pl.tasks[phase];
 }
 
-attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *table,
-                                  const attn_shape *s, const attn_params *p, const float *q,
-                                  const float *k, const float *v, float *out, void *saved,
-                                  void *workspace)
+attn_status attn_bs_forward_train(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                  const attn_params *p, const float *q, const float *k,
+                                  const float *v, float *out, void *saved, void *workspace)
 {
-    const layout L = layout_of(pat, table, s, p);
+    const attn_bs_pattern *pat = pattern_of(self);
+    const layout L = layout_of(x, pat, &self->params, s, p);
     const int64_t D = s->D, BH = s->B * s->H;
-    float *ml = (float *)((char *)workspace + (size_t)s->threads * L.thread_bytes);
+    float *ml = (float *)((char *)workspace + (size_t)x->threads * L.thread_bytes);
     int64_t most = 1; /* threads beyond the largest phase's task count would only wait */
     for (int phase = 0; phase < L.pl.nphases; phase++)
         most = attn_bs_max(most, BH * L.pl.tasks[phase]);
-    const int threads = (int)attn_bs_min(s->threads, most);
+    const int threads = (int)attn_bs_min(x->threads, most);
     attn_blas_threads(1);
     /* q, k, v and out beyond STREAM_BYTES: out's rows would leave the caches before anyone reads
      * them, they are stored past the caches (no read for ownership; dilated n = 8192: 4 %) */
@@ -1326,16 +1333,15 @@ attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_t
     return ATTN_OK;
 }
 
-attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *table,
-                            const attn_shape *s, const attn_params *p, const float *q,
-                            const float *k, const float *v, float *out, void *workspace)
+attn_status attn_bs_forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            float *out, void *workspace)
 {
-    return attn_bs_forward_train(pat, table, s, p, q, k, v, out, NULL, workspace);
+    return attn_bs_forward_train(self, x, s, p, q, k, v, out, NULL, workspace);
 }
 
-size_t attn_bs_saved_bytes(const attn_shape *s, const attn_params *p)
+size_t attn_bs_saved_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    (void)p;
     return (size_t)(s->B * s->H * s->T) * sizeof(float);
 }
 
@@ -1361,11 +1367,11 @@ static size_t backward_thread_bytes(const layout *L, int64_t D, int64_t T)
            2 * align_up(L->span_bytes) + delta_bytes(L, T);
 }
 
-size_t attn_bs_backward_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
+size_t attn_bs_backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
                                         const attn_shape *s, const attn_params *p)
 {
-    const layout L = layout_of(pat, t, s, p);
-    return (size_t)s->threads * backward_thread_bytes(&L, s->D, s->T);
+    const layout L = layout_of(x, pattern_of(self), &self->params, s, p);
+    return (size_t)x->threads * backward_thread_bytes(&L, s->D, s->T);
 }
 
 /* One thread's buffers (carved from its workspace) and the tensors of a backward. */
@@ -1483,18 +1489,19 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
     }
 }
 
-attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table *table,
-                             const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const float *out, const void *saved,
-                             const float *dout, float *dq, float *dk, float *dv, void *workspace)
+attn_status attn_bs_backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                             const attn_params *p, const float *q, const float *k, const float *v,
+                             const float *out, const void *saved, const float *dout, float *dq,
+                             float *dk, float *dv, void *workspace)
 {
-    const layout L = layout_of(pat, table, s, p);
+    const attn_bs_pattern *pat = pattern_of(self);
+    const layout L = layout_of(x, pat, &self->params, s, p);
     const size_t thread_bytes = backward_thread_bytes(&L, s->D, s->T);
     const int64_t H = s->H, S = s->S, D = s->D, group = H / s->Hkv;
     const int64_t groups = s->B * s->Hkv;
     attn_blas_threads(1);
 
-#pragma omp parallel num_threads((int)attn_bs_min(s->threads, groups))
+#pragma omp parallel num_threads((int)attn_bs_min(x->threads, groups))
     {
         bs_bwd w = {.pat = pat, .s = s, .p = p, .L = &L};
         w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
@@ -1520,3 +1527,10 @@ attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table 
     }
     return ATTN_OK;
 }
+
+const attn_train_ops attn_bs_train = {
+    .saved_bytes = attn_bs_saved_bytes,
+    .forward = attn_bs_forward_train,
+    .workspace_bytes = attn_bs_backward_workspace_bytes,
+    .backward = attn_bs_backward,
+};

@@ -125,97 +125,53 @@ typedef struct attn_bs_pattern {
 /* Compute (or count) one segment of the current task. */
 void attn_bs_visit(attn_bs_run *run, const attn_bs_seg *seg);
 
-/* The ops slots of a pattern. t is the kind's parameter table, where the engine finds the score
- * modifiers (score_mod.h: every sparse kind appends ATTN_SCORE_MOD_PARAMS to its table). flops =
+/* The engine's slots (attention.h): self->engine_data is the kind's attn_bs_pattern and
+ * self->params its table, where the engine finds the score modifiers (score_mod.h: every sparse
+ * kind appends ATTN_SCORE_MOD_PARAMS to its table). flops =
  * 4·D·(scores listed); bytes = 4·(q + out + 2·D·Σ over (b, kv head) of the keys read by some query
  * of the group). flops/bytes allocate an S-bit map and plan.ints of scratch while counting (NaN if
  * the scratch fails; bytes also if the map does). */
-size_t attn_bs_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
-                               const attn_shape *s, const attn_params *p);
-double attn_bs_flops(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);
-double attn_bs_bytes(const attn_bs_pattern *pat, const attn_shape *s, const attn_params *p);
-attn_status attn_bs_forward(const attn_bs_pattern *pat, const attn_param_table *t,
-                            const attn_shape *s, const attn_params *p, const float *q,
-                            const float *k, const float *v, float *out, void *workspace);
-/* Training: the forward that also saves each row's log-sum-exp (B·H·T floats, attn_bs_saved_bytes;
- * +inf for a row that sees no key), and the backward over the same visits (attn_btile: scores
- * recomputed, P = exp(S - lse), dS = P∘(dP - Δ); dk, dv accumulated in place or in gradient
- * gather buffers added back to the keys' rows). Parallel over (b, kv head): a thread owns the
- * dk, dv of its KV head and the dq rows of its query heads (no races; the parallelism is B·Hkv).
- * Workspace: threads × (backward tile + modifiers + 2× the gather buffers + 2× the gathered rows
- * + ints + 2× the forward's packed span: kᵀ and vᵀ [+ T floats of Δ = dout·out for two-phase
- * patterns: the first phase's for the second]), otherwise independent of n as the forward's.
- * Flops counted 2.5 × the forward's. */
-attn_status attn_bs_forward_train(const attn_bs_pattern *pat, const attn_param_table *t,
-                                  const attn_shape *s, const attn_params *p, const float *q,
-                                  const float *k, const float *v, float *out, void *saved,
-                                  void *workspace);
-size_t attn_bs_saved_bytes(const attn_shape *s, const attn_params *p);
-size_t attn_bs_backward_workspace_bytes(const attn_bs_pattern *pat, const attn_param_table *t,
+size_t attn_bs_workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                               const attn_params *p);
+double attn_bs_flops(const attn_ops *self, const attn_shape *s, const attn_params *p);
+double attn_bs_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p);
+attn_status attn_bs_forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            float *out, void *workspace);
+/* Training (attn_bs_train): the forward that also saves each row's log-sum-exp (B·H·T floats,
+ * attn_bs_saved_bytes; +inf for a row that sees no key), and the backward over the same visits
+ * (attn_btile: scores recomputed, P = exp(S - lse), dS = P∘(dP - Δ); dk, dv accumulated in place
+ * or in gradient gather buffers added back to the keys' rows). Parallel over (b, kv head): a
+ * thread owns the dk, dv of its KV head and the dq rows of its query heads (no races; the
+ * parallelism is B·Hkv). Workspace: threads × (backward tile + modifiers + 2× the gather buffers
+ * + 2× the gathered rows + ints + 2× the forward's packed span: kᵀ and vᵀ [+ T floats of
+ * Δ = dout·out for two-phase patterns: the first phase's for the second]), otherwise independent
+ * of n as the forward's. Flops counted 2.5 × the forward's. */
+extern const attn_train_ops attn_bs_train;
+attn_status attn_bs_forward_train(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                  const attn_params *p, const float *q, const float *k,
+                                  const float *v, float *out, void *saved, void *workspace);
+size_t attn_bs_saved_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p);
+size_t attn_bs_backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
                                         const attn_shape *s, const attn_params *p);
-attn_status attn_bs_backward(const attn_bs_pattern *pat, const attn_param_table *t,
-                             const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const float *out, const void *saved,
-                             const float *dout, float *dq, float *dk, float *dv, void *workspace);
+attn_status attn_bs_backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                             const attn_params *p, const float *q, const float *k, const float *v,
+                             const float *out, const void *saved, const float *dout, float *dq,
+                             float *dk, float *dv, void *workspace);
 
 /* A sparse kind's file reads
  *   static const attn_param_def params[] = {..., ATTN_SCORE_MOD_PARAMS};
  *   static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
- *   ATTN_BS_DEFINE(pattern, attn_kind_NAME)
  *   const attn_ops attn_kind_NAME = {
  *       .name = ..., .summary = ..., .definition = ..., .params = ATTN_PARAM_TABLE("NAME", params),
- *       .check = attn_bs_accept (or its own), ATTN_BS_SLOTS, .allows = allows,
- *       .tests = {.small = ..., .large = ..., .as_full = ...},
+ *       .check = attn_bs_accept (or its own), ATTN_BS_SLOTS(pattern), .allows = allows,
  *   };
- * ATTN_BS_DEFINE(pattern, kind) defines the static slot functions of the pattern
- * (bs_workspace_bytes, bs_flops, bs_bytes, bs_forward), which read the score modifiers from the
- * parameter table of `kind` (the kind's own attn_ops, declared here); ATTN_BS_SLOTS names them in
- * the ops struct, with the engine. */
-#define ATTN_BS_DEFINE(pattern, kind)                                                              \
-    extern const attn_ops kind;                                                                    \
-    static size_t bs_workspace_bytes(const attn_shape *s, const attn_params *p)                    \
-    {                                                                                              \
-        return attn_bs_workspace_bytes(&(pattern), attn_kind_params(&(kind)), s, p);               \
-    }                                                                                              \
-    static double bs_flops(const attn_shape *s, const attn_params *p)                              \
-    {                                                                                              \
-        return attn_bs_flops(&(pattern), s, p);                                                    \
-    }                                                                                              \
-    static double bs_bytes(const attn_shape *s, const attn_params *p)                              \
-    {                                                                                              \
-        return attn_bs_bytes(&(pattern), s, p);                                                    \
-    }                                                                                              \
-    static attn_status bs_forward(const attn_shape *s, const attn_params *p, const float *q,       \
-                                  const float *k, const float *v, float *out, void *workspace)     \
-    {                                                                                              \
-        return attn_bs_forward(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out,          \
-                               workspace);                                                         \
-    }                                                                                              \
-    static attn_status bs_forward_train(const attn_shape *s, const attn_params *p, const float *q, \
-                                        const float *k, const float *v, float *out, void *saved,   \
-                                        void *workspace)                                           \
-    {                                                                                              \
-        return attn_bs_forward_train(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out,    \
-                                     saved, workspace);                                            \
-    }                                                                                              \
-    static size_t bs_backward_workspace_bytes(const attn_shape *s, const attn_params *p)           \
-    {                                                                                              \
-        return attn_bs_backward_workspace_bytes(&(pattern), attn_kind_params(&(kind)), s, p);      \
-    }                                                                                              \
-    static attn_status bs_backward(const attn_shape *s, const attn_params *p, const float *q,      \
-                                   const float *k, const float *v, const float *out,               \
-                                   const void *saved, const float *dout, float *dq, float *dk,     \
-                                   float *dv, void *workspace)                                     \
-    {                                                                                              \
-        return attn_bs_backward(&(pattern), attn_kind_params(&(kind)), s, p, q, k, v, out, saved,  \
-                                dout, dq, dk, dv, workspace);                                      \
-    }
-
-#define ATTN_BS_SLOTS                                                                              \
-    .workspace_bytes = bs_workspace_bytes, .flops = bs_flops, .bytes = bs_bytes,                   \
-    .forward = bs_forward, .saved_bytes = attn_bs_saved_bytes, .forward_train = bs_forward_train,  \
-    .backward_workspace_bytes = bs_backward_workspace_bytes, .backward = bs_backward,              \
-    .engine = ATTN_ENGINE_BLOCK_SPARSE
+ * The engine's slots read the pattern from self->engine_data and the score modifiers from the
+ * kind's parameter table (self->params). */
+#define ATTN_BS_SLOTS(pattern)                                                                     \
+    .workspace_bytes = attn_bs_workspace_bytes, .flops = attn_bs_flops, .bytes = attn_bs_bytes,    \
+    .forward = attn_bs_forward, .train = &attn_bs_train, .engine = ATTN_ENGINE_BLOCK_SPARSE,       \
+    .engine_data = &(pattern)
 
 /* ---- helpers the patterns share ---- */
 
@@ -228,7 +184,8 @@ static inline int64_t attn_bs_clamp(int64_t x, int64_t lo, int64_t hi)
 /* A one-phase plan over position blocks of `block` queries (rows_max = min(block, T)). */
 void attn_bs_plan_blocks(const attn_shape *s, int64_t block, attn_bs_plan *pl);
 /* A check for kinds that accept every shape and every parameter value in range. */
-attn_status attn_bs_accept(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
+attn_status attn_bs_accept(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                           char *msg, size_t msg_len);
 
 /* Position of query i: i + S - T (the last query sits on the last key). */
 static inline int64_t attn_bs_pos(const attn_shape *s, int64_t i) { return i + s->S - s->T; }

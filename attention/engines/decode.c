@@ -52,22 +52,21 @@ typedef struct dplan {
     int64_t G, split, tasks, slot_floats, thread_floats;
 } dplan;
 
-static dplan make_dplan(const attn_shape *s, int64_t split)
+static dplan make_dplan(const attn_exec *x, const attn_shape *s, int64_t split)
 {
     dplan pl;
     pl.G = s->H / s->Hkv;
     pl.split = attn_decode_split(s, split);
     pl.tasks = s->B * s->Hkv * pl.split;
     pl.slot_floats = round_up(pl.G * (s->D + 2));
-    pl.thread_floats =
-        round_up(pl.G * s->D) + round_up(attn_ks()->decode.scratch_floats(pl.G, s->D));
+    pl.thread_floats = round_up(pl.G * s->D) + round_up(x->ks->decode.scratch_floats(pl.G, s->D));
     return pl;
 }
 
-size_t attn_decode_workspace_bytes(const attn_shape *s, int64_t split)
+size_t attn_decode_workspace_bytes(const attn_exec *x, const attn_shape *s, int64_t split)
 {
-    const dplan pl = make_dplan(s, split);
-    return sizeof(float) * (size_t)(s->threads * pl.thread_floats + pl.tasks * pl.slot_floats);
+    const dplan pl = make_dplan(x, s, split);
+    return sizeof(float) * (size_t)(x->threads * pl.thread_floats + pl.tasks * pl.slot_floats);
 }
 
 /* Merge the split slots of group bg (b·Hkv + g) into its G output rows. */
@@ -93,17 +92,18 @@ static void merge(const attn_shape *s, const dplan *pl, const float *slots, int6
     }
 }
 
-attn_status attn_decode_forward(const attn_shape *s, int64_t split, const float *q, const float *k,
-                                const float *v, float *out, void *workspace)
+attn_status attn_decode_forward(const attn_exec *x, const attn_shape *s, int64_t split,
+                                const float *q, const float *k, const float *v, float *out,
+                                void *workspace)
 {
-    const dplan pl = make_dplan(s, split);
-    const attn_kernel_set *ks = attn_ks();
+    const dplan pl = make_dplan(x, s, split);
+    const attn_kernel_set *ks = x->ks;
     const int64_t S = s->S, D = s->D, G = pl.G;
     const size_t esz = attn_dtype_size(s->dtype);
     const bool dp = s->dtype == ATTN_BF16 && ks->decode.has_dpbf16() && attn_cpu_has_avx512bf16();
-    float *slots = (float *)workspace + s->threads * pl.thread_floats;
+    float *slots = (float *)workspace + x->threads * pl.thread_floats;
 
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         float *qs = (float *)workspace + omp_get_thread_num() * pl.thread_floats;
         float *scratch = qs + round_up(G * D);
@@ -136,25 +136,26 @@ size_t attn_widen_bytes(const attn_shape *s)
 }
 
 /* n elements of src (dtype t) into dst, in pieces over the threads. */
-static void widen_one(const attn_shape *s, const void *src, float *dst, int64_t n)
+static void widen_one(const attn_exec *x, const attn_shape *s, const void *src, float *dst,
+                      int64_t n)
 {
     enum { PIECE = 1 << 16 };
     const size_t esz = attn_dtype_size(s->dtype);
-#pragma omp parallel for schedule(static) num_threads(s->threads)
+#pragma omp parallel for schedule(static) num_threads(x->threads)
     for (int64_t i = 0; i < n; i += PIECE)
-        attn_dtype_to_f32(s->dtype, (const char *)src + (size_t)i * esz, dst + i,
-                          min64(PIECE, n - i));
+        x->ks->convert.to_f32((int)s->dtype, (const char *)src + (size_t)i * esz, dst + i,
+                              min64(PIECE, n - i));
 }
 
-void *attn_widen(const attn_shape *s, const float **q, const float **k, const float **v,
-                 void *workspace)
+void *attn_widen(const attn_exec *x, const attn_shape *s, const float **q, const float **k,
+                 const float **v, void *workspace)
 {
     if (s->dtype == ATTN_F32) return workspace;
     float *wq = workspace, *wk = wq + round_up(attn_q_elems(s)),
           *wv = wk + round_up(attn_kv_elems(s));
-    widen_one(s, *q, wq, attn_q_elems(s));
-    widen_one(s, *k, wk, attn_kv_elems(s));
-    widen_one(s, *v, wv, attn_kv_elems(s));
+    widen_one(x, s, *q, wq, attn_q_elems(s));
+    widen_one(x, s, *k, wk, attn_kv_elems(s));
+    widen_one(x, s, *v, wv, attn_kv_elems(s));
     *q = wq, *k = wk, *v = wv;
     return wv + round_up(attn_kv_elems(s));
 }

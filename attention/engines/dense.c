@@ -136,9 +136,9 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     return pl;
 }
 
-attn_status attn_dense_check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+attn_status attn_dense_check(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             char *msg, size_t msg_len)
 {
-    (void)s, (void)p, (void)msg, (void)msg_len;
     return ATTN_OK; /* every shape accepted by attn_shape_check and every in-range tile works */
 }
 
@@ -149,18 +149,19 @@ static bool use_decode(const attn_shape *s, const attn_params *p)
     return s->T == 1 && p->v[P_MATERIALIZE] == 0 && !attn_score_mod_on(&mod);
 }
 
-size_t attn_dense_workspace_bytes(const attn_shape *s, const attn_params *p)
+size_t attn_dense_workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                  const attn_params *p)
 {
     const plan pl = make_plan(s, p);
-    const size_t tile = attn_widen_bytes(s) + (size_t)s->threads * pl.thread_bytes +
+    const size_t tile = attn_widen_bytes(s) + (size_t)x->threads * pl.thread_bytes +
                         (size_t)pl.tasks * (size_t)pl.slot_floats * sizeof(float);
     if (!use_decode(s, p)) return tile;
     /* forward_train (f32 only: no backward takes another dtype) keeps the tile: room for both */
-    const size_t dec = attn_decode_workspace_bytes(s, (int64_t)p->v[P_SPLIT]);
+    const size_t dec = attn_decode_workspace_bytes(x, s, (int64_t)p->v[P_SPLIT]);
     return dec > tile || s->dtype != ATTN_F32 ? dec : tile;
 }
 
-void attn_dense_resolve(const attn_shape *s, attn_params *p)
+void attn_dense_resolve(const attn_ops *self, const attn_shape *s, attn_params *p)
 {
     if (p->v[P_SPLIT] == 0) p->v[P_SPLIT] = (double)make_plan(s, p).split;
 }
@@ -174,15 +175,13 @@ double attn_dense_allowed_scores(const attn_shape *s)
     return per_head * (double)s->B * (double)s->H;
 }
 
-double attn_dense_flops(const attn_shape *s, const attn_params *p)
+double attn_dense_flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    (void)p;
     return 4.0 * (double)s->D * attn_dense_allowed_scores(s);
 }
 
-double attn_dense_bytes(const attn_shape *s, const attn_params *p)
+double attn_dense_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    (void)p;
     const double stored = (double)attn_dtype_size(s->dtype); /* q, k, v; out is float32 */
     return (stored + sizeof(float)) * (double)attn_q_elems(s) +
            2.0 * stored * (double)attn_kv_elems(s);
@@ -258,19 +257,20 @@ static void merge_group(const attn_shape *s, const plan *pl, const float *slots,
 
 /* The forward; with lse set, each row's log-sum-exp there too ([B,H,T] floats, +inf for a row
  * that sees no key). */
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, float *lse, void *workspace)
+static attn_status forward(const attn_exec *x, const attn_shape *s, const attn_params *p,
+                           const float *q, const float *k, const float *v, float *out, float *lse,
+                           void *workspace)
 {
     attn_shape wide = *s; /* a low-precision dtype: float32 copies at the workspace's head */
-    workspace = attn_widen(s, &q, &k, &v, workspace);
+    workspace = attn_widen(x, s, &q, &k, &v, workspace);
     wide.dtype = ATTN_F32;
     s = &wide;
     const plan pl = make_plan(s, p);
     const int64_t T = s->T, S = s->S, D = s->D, G = pl.G;
-    float *slots = (float *)((char *)workspace + (size_t)s->threads * pl.thread_bytes);
+    float *slots = (float *)((char *)workspace + (size_t)x->threads * pl.thread_bytes);
     attn_blas_threads(1);
 
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * pl.thread_bytes;
         float *scratch = (float *)mine, *mods = scratch + pl.tile_floats;
@@ -329,24 +329,24 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
     return ATTN_OK;
 }
 
-attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
-                               const float *k, const float *v, float *out, void *workspace)
+attn_status attn_dense_forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                               const attn_params *p, const float *q, const float *k, const float *v,
+                               float *out, void *workspace)
 {
     if (use_decode(s, p))
-        return attn_decode_forward(s, (int64_t)p->v[P_SPLIT], q, k, v, out, workspace);
-    return forward(s, p, q, k, v, out, NULL, workspace);
+        return attn_decode_forward(x, s, (int64_t)p->v[P_SPLIT], q, k, v, out, workspace);
+    return forward(x, s, p, q, k, v, out, NULL, workspace);
 }
 
-attn_status attn_dense_forward_train(const attn_shape *s, const attn_params *p, const float *q,
-                                     const float *k, const float *v, float *out, void *saved,
-                                     void *workspace)
+attn_status attn_dense_forward_train(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                     const attn_params *p, const float *q, const float *k,
+                                     const float *v, float *out, void *saved, void *workspace)
 {
-    return forward(s, p, q, k, v, out, saved, workspace);
+    return forward(x, s, p, q, k, v, out, saved, workspace);
 }
 
-size_t attn_dense_saved_bytes(const attn_shape *s, const attn_params *p)
+size_t attn_dense_saved_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    (void)p;
     return (size_t)(s->B * s->H * s->T) * sizeof(float);
 }
 
@@ -373,9 +373,10 @@ static bplan make_bplan(const attn_shape *s, const attn_params *p)
     return bp;
 }
 
-size_t attn_dense_backward_workspace_bytes(const attn_shape *s, const attn_params *p)
+size_t attn_dense_backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
+                                           const attn_shape *s, const attn_params *p)
 {
-    return (size_t)s->threads * make_bplan(s, p).thread_bytes;
+    return (size_t)x->threads * make_bplan(s, p).thread_bytes;
 }
 
 /* One thread's scratch and the tensors of a backward. */
@@ -433,8 +434,9 @@ static void backward_block(const bwd *w, int64_t b, int64_t g, int64_t i0, int64
     }
 }
 
-attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const float *q,
-                                const float *k, const float *v, const float *out, const void *saved,
+attn_status attn_dense_backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                const attn_params *p, const float *q, const float *k,
+                                const float *v, const float *out, const void *saved,
                                 const float *dout, float *dq, float *dk, float *dv, void *workspace)
 {
     const bplan bp = make_bplan(s, p);
@@ -442,7 +444,7 @@ attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const
     const int64_t S = s->S, T = s->T, D = s->D, tasks = s->B * s->Hkv * pl->nkb;
     attn_blas_threads(1);
 
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * bp.thread_bytes;
         bwd w = {.s = s, .bp = &bp, .scratch = (float *)mine};
@@ -473,8 +475,15 @@ attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const
     return ATTN_OK;
 }
 
-bool attn_dense_allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+bool attn_dense_allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                       int64_t i, int64_t j)
 {
-    (void)p, (void)h;
     return attn_causal_allows(s, i, j);
 }
+
+const attn_train_ops attn_dense_train = {
+    .saved_bytes = attn_dense_saved_bytes,
+    .forward = attn_dense_forward_train,
+    .workspace_bytes = attn_dense_backward_workspace_bytes,
+    .backward = attn_dense_backward,
+};

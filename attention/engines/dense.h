@@ -22,28 +22,37 @@
 enum { ATTN_DENSE_NPARAMS = 4 + ATTN_SCORE_MOD_NPARAMS };
 extern const attn_param_def attn_dense_params[ATTN_DENSE_NPARAMS];
 
-attn_status attn_dense_check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len);
-size_t attn_dense_workspace_bytes(const attn_shape *s, const attn_params *p);
-double attn_dense_flops(const attn_shape *s, const attn_params *p);
-double attn_dense_bytes(const attn_shape *s, const attn_params *p);
-attn_status attn_dense_forward(const attn_shape *s, const attn_params *p, const float *q,
-                               const float *k, const float *v, float *out, void *workspace);
+/* The engine's slots (attention.h). They read p by the engine's own table (attn_dense_params), so
+ * a kind with a table of its own (bilinear) calls them with dense parameters of its making. */
+attn_status attn_dense_check(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             char *msg, size_t msg_len);
+size_t attn_dense_workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                  const attn_params *p);
+double attn_dense_flops(const attn_ops *self, const attn_shape *s, const attn_params *p);
+double attn_dense_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p);
+attn_status attn_dense_forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                               const attn_params *p, const float *q, const float *k, const float *v,
+                               float *out, void *workspace);
 /* Training: the row log-sum-exp saved (B·H·T floats) and the FlashAttention-2 backward. */
-size_t attn_dense_saved_bytes(const attn_shape *s, const attn_params *p);
-attn_status attn_dense_forward_train(const attn_shape *s, const attn_params *p, const float *q,
-                                     const float *k, const float *v, float *out, void *saved,
-                                     void *workspace);
-size_t attn_dense_backward_workspace_bytes(const attn_shape *s, const attn_params *p);
-attn_status attn_dense_backward(const attn_shape *s, const attn_params *p, const float *q,
-                                const float *k, const float *v, const float *out, const void *saved,
+extern const attn_train_ops attn_dense_train;
+size_t attn_dense_saved_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p);
+attn_status attn_dense_forward_train(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                     const attn_params *p, const float *q, const float *k,
+                                     const float *v, float *out, void *saved, void *workspace);
+size_t attn_dense_backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
+                                           const attn_shape *s, const attn_params *p);
+attn_status attn_dense_backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                const attn_params *p, const float *q, const float *k,
+                                const float *v, const float *out, const void *saved,
                                 const float *dout, float *dq, float *dk, float *dv,
                                 void *workspace);
 /* Scores the causal rule allows (all T·S when not causal), over every batch and query head. */
 double attn_dense_allowed_scores(const attn_shape *s);
 /* The causal rule alone (the mask of every dense kind). */
-bool attn_dense_allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j);
+bool attn_dense_allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                       int64_t i, int64_t j);
 /* split=0 (auto) replaced by the number of key chunks the shape gets. */
-void attn_dense_resolve(const attn_shape *s, attn_params *p);
+void attn_dense_resolve(const attn_ops *self, const attn_shape *s, attn_params *p);
 
 /* The engine's parameter table, owned by the kind `name`. */
 #define ATTN_DENSE_PARAMS(name)                                                                    \
@@ -51,15 +60,12 @@ void attn_dense_resolve(const attn_shape *s, attn_params *p);
         .owner = (name), .defs = attn_dense_params, .count = ATTN_DENSE_NPARAMS                    \
     }
 
-/* The slots every dense kind shares, as named initializers (the engine, its mask, and what the
- * tests need: dense kinds are full attention at their defaults). */
+/* The slots every dense kind shares, as named initializers (the engine, its mask, its training
+ * table). */
 #define ATTN_DENSE_SLOTS                                                                           \
     .workspace_bytes = attn_dense_workspace_bytes, .flops = attn_dense_flops,                      \
     .bytes = attn_dense_bytes, .forward = attn_dense_forward, .allows = attn_dense_allows,         \
-    .resolve = attn_dense_resolve, .saved_bytes = attn_dense_saved_bytes,                          \
-    .forward_train = attn_dense_forward_train,                                                     \
-    .backward_workspace_bytes = attn_dense_backward_workspace_bytes,                               \
-    .backward = attn_dense_backward, .dtypes = ATTN_DTYPES_ALL, .engine = ATTN_ENGINE_DENSE,       \
-    .tests = {.as_full = ""}
+    .resolve = attn_dense_resolve, .train = &attn_dense_train, .dtypes = ATTN_DTYPES_ALL,          \
+    .engine = ATTN_ENGINE_DENSE
 
 #endif

@@ -79,10 +79,11 @@ void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, con
 
 /* linear's backward (linear_backward.c) for feature map f, the causal scan's `chunk` and the
  * trig floor den_floor: its exact workspace, and dq, dk, dv (overwritten) from dout. */
-size_t attn_linear_backward_bytes(const attn_fm *f, int64_t chunk, const attn_shape *s);
-attn_status attn_linear_backward(const attn_fm *f, int64_t chunk, double den_floor,
-                                 const attn_shape *s, const float *q, const float *k,
-                                 const float *v, const float *dout, float *dq, float *dk, float *dv,
-                                 void *workspace);
+size_t attn_linear_backward_bytes(const attn_exec *x, const attn_fm *f, int64_t chunk,
+                                  const attn_shape *s);
+attn_status attn_linear_backward(const attn_exec *x, const attn_fm *f, int64_t chunk,
+                                 double den_floor, const attn_shape *s, const float *q,
+                                 const float *k, const float *v, const float *dout, float *dq,
+                                 float *dk, float *dv, void *workspace);
 
 #endif

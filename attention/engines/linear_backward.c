@@ -84,9 +84,10 @@ static bplan make_bplan(const attn_fm *f, int64_t chunk, const attn_shape *s)
     return b;
 }
 
-size_t attn_linear_backward_bytes(const attn_fm *f, int64_t chunk, const attn_shape *s)
+size_t attn_linear_backward_bytes(const attn_exec *x, const attn_fm *f, int64_t chunk,
+                                  const attn_shape *s)
 {
-    const int64_t groups = s->B * s->Hkv, threads = min64(s->threads, groups);
+    const int64_t groups = s->B * s->Hkv, threads = min64(x->threads, groups);
     return (size_t)(threads * make_bplan(f, chunk, s).floats) * sizeof(float);
 }
 
@@ -325,16 +326,16 @@ static void causal(const lb *t)
     }
 }
 
-attn_status attn_linear_backward(const attn_fm *f, int64_t chunk, double den_floor,
-                                 const attn_shape *s, const float *q, const float *k,
-                                 const float *v, const float *dout, float *dq, float *dk, float *dv,
-                                 void *workspace)
+attn_status attn_linear_backward(const attn_exec *x, const attn_fm *f, int64_t chunk,
+                                 double den_floor, const attn_shape *s, const float *q,
+                                 const float *k, const float *v, const float *dout, float *dq,
+                                 float *dk, float *dv, void *workspace)
 {
     const bplan bp = make_bplan(f, chunk, s);
     const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv, groups = s->B * s->Hkv;
     attn_blas_threads(1);
 
-#pragma omp parallel num_threads((int)min64(s->threads, groups))
+#pragma omp parallel num_threads((int)min64(x->threads, groups))
     {
         float *ws = (float *)workspace + (int64_t)omp_get_thread_num() * bp.floats;
 #pragma omp for schedule(dynamic, 1)

@@ -40,8 +40,6 @@
 #include "kernel_set.h"
 #include "kernels.h"
 
-extern const attn_ops attn_kind_additive;
-
 enum { P_UNITS, P_SEED };
 enum { W_W1, W_W2, W_VA };
 enum {
@@ -71,7 +69,10 @@ static int64_t units_of(const attn_shape *s, const attn_params *p)
     return p->v[P_UNITS] > 0 ? (int64_t)p->v[P_UNITS] : s->D;
 }
 
-static void resolve(const attn_shape *s, attn_params *p) { p->v[P_UNITS] = (double)units_of(s, p); }
+static void resolve(const attn_ops *self, const attn_shape *s, attn_params *p)
+{
+    p->v[P_UNITS] = (double)units_of(s, p);
+}
 
 typedef struct plan {
     int64_t U, Sp;         /* hidden units; row stride of Bᵀ (S rounded up to 8, see plan) */
@@ -98,7 +99,8 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     return pl;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     (void)p;
     if (!attn_blas_int_ok(s->T) || !attn_blas_int_ok(round8(s->S)))
@@ -107,7 +109,8 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
     return ATTN_OK;
 }
 
-static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+static int weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                   attn_weight *out)
 {
     const int64_t U = units_of(s, p), D = s->D;
     out[W_W1] =
@@ -122,7 +125,8 @@ static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
  * range), and va·tanh(...) sums to scores of variance E[tanh²] ~ 0.4 (a soft, non-uniform
  * softmax). Bahdanau et al. initialise W_a, U_a ~ N(0, 0.001²) and v_a = 0 before training, a
  * uniform attention: no case to measure. */
-static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
+static attn_status draw_weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                float *const *w)
 {
     const int64_t U = units_of(s, p), D = s->D;
     const uint64_t seed = (uint64_t)p->v[P_SEED];
@@ -132,21 +136,22 @@ static attn_status draw_weights(const attn_shape *s, const attn_params *p, float
     return ATTN_OK;
 }
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
     const plan pl = make_plan(s, p);
     return (size_t)(pl.a_floats + pl.b_floats) * sizeof(float) +
-           (size_t)s->threads * pl.thread_bytes;
+           (size_t)x->threads * pl.thread_bytes;
 }
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const double U = (double)units_of(s, p), D = (double)s->D;
     const double proj = 2.0 * U * D * (double)s->B * ((double)s->H * s->T + (double)s->Hkv * s->S);
     return attn_dense_allowed_scores(s) * (U * (3.0 + TANH_FLOPS) + 2.0 * D) + proj;
 }
 
-static double bytes(const attn_shape *s, const attn_params *p)
+static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const double U = (double)units_of(s, p);
     return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s) +
@@ -167,12 +172,12 @@ static void scores(const float *a, int64_t nr, const float *bt, int64_t Sp, cons
 /* ---- forward ---- */
 
 /* A = Q·W1ᵀ per query head and Bᵀ = W2·Kᵀ per KV head (padding columns zeroed). */
-static void project(const attn_shape *s, const plan *pl, const attn_params *p, const float *q,
-                    const float *k, float *A, float *BT)
+static void project(const attn_exec *x, const attn_shape *s, const plan *pl, const attn_params *p,
+                    const float *q, const float *k, float *A, float *BT)
 {
     const int64_t heads = s->B * s->H, kv_heads = s->B * s->Hkv, T = s->T, S = s->S, D = s->D;
     const int U = (int)pl->U;
-#pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(x->threads)
     for (int64_t t = 0; t < heads + kv_heads; t++) {
         if (t < heads) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasTrans, (int)T, U, (int)D, 1.0f,
@@ -214,19 +219,20 @@ static void task(const attn_shape *s, const plan *pl, const float *va, const flo
     attn_tile_end(&tile, out + ((b * s->H + h) * T + i0) * D);
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
     char msg[ATTN_MSG_LEN];
-    const attn_status st = attn_weights_given(&attn_kind_additive, s, p, msg, sizeof msg);
+    const attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
     const plan pl = make_plan(s, p);
     float *A = workspace, *BT = A + pl.a_floats;
     char *region = (char *)(BT + pl.b_floats);
     attn_blas_threads(1);
-    project(s, &pl, p, q, k, A, BT);
+    project(x, s, &pl, p, q, k, A, BT);
     const int64_t tasks = s->B * s->H * pl.nqb;
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         char *mine = region + (size_t)omp_get_thread_num() * pl.thread_bytes;
         int64_t *hi = (int64_t *)(mine + (size_t)pl.tile_floats * sizeof(float));
@@ -253,9 +259,9 @@ static void project_row(const float *W, const float *x, int64_t U, int64_t D, do
 }
 
 /* Row by row from scratch in double; W2·k_j of a KV head computed once per run of its rows. */
-static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out)
+static attn_status reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out)
 {
     const int64_t U = units_of(s, p), D = s->D, S = s->S, T = s->T, G = s->H / s->Hkv;
     const float *va = p->w[W_VA];
@@ -280,6 +286,11 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
     return ATTN_OK;
 }
 
+static const attn_weight_ops weight_ops = {
+    .list = weights,
+    .draw = draw_weights,
+};
+
 const attn_ops attn_kind_additive = {
     .name = "additive",
     .no_backward = "not implemented (the tanh score network)",
@@ -302,6 +313,5 @@ const attn_ops attn_kind_additive = {
     .forward = forward,
     .reference = reference,
     .resolve = resolve,
-    .weights = weights,
-    .draw_weights = draw_weights,
+    .weights = &weight_ops,
 };

@@ -115,9 +115,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_bigbird)
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     const int64_t b = (int64_t)p->v[P_BLOCK], g = (int64_t)p->v[P_GLOBALS];
     const int64_t qb = attn_bs_floordiv(attn_bs_pos(s, i), b), kb = j / b;
@@ -143,9 +143,6 @@ const attn_ops attn_kind_bigbird = {
                   "j <= p when causal.",
     .params = ATTN_PARAM_TABLE("bigbird", params),
     .check = attn_bs_accept,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .tests = {.small = "block=4,window_blocks=2,global_blocks=1,random_blocks=2,seed=3",
-              .large = "block=7,random_blocks=5",
-              .as_full = "block=4,window_blocks=16,global_blocks=0,random_blocks=0"},
 };

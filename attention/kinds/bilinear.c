@@ -25,8 +25,6 @@
 #include "dense.h"
 #include "kernels.h"
 
-extern const attn_ops attn_kind_bilinear;
-
 enum { P_SEED };
 enum { ROWS = 512, ALIGN_FLOATS = 16 };
 
@@ -41,11 +39,12 @@ static attn_params dense_params(const attn_shape *s)
 {
     const attn_param_table t = ATTN_DENSE_PARAMS("bilinear");
     attn_params dp = attn_params_defaults(&t);
-    attn_dense_resolve(s, &dp);
+    attn_dense_resolve(NULL, s, &dp);
     return dp;
 }
 
-static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+static int weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                   attn_weight *out)
 {
     (void)p;
     out[0] =
@@ -54,107 +53,114 @@ static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
 }
 
 /* N(0, 1/D) (LeCun-normal): q·W has the variance of q, so scores have the spread of full's. */
-static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
+static attn_status draw_weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                float *const *w)
 {
     attn_weights_normal(w[0], s->D * s->D, 1.0 / sqrt((double)s->D), (uint64_t)p->v[P_SEED], 0);
     return ATTN_OK;
 }
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
     (void)p;
     const attn_params dp = dense_params(s);
-    return (size_t)pad(attn_q_elems(s)) * sizeof(float) + attn_dense_workspace_bytes(s, &dp);
+    return (size_t)pad(attn_q_elems(s)) * sizeof(float) +
+           attn_dense_workspace_bytes(self, x, s, &dp);
 }
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     (void)p;
     const attn_params dp = dense_params(s);
-    return 2.0 * (double)attn_q_elems(s) * (double)s->D + attn_dense_flops(s, &dp);
+    return 2.0 * (double)attn_q_elems(s) * (double)s->D + attn_dense_flops(self, s, &dp);
 }
 
-static double bytes(const attn_shape *s, const attn_params *p)
+static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     (void)p;
     const attn_params dp = dense_params(s);
-    return attn_dense_bytes(s, &dp) + sizeof(float) * (double)s->D * (double)s->D;
+    return attn_dense_bytes(self, s, &dp) + sizeof(float) * (double)s->D * (double)s->D;
 }
 
-/* out = x·W (transposed: x·Wᵀ) for the B·H·T rows of x, by blocks of ROWS rows in parallel. */
-static void project(const attn_shape *s, const float *W, bool transposed, const float *x,
-                    float *out)
+/* out = in·W (transposed: in·Wᵀ) for the B·H·T rows of in, by blocks of ROWS rows in parallel. */
+static void project(const attn_exec *x, const attn_shape *s, const float *W, bool transposed,
+                    const float *in, float *out)
 {
     const int64_t n = s->B * s->H * s->T, D = s->D, blocks = (n + ROWS - 1) / ROWS;
     attn_blas_threads(1);
-#pragma omp parallel for schedule(dynamic, 1) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic, 1) num_threads(x->threads)
     for (int64_t b = 0; b < blocks; b++) {
         const int64_t r0 = b * ROWS, rows = n - r0 < ROWS ? n - r0 : ROWS;
         cblas_sgemm(CblasRowMajor, CblasNoTrans, transposed ? CblasTrans : CblasNoTrans, (int)rows,
-                    (int)D, (int)D, 1.0f, x + r0 * D, (int)D, W, (int)D, 0.0f, out + r0 * D,
+                    (int)D, (int)D, 1.0f, in + r0 * D, (int)D, W, (int)D, 0.0f, out + r0 * D,
                     (int)D);
     }
 }
 
 /* The forward, saving the dense engine's row log-sum-exp when saved is set. */
-static attn_status forward_train(const attn_shape *s, const attn_params *p, const float *q,
-                                 const float *k, const float *v, float *out, void *saved,
-                                 void *workspace)
+static attn_status forward_train(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                                 const attn_params *p, const float *q, const float *k,
+                                 const float *v, float *out, void *saved, void *workspace)
 {
     char msg[ATTN_MSG_LEN];
-    const attn_status st = attn_weights_given(&attn_kind_bilinear, s, p, msg, sizeof msg);
+    const attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
     float *qw = workspace;
-    project(s, p->w[0], false, q, qw);
+    project(x, s, p->w[0], false, q, qw);
     const attn_params dp = dense_params(s);
     void *rest = qw + pad(attn_q_elems(s));
-    return saved ? attn_dense_forward_train(s, &dp, qw, k, v, out, saved, rest)
-                 : attn_dense_forward(s, &dp, qw, k, v, out, rest);
+    return saved ? attn_dense_forward_train(self, x, s, &dp, qw, k, v, out, saved, rest)
+                 : attn_dense_forward(self, x, s, &dp, qw, k, v, out, rest);
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
-    return forward_train(s, p, q, k, v, out, NULL, workspace);
+    return forward_train(self, x, s, p, q, k, v, out, NULL, workspace);
 }
 
 /* ---- training: the dense engine's backward on Q' = Q·W, then dq = dQ'·Wᵀ (W constant) ---- */
 
-static size_t saved_bytes(const attn_shape *s, const attn_params *p)
+static size_t saved_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const attn_params dp = dense_params(s);
     (void)p;
-    return attn_dense_saved_bytes(s, &dp);
+    return attn_dense_saved_bytes(self, s, &dp);
 }
 
-static size_t backward_workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
+                                       const attn_shape *s, const attn_params *p)
 {
     const attn_params dp = dense_params(s);
     (void)p;
     return 2 * (size_t)pad(attn_q_elems(s)) * sizeof(float) +
-           attn_dense_backward_workspace_bytes(s, &dp);
+           attn_dense_backward_workspace_bytes(self, x, s, &dp);
 }
 
-static attn_status backward(const attn_shape *s, const attn_params *p, const float *q,
-                            const float *k, const float *v, const float *out, const void *saved,
-                            const float *dout, float *dq, float *dk, float *dv, void *workspace)
+static attn_status backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            const float *out, const void *saved, const float *dout, float *dq,
+                            float *dk, float *dv, void *workspace)
 {
     char msg[ATTN_MSG_LEN];
-    const attn_status st = attn_weights_given(&attn_kind_bilinear, s, p, msg, sizeof msg);
+    const attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
     float *qw = workspace, *dqw = qw + pad(attn_q_elems(s));
-    project(s, p->w[0], false, q, qw);
+    project(x, s, p->w[0], false, q, qw);
     const attn_params dp = dense_params(s);
-    const attn_status bst = attn_dense_backward(s, &dp, qw, k, v, out, saved, dout, dqw, dk, dv,
-                                                dqw + pad(attn_q_elems(s)));
-    if (bst == ATTN_OK) project(s, p->w[0], true, dqw, dq);
+    const attn_status bst = attn_dense_backward(self, x, s, &dp, qw, k, v, out, saved, dout, dqw,
+                                                dk, dv, dqw + pad(attn_q_elems(s)));
+    if (bst == ATTN_OK) project(x, s, p->w[0], true, dqw, dq);
     return bst;
 }
 
 /* Float64: the softmax gradient at q' = q·W, then dq = dq'·Wᵀ. */
-static attn_status reference_backward(const attn_shape *s, const attn_params *p, const float *q,
-                                      const float *k, const float *v, const float *dout, double *dq,
-                                      double *dk, double *dv)
+static attn_status reference_backward(const attn_ops *self, const attn_shape *s,
+                                      const attn_params *p, const float *q, const float *k,
+                                      const float *v, const float *dout, double *dq, double *dk,
+                                      double *dv)
 {
     const int64_t n = s->B * s->H * s->T, D = s->D;
     const float *W = p->w[0];
@@ -177,9 +183,9 @@ static attn_status reference_backward(const attn_shape *s, const attn_params *p,
 }
 
 /* Row by row in double: q' = Wᵀ q_i, scores scale·q'·k_j over the keys the causal rule allows. */
-static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out)
+static attn_status reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out)
 {
     const int64_t D = s->D, S = s->S, T = s->T, G = s->H / s->Hkv;
     const float *W = p->w[0];
@@ -204,6 +210,19 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
     return ATTN_OK;
 }
 
+static const attn_weight_ops weight_ops = {
+    .list = weights,
+    .draw = draw_weights,
+};
+
+static const attn_train_ops train_ops = {
+    .saved_bytes = saved_bytes,
+    .forward = forward_train,
+    .workspace_bytes = backward_workspace_bytes,
+    .backward = backward,
+    .reference = reference_backward,
+};
+
 const attn_ops attn_kind_bilinear = {
     .name = "bilinear",
     .summary = "Luong general (bilinear) scores q^T W k, as dense attention on Q' = Q W",
@@ -223,11 +242,6 @@ const attn_ops attn_kind_bilinear = {
     .bytes = bytes,
     .forward = forward,
     .reference = reference,
-    .weights = weights,
-    .draw_weights = draw_weights,
-    .saved_bytes = saved_bytes,
-    .forward_train = forward_train,
-    .backward_workspace_bytes = backward_workspace_bytes,
-    .backward = backward,
-    .reference_backward = reference_backward,
+    .weights = &weight_ops,
+    .train = &train_ops,
 };

@@ -85,9 +85,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_dilated)
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     (void)h;
     const int64_t w = (int64_t)p->v[P_WINDOW], d = (int64_t)p->v[P_DILATION];
@@ -104,9 +104,6 @@ const attn_ops attn_kind_dilated = {
                   "it). Softmax over those keys, scale 1/sqrt(D). d = 1 is the window kind.",
     .params = ATTN_PARAM_TABLE("dilated", params),
     .check = attn_bs_accept,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .tests = {.small = "window=4,dilation=3;window=2,dilation=16",
-              .large = "window=300,dilation=2;window=40,dilation=5;window=2500,dilation=2",
-              .as_full = "window=64,dilation=1"},
 };

@@ -85,14 +85,14 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_fixed)
 
-static void resolve(const attn_shape *s, attn_params *p)
+static void resolve(const attn_ops *self, const attn_shape *s, attn_params *p)
 {
     p->v[P_STRIDE] = (double)attn_bs_stride(s, p->v[P_STRIDE]);
 }
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     (void)h;
     const int64_t l = attn_bs_stride(s, p->v[P_STRIDE]);
@@ -110,10 +110,7 @@ const attn_ops attn_kind_fixed = {
                   "components of Child et al. (2019) in every head. Softmax, scale 1/sqrt(D).",
     .params = ATTN_PARAM_TABLE("fixed", params),
     .check = attn_bs_accept,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
     .resolve = resolve,
-    .tests = {.small = "stride=6,summary=2",
-              .large = "stride=10,summary=5;stride=0,summary=3;stride=4,summary=2",
-              .as_full = "stride=8,summary=8"},
 };

@@ -71,9 +71,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_global)
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     (void)h;
     const int64_t pos = attn_bs_pos(s, i), g = (int64_t)p->v[P_GLOBALS];
@@ -91,9 +91,6 @@ const attn_ops attn_kind_global = {
                   "w = 0: global tokens only; g = 0: the window kind.",
     .params = ATTN_PARAM_TABLE("global", params),
     .check = attn_bs_accept,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .tests = {.small = "globals=3,window=4",
-              .large = "globals=300,window=50",
-              .as_full = "globals=64,window=0"},
 };

@@ -10,7 +10,7 @@
  */
 #include "dense.h"
 
-static int64_t kv_heads(int64_t H, int64_t requested)
+static int64_t kv_heads(const attn_ops *self, int64_t H, int64_t requested)
 {
     if (requested > 0) return requested;
     for (int64_t Hkv = H / 4; Hkv > 1; Hkv--)

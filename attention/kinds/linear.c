@@ -118,7 +118,7 @@ static attn_fm feature_map(const attn_shape *s, const attn_params *p)
     return f;
 }
 
-static plan make_plan(const attn_shape *s, const attn_params *p)
+static plan make_plan(const attn_shape *s, const attn_params *p, int threads)
 {
     plan pl;
     pl.fm = feature_map(s, p);
@@ -147,7 +147,7 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     PIECE(frow, pl.own ? M : 0);
 #undef PIECE
     pl.thread_floats = off;
-    set_threads(&pl, s->threads);
+    set_threads(&pl, threads);
     return pl;
 }
 
@@ -157,24 +157,26 @@ static size_t states_bytes(const attn_shape *s, const plan *pl)
     return s->causal ? 0 : (size_t)(s->B * s->Hkv * pl->state_floats) * sizeof(float);
 }
 
-static plan decode_plan(const attn_shape *s, const attn_params *p);
+static plan decode_plan(const attn_shape *s, const attn_params *p, int threads);
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
-    const plan pl = s->decode ? decode_plan(s, p) : make_plan(s, p);
+    const plan pl = s->decode ? decode_plan(s, p, x->threads) : make_plan(s, p, x->threads);
     if (s->decode) return pl.region_bytes;
     return states_bytes(s, &pl) + pl.region_bytes;
 }
 
 /* The decode state: one state per (b, kv head). */
-static size_t state_bytes(const attn_shape *s, const attn_params *p)
+static size_t state_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, 1);
     return (size_t)(s->B * s->Hkv * pl.state_floats) * sizeof(float);
 }
 
 /* favor, trig: the weight `features` W [m, D] (see the header); elu, relu: none. */
-static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+static int weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                   attn_weight *out)
 {
     const attn_fm f = feature_map(s, p);
     if (!f.m) return 0;
@@ -186,7 +188,8 @@ static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
     return 1;
 }
 
-static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
+static attn_status draw_weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                float *const *w)
 {
     const attn_fm f = feature_map(s, p);
     if (!f.m) return ATTN_OK;
@@ -197,7 +200,8 @@ static attn_status draw_weights(const attn_shape *s, const attn_params *p, float
     return ATTN_OK;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     (void)p;
     if (s->decode && !s->causal)
@@ -476,14 +480,13 @@ static void prefill(const plan *pl, const attn_shape *s, const float *q, const f
     }
 }
 
-extern const attn_ops attn_kind_linear;
-
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
-    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, x->threads);
     float *states = workspace;
     char *region = (char *)workspace + states_bytes(s, &pl);
     attn_blas_threads(1);
@@ -493,12 +496,13 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 
 /* ---- decode from the recurrent state ---- */
 
-static attn_status prepare(const attn_shape *s, const attn_params *p, const float *k,
-                           const float *v, void *state, void *workspace)
+static attn_status prepare(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *k, const float *v, void *state,
+                           void *workspace)
 {
-    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
-    const plan pl = decode_plan(s, p);
+    const plan pl = decode_plan(s, p, x->threads);
     float *states = state;
     attn_blas_threads(1);
     const int64_t B = s->B, Hkv = s->Hkv, prefix = s->S - s->T;
@@ -538,21 +542,22 @@ static void decode_step(const plan *pl, const attn_shape *s, const float *q, con
 
 /* The decode plan: one thread when the step is small (DECODE_SERIAL_FLOPS); prepare uses the
  * same threads, so the workspace fits both. */
-static plan decode_plan(const attn_shape *s, const attn_params *p)
+static plan decode_plan(const attn_shape *s, const attn_params *p, int threads)
 {
-    plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p, threads);
     double fl;
     decode_step(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
     if (fl < DECODE_SERIAL_FLOPS) set_threads(&pl, 1);
     return pl;
 }
 
-static attn_status decode(const attn_shape *s, const attn_params *p, const float *q, const float *k,
-                          const float *v, float *out, const void *state, void *workspace)
+static attn_status decode(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                          const attn_params *p, const float *q, const float *k, const float *v,
+                          float *out, const void *state, void *workspace)
 {
-    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
-    const plan pl = decode_plan(s, p);
+    const plan pl = decode_plan(s, p, x->threads);
     attn_blas_threads(1);
     decode_step(&pl, s, q, k, v, out, state, workspace, NULL);
     return ATTN_OK;
@@ -560,19 +565,19 @@ static attn_status decode(const attn_shape *s, const attn_params *p, const float
 
 /* ---- counts ---- */
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, 1);
     double fl = 0;
     if (s->decode) decode_step(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
     else prefill(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
     return fl;
 }
 
-static double bytes(const attn_shape *s, const attn_params *p)
+static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const double qb = sizeof(float) * (double)attn_q_elems(s);
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, 1);
     const double W = sizeof(float) * (double)attn_fm_w_floats(&pl.fm);
     if (!s->decode) return 2.0 * qb + 2.0 * sizeof(float) * (double)attn_kv_elems(s) + W;
     const double kv_heads = (double)(s->B * s->Hkv);
@@ -581,11 +586,11 @@ static double bytes(const attn_shape *s, const attn_params *p)
 }
 
 /* The float64 definition (linear_reference.c) with the weight `features` forward reads. */
-static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out)
+static attn_status reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out)
 {
-    const attn_status given = attn_weights_given(&attn_kind_linear, s, p, NULL, 0);
+    const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
     const attn_fm f = feature_map(s, p);
     return attn_fm_reference(&f, DEN_FLOOR, s, q, k, v, rows, nrows, out);
@@ -593,29 +598,49 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
 
 /* ---- training: linear_backward.c (nothing saved: the backward recomputes the states) ---- */
 
-static size_t backward_workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
+                                       const attn_shape *s, const attn_params *p)
 {
     const attn_fm f = feature_map(s, p);
-    return attn_linear_backward_bytes(&f, (int64_t)p->v[P_CHUNK], s);
+    return attn_linear_backward_bytes(x, &f, (int64_t)p->v[P_CHUNK], s);
 }
 
-static attn_status backward(const attn_shape *s, const attn_params *p, const float *q,
-                            const float *k, const float *v, const float *out, const void *saved,
-                            const float *dout, float *dq, float *dk, float *dv, void *workspace)
+static attn_status backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            const float *out, const void *saved, const float *dout, float *dq,
+                            float *dk, float *dv, void *workspace)
 {
     (void)out, (void)saved;
     const attn_fm f = feature_map(s, p);
-    return attn_linear_backward(&f, (int64_t)p->v[P_CHUNK], DEN_FLOOR, s, q, k, v, dout, dq, dk, dv,
-                                workspace);
+    return attn_linear_backward(x, &f, (int64_t)p->v[P_CHUNK], DEN_FLOOR, s, q, k, v, dout, dq, dk,
+                                dv, workspace);
 }
 
-static attn_status reference_backward(const attn_shape *s, const attn_params *p, const float *q,
-                                      const float *k, const float *v, const float *dout, double *dq,
-                                      double *dk, double *dv)
+static attn_status reference_backward(const attn_ops *self, const attn_shape *s,
+                                      const attn_params *p, const float *q, const float *k,
+                                      const float *v, const float *dout, double *dq, double *dk,
+                                      double *dv)
 {
     const attn_fm f = feature_map(s, p);
     return attn_fm_reference_backward(&f, DEN_FLOOR, s, q, k, v, dout, dq, dk, dv);
 }
+
+static const attn_decode_ops decode_ops = {
+    .state_bytes = state_bytes,
+    .prepare = prepare,
+    .step = decode,
+};
+
+static const attn_weight_ops weight_ops = {
+    .list = weights,
+    .draw = draw_weights,
+};
+
+static const attn_train_ops train_ops = {
+    .workspace_bytes = backward_workspace_bytes,
+    .backward = backward,
+    .reference = reference_backward,
+};
 
 const attn_ops attn_kind_linear = {
     .name = "linear",
@@ -636,12 +661,7 @@ const attn_ops attn_kind_linear = {
     .bytes = bytes,
     .forward = forward,
     .reference = reference,
-    .state_bytes = state_bytes,
-    .prepare = prepare,
-    .decode = decode,
-    .weights = weights,
-    .draw_weights = draw_weights,
-    .backward_workspace_bytes = backward_workspace_bytes,
-    .backward = backward,
-    .reference_backward = reference_backward,
+    .decode = &decode_ops,
+    .weights = &weight_ops,
+    .train = &train_ops,
 };

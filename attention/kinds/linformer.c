@@ -71,7 +71,8 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     return pl;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     (void)p;
     if (s->decode)
@@ -85,7 +86,8 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
     return ATTN_OK;
 }
 
-static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+static int weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                   attn_weight *out)
 {
     const int64_t kk = (int64_t)p->v[P_K], share = (int64_t)p->v[P_SHARE];
     const attn_weight per_head = {"", "", 3, {s->Hkv, kk, s->S}}, shared = {"", "", 2, {kk, s->S}};
@@ -103,10 +105,11 @@ static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
     return share == SHARE_KV ? 1 : 2;
 }
 
-static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
+static attn_status draw_weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                float *const *w)
 {
     attn_weight list[ATTN_MAX_WEIGHTS];
-    const int n = weights(s, p, list);
+    const int n = weights(self, s, p, list);
     const double sigma = 1.0 / sqrt(p->v[P_K]);
     for (int i = 0; i < n; i++)
         attn_weights_normal(w[i], attn_weight_elems(&list[i]), sigma, (uint64_t)p->v[P_SEED],
@@ -122,10 +125,11 @@ static const float *projection(const attn_shape *s, const attn_params *p, int wh
     return p->w[which] + (share == SHARE_NONE ? g * kk * s->S : 0);
 }
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
     const plan pl = make_plan(s, p);
-    return (size_t)(2 * pl.proj_floats + (int64_t)s->threads * pl.tile_floats) * sizeof(float);
+    return (size_t)(2 * pl.proj_floats + (int64_t)x->threads * pl.tile_floats) * sizeof(float);
 }
 
 /* Rows [r0, r0 + n) of K' (which = 0) or V' of (b, g): E or F rows times K or V by sgemm. */
@@ -155,19 +159,20 @@ static void answer(const attn_shape *s, const plan *pl, int64_t bh, int64_t i0, 
     attn_tile_end(&t, out + off);
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
     char msg[ATTN_MSG_LEN];
-    attn_status st = attn_weights_given(&attn_kind_linformer, s, p, msg, sizeof msg);
-    if (st == ATTN_OK) st = check(s, p, msg, sizeof msg);
+    attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
+    if (st == ATTN_OK) st = check(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
     const plan pl = make_plan(s, p);
     float *proj = workspace, *tiles = proj + 2 * pl.proj_floats;
     const int64_t nrb = (pl.kk + PROJ_ROWS - 1) / PROJ_ROWS, nqb = (s->T + pl.qb - 1) / pl.qb;
     const int64_t proj_tasks = s->B * s->Hkv * 2 * nrb, answer_tasks = s->B * s->H * nqb;
     attn_blas_threads(1);
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         float *mine = tiles + (size_t)omp_get_thread_num() * (size_t)pl.tile_floats;
 #pragma omp for schedule(dynamic, 1)
@@ -185,16 +190,16 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
     return ATTN_OK;
 }
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const double kk = p->v[P_K], D = (double)s->D;
     return 4.0 * kk * D * ((double)(s->B * s->Hkv * s->S) + (double)(s->B * s->H * s->T));
 }
 
-static double bytes(const attn_shape *s, const attn_params *p)
+static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     attn_weight w[ATTN_MAX_WEIGHTS];
-    const int n = weights(s, p, w);
+    const int n = weights(self, s, p, w);
     double floats = 2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s);
     for (int i = 0; i < n; i++) floats += (double)attn_weight_elems(&w[i]);
     return sizeof(float) * floats;
@@ -221,9 +226,9 @@ static void project64(const attn_shape *s, const attn_params *p, int64_t b, int6
 }
 
 /* The definition in float64: exact softmax over the k projected keys, row by row. */
-static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out)
+static attn_status reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out)
 {
     const int64_t D = s->D, kk = (int64_t)p->v[P_K], G = s->H / s->Hkv;
     double *kp = malloc((size_t)(2 * kk * D + kk) * sizeof(double));
@@ -245,6 +250,11 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
     return ATTN_OK;
 }
 
+static const attn_weight_ops weight_ops = {
+    .list = weights,
+    .draw = draw_weights,
+};
+
 const attn_ops attn_kind_linformer = {
     .name = "linformer",
     .no_backward = "not implemented (the projected keys and values E·K, F·V)",
@@ -263,7 +273,5 @@ const attn_ops attn_kind_linformer = {
     .bytes = bytes,
     .forward = forward,
     .reference = reference,
-    .weights = weights,
-    .draw_weights = draw_weights,
-    .tests = {.refuses_decode = true},
+    .weights = &weight_ops,
 };

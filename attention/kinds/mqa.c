@@ -8,20 +8,21 @@
  */
 #include "dense.h"
 
-static int64_t kv_heads(int64_t H, int64_t requested)
+static int64_t kv_heads(const attn_ops *self, int64_t H, int64_t requested)
 {
     (void)H, (void)requested;
     return 1;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     if (s->Hkv != 1) {
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "mqa has one KV head, got kv_heads %lld: use gqa or full for more",
                          (long long)s->Hkv);
     }
-    return attn_dense_check(s, p, msg, msg_len);
+    return attn_dense_check(self, s, p, msg, msg_len);
 }
 
 const attn_ops attn_kind_mqa = {

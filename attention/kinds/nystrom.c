@@ -82,7 +82,8 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     return pl;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     (void)p;
     if (s->decode)
@@ -101,10 +102,11 @@ static size_t thread_bytes(const plan *pl)
     return (size_t)pl->thread_doubles * sizeof(double) + (size_t)pl->thread_floats * sizeof(float);
 }
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
     const plan pl = make_plan(s, p);
-    return (size_t)s->threads * thread_bytes(&pl) +
+    return (size_t)x->threads * thread_bytes(&pl) +
            (size_t)(2 * s->B * s->H * pl.md) * sizeof(float);
 }
 
@@ -226,18 +228,19 @@ static void answer(const attn_shape *s, const plan *pl, int64_t bh, int64_t i0, 
     attn_tile_end(&t, out + off);
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
     char msg[ATTN_MSG_LEN];
-    const attn_status st = check(s, p, msg, sizeof msg);
+    const attn_status st = check(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
     const plan pl = make_plan(s, p);
     const size_t per_thread = thread_bytes(&pl);
-    float *store = (float *)((char *)workspace + (size_t)s->threads * per_thread);
+    float *store = (float *)((char *)workspace + (size_t)x->threads * per_thread);
     const int64_t BH = s->B * s->H, nqb = (s->T + pl.qb - 1) / pl.qb;
     attn_blas_threads(1);
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * per_thread;
         double *dw = (double *)mine;
@@ -253,7 +256,7 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
     return ATTN_OK;
 }
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const plan pl = make_plan(s, p);
     const double m = (double)pl.m, D = (double)s->D;
@@ -262,7 +265,7 @@ static double flops(const attn_shape *s, const attn_params *p)
     return head * (double)(s->B * s->H);
 }
 
-static double bytes(const attn_shape *s, const attn_params *p)
+static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     (void)p;
     return sizeof(float) * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s));
@@ -333,9 +336,9 @@ static void ref_head(const attn_shape *s, int64_t m, int64_t iters, int64_t bh, 
     ref_mul(m, D, Z, bv, w);
 }
 
-static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out)
+static attn_status reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out)
 {
     const int64_t D = s->D, m = make_plan(s, p).m, iters = (int64_t)p->v[P_ITERS];
     const int64_t scratch = 2 * m * D + 5 * m * m + m * D + max64(s->S, m);
@@ -380,5 +383,4 @@ const attn_ops attn_kind_nystrom = {
     .bytes = bytes,
     .forward = forward,
     .reference = reference,
-    .tests = {.refuses_decode = true},
 };

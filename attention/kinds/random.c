@@ -227,9 +227,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_random)
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     const int64_t pos = attn_bs_pos(s, i), r = (int64_t)p->v[P_RANDOM];
     const uint64_t seed = (uint64_t)p->v[P_SEED];
@@ -254,9 +254,6 @@ const attn_ops attn_kind_random = {
         "Softmax over those keys, scale 1/sqrt(D).",
     .params = ATTN_PARAM_TABLE("random", params),
     .check = attn_bs_accept,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .tests = {.small = "random=4,seed=7;draw=token,random=4,seed=7",
-              .large = "random=300;random=20,seed=9;draw=token,random=300;draw=token,random=20",
-              .as_full = "random=64"},
 };

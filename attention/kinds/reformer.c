@@ -62,8 +62,6 @@
 #include "kernel_set.h"
 #include "kernels.h"
 
-extern const attn_ops attn_kind_reformer;
-
 enum { P_BUCKETS, P_HASHES, P_CHUNK, P_SHARED_QK, P_SEED };
 enum { QBLOCK = 64 };                                            /* query rows per sgemm block */
 enum { MAX_ROUNDS = 16 };                                        /* the range of `hashes` */
@@ -133,7 +131,7 @@ typedef struct plan {
     int threads;
 } plan;
 
-static plan make_plan(const attn_shape *s, const attn_params *p)
+static plan make_plan(const attn_shape *s, const attn_params *p, int threads)
 {
     plan pl;
     pl.b = (int64_t)p->v[P_BUCKETS], pl.half = pl.b / 2, pl.nr = (int64_t)p->v[P_HASHES];
@@ -163,19 +161,21 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     PIECE(winv, pl.W);
 #undef PIECE
     pl.thread_units = off;
-    pl.threads = s->threads;
+    pl.threads = threads;
     return pl;
 }
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, x->threads);
     return (size_t)(pl.global_ints + pl.norm_floats + pl.rot_floats +
                     pl.threads * pl.thread_units) *
            4;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     if ((int64_t)p->v[P_BUCKETS] % 2 != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
@@ -187,7 +187,8 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
     return ATTN_OK;
 }
 
-static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+static int weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                   attn_weight *out)
 {
     out[0] = (attn_weight){"rotations",
                            "random rotations R [hashes, D, buckets/2], N(0, 1)",
@@ -196,10 +197,11 @@ static int weights(const attn_shape *s, const attn_params *p, attn_weight *out)
     return 1;
 }
 
-static attn_status draw_weights(const attn_shape *s, const attn_params *p, float *const *w)
+static attn_status draw_weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                float *const *w)
 {
     attn_weight d[ATTN_MAX_WEIGHTS];
-    weights(s, p, d);
+    weights(self, s, p, d);
     attn_weights_normal(w[0], attn_weight_elems(&d[0]), 1.0, (uint64_t)p->v[P_SEED], 0);
     return ATTN_OK;
 }
@@ -433,13 +435,14 @@ static void key_norms(const attn_shape *s, const float *kg, float *inv)
     }
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
     char msg[ATTN_MSG_LEN];
-    const attn_status st = attn_weights_given(&attn_kind_reformer, s, p, msg, sizeof msg);
+    const attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, x->threads);
     const int64_t B = s->B, H = s->H, Hkv = s->Hkv, T = s->T, S = s->S, D = s->D;
     const int64_t G = H / Hkv;
     int32_t *global = workspace;
@@ -451,8 +454,8 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
     {
         int32_t *wi = threads_base + (size_t)omp_get_thread_num() * (size_t)pl.thread_units;
 #pragma omp for schedule(dynamic, 1)
-        for (int64_t x = 0; x < B * Hkv * pl.nr; x++) {
-            const int64_t bg = x / pl.nr, r = x % pl.nr;
+        for (int64_t u = 0; u < B * Hkv * pl.nr; u++) {
+            const int64_t bg = u / pl.nr, r = u % pl.nr;
             const float *kg = k + bg * S * D;
             sort_keys(&pl, s, kg, Rp + r * D * pl.halfp, keysort_at(&pl, s, global, bg, r),
                       wi + pl.cursor, (float *)wi + pl.hbuf);
@@ -481,18 +484,18 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 
 /* ---- counts ---- */
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, 1);
     const double D = (double)s->D, nq = (double)(s->B * s->H * s->T);
     const double nk = (double)(s->B * s->Hkv * s->S), nr = (double)pl.nr;
     return nr * (nq + nk) * 2.0 * D * (double)pl.half + (pl.shared ? nk * 2.0 * D : 0.0) +
            nr * nq * 4.0 * D * (double)pl.W;
 }
 
-static double bytes(const attn_shape *s, const attn_params *p)
+static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, 1);
     return 4.0 * (2.0 * (double)attn_q_elems(s) + 2.0 * (double)attn_kv_elems(s) +
                   (double)(pl.nr * s->D * pl.half));
 }
@@ -561,11 +564,11 @@ static void ref_row(const plan *pl, const attn_shape *s, const refkeys *rk, cons
     attn_softmax_reference_row(score, S, vg, D, o);
 }
 
-static attn_status reference(const attn_shape *s, const attn_params *p, const float *q,
-                             const float *k, const float *v, const int64_t *rows, int64_t nrows,
-                             double *out)
+static attn_status reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                             const float *q, const float *k, const float *v, const int64_t *rows,
+                             int64_t nrows, double *out)
 {
-    const plan pl = make_plan(s, p);
+    const plan pl = make_plan(s, p, 1);
     const int64_t S = s->S, D = s->D, T = s->T, G = s->H / s->Hkv;
     refkeys rk = {.bg = -1};
     rk.kb = malloc((size_t)(pl.nr * S) * 4), rk.slot = malloc((size_t)(pl.nr * S) * 4);
@@ -589,6 +592,11 @@ static attn_status reference(const attn_shape *s, const attn_params *p, const fl
         free(rk.Rp), free(score);
     return st;
 }
+
+static const attn_weight_ops weight_ops = {
+    .list = weights,
+    .draw = draw_weights,
+};
 
 const attn_ops attn_kind_reformer = {
     .name = "reformer",
@@ -619,6 +627,5 @@ const attn_ops attn_kind_reformer = {
     .bytes = bytes,
     .forward = forward,
     .reference = reference,
-    .weights = weights,
-    .draw_weights = draw_weights,
+    .weights = &weight_ops,
 };

@@ -145,7 +145,8 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     return pl;
 }
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     const plan pl = make_plan(s, p);
     if (p->v[P_RANKS] != 0 && p->v[P_RANKS] != (double)pl.R)
@@ -163,20 +164,21 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
     return ATTN_OK;
 }
 
-static void resolve(const attn_shape *s, attn_params *p)
+static void resolve(const attn_ops *self, const attn_shape *s, attn_params *p)
 {
     (void)s;
     if (p->v[P_RANKS] == 0) p->v[P_RANKS] = ring_world().size;
 }
 
-static size_t workspace_bytes(const attn_shape *s, const attn_params *p)
+static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                              const attn_params *p)
 {
     const plan pl = make_plan(s, p);
     return RECORD_BYTES + (size_t)(2 * pl.buf_floats + pl.ml_floats) * sizeof(float) +
-           (size_t)s->threads * pl.thread_bytes;
+           (size_t)x->threads * pl.thread_bytes;
 }
 
-static double flops(const attn_shape *s, const attn_params *p)
+static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     (void)p;
     return 4.0 * (double)s->D * attn_dense_allowed_scores(s);
@@ -193,15 +195,15 @@ typedef struct exchange {
 } exchange;
 
 /* Thread 0: have the step's messages completed? (drives Open MPI's progress) */
-static void progress(exchange *x)
+static void progress(exchange *xc)
 {
 #ifdef BENCH_HAVE_MPI
-    if (!x->active || x->done > 0) return;
+    if (!xc->active || xc->done > 0) return;
     int flag = 0;
-    MPI_Testall(2, x->req, &flag, MPI_STATUSES_IGNORE);
-    if (flag) x->done = omp_get_wtime();
+    MPI_Testall(2, xc->req, &flag, MPI_STATUSES_IGNORE);
+    if (flag) xc->done = omp_get_wtime();
 #else
-    (void)x;
+    (void)xc;
 #endif
 }
 
@@ -313,7 +315,7 @@ static void pack_block(const attn_shape *s, const plan *pl, const float *k, cons
 }
 
 /* Post the step's messages: the current block onward, the next one in. */
-static void post(const attn_shape *s, const plan *pl, const step *st, float *next, exchange *x,
+static void post(const attn_shape *s, const plan *pl, const step *st, float *next, exchange *xc,
                  record *rec)
 {
 #ifdef BENCH_HAVE_MPI
@@ -321,38 +323,38 @@ static void post(const attn_shape *s, const plan *pl, const step *st, float *nex
     const int64_t src_in = (st->src + pl->R - 1) % pl->R;
     const int n_in = (int)(2 * s->B * s->Hkv * rank_rows(s->S, pl->R, src_in) * s->D);
     const int n_out = (int)(2 * s->B * s->Hkv * st->rows * s->D);
-    x->posted = omp_get_wtime(), x->done = 0, x->active = 1;
-    MPI_Irecv(next, n_in, MPI_FLOAT, from, TAG_KV, MPI_COMM_WORLD, &x->req[0]);
-    MPI_Isend(st->kb, n_out, MPI_FLOAT, to, TAG_KV, MPI_COMM_WORLD, &x->req[1]);
+    xc->posted = omp_get_wtime(), xc->done = 0, xc->active = 1;
+    MPI_Irecv(next, n_in, MPI_FLOAT, from, TAG_KV, MPI_COMM_WORLD, &xc->req[0]);
+    MPI_Isend(st->kb, n_out, MPI_FLOAT, to, TAG_KV, MPI_COMM_WORLD, &xc->req[1]);
     rec->bytes += (double)n_out * sizeof(float);
 #else
-    (void)s, (void)pl, (void)st, (void)next, (void)x, (void)rec;
+    (void)s, (void)pl, (void)st, (void)next, (void)xc, (void)rec;
 #endif
 }
 
 /* Wait for the step's messages; the waiting and the messages' time in flight into rec. */
-static void finish(exchange *x, record *rec)
+static void finish(exchange *xc, record *rec)
 {
 #ifdef BENCH_HAVE_MPI
-    if (!x->active) return;
+    if (!xc->active) return;
     const double t0 = omp_get_wtime();
-    MPI_Waitall(2, x->req, MPI_STATUSES_IGNORE);
+    MPI_Waitall(2, xc->req, MPI_STATUSES_IGNORE);
     const double t1 = omp_get_wtime();
     rec->wait_s += t1 - t0;
-    rec->inflight_s += (x->done > 0 ? x->done : t1) - x->posted;
-    x->active = 0;
+    rec->inflight_s += (xc->done > 0 ? xc->done : t1) - xc->posted;
+    xc->active = 0;
 #else
-    (void)x, (void)rec;
+    (void)xc, (void)rec;
 #endif
 }
 
 /* The step's tasks, on every thread; thread 0 tests the messages between its tasks. */
-static void compute_step(const attn_shape *s, const plan *pl, const step *st, void *workspace,
-                         exchange *x)
+static void compute_step(const attn_exec *x, const attn_shape *s, const plan *pl, const step *st,
+                         void *workspace, exchange *xc)
 {
     const int64_t tasks = s->B * s->H * (st->nqb[0] + st->nqb[1]);
     char *tiles = (char *)workspace;
-#pragma omp parallel num_threads(s->threads)
+#pragma omp parallel num_threads(x->threads)
     {
         const int me = omp_get_thread_num();
         float *scratch = (float *)(tiles + (size_t)me * pl->thread_bytes);
@@ -362,13 +364,14 @@ static void compute_step(const attn_shape *s, const plan *pl, const step *st, vo
 #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < tasks; task++) {
             run_task(s, pl, st, task, &tile, scratch, mods, col_end);
-            if (me == 0 && pl->w.funneled) progress(x);
+            if (me == 0 && pl->w.funneled) progress(xc);
         }
     }
 }
 
-static attn_status forward(const attn_shape *s, const attn_params *p, const float *q,
-                           const float *k, const float *v, float *out, void *workspace)
+static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                           const attn_params *p, const float *q, const float *k, const float *v,
+                           float *out, void *workspace)
 {
     const plan pl = make_plan(s, p);
     record *rec = (record *)workspace;
@@ -389,14 +392,14 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
         st.kb = buf[0], st.vb = buf[0] + s->B * s->Hkv * st.rows * s->D;
     }
     for (int64_t t = 0; t < pl.R; t++) {
-        exchange x = {0};
+        exchange xc = {0};
         st.t = t;
-        if (t + 1 < pl.R) post(s, &pl, &st, buf[(t + 1) % 2], &x, rec);
-        compute_step(s, &pl, &st, tiles, &x);
+        if (t + 1 < pl.R) post(s, &pl, &st, buf[(t + 1) % 2], &xc, rec);
+        compute_step(x, s, &pl, &st, tiles, &xc);
         if (t + 1 < pl.R) {
-            progress(&x);
+            progress(&xc);
             rec->compute_s += omp_get_wtime() - t0;
-            finish(&x, rec);
+            finish(&xc, rec);
             t0 = omp_get_wtime();
             st.src = (st.src + pl.R - 1) % pl.R;
             st.rows = rank_rows(s->S, pl.R, st.src);
@@ -411,8 +414,8 @@ static attn_status forward(const attn_shape *s, const attn_params *p, const floa
 }
 
 /* Rank 0 receives every other rank's output chunks, each a strided [B·H, rows, D] slab of out. */
-static attn_status gather(const attn_shape *s, const attn_params *p, float *out, char *msg,
-                          size_t msg_len)
+static attn_status gather(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                          float *out, char *msg, size_t msg_len)
 {
     (void)msg, (void)msg_len;
     const plan pl = make_plan(s, p);
@@ -441,7 +444,8 @@ static attn_status gather(const attn_shape *s, const attn_params *p, float *out,
     return ATTN_OK;
 }
 
-static void stats(const attn_shape *s, const attn_params *p, const void *workspace, attn_stats *out)
+static void stats(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                  const void *workspace, attn_stats *out)
 {
     (void)s, (void)p;
     const record *rec = (const record *)workspace;
@@ -450,6 +454,11 @@ static void stats(const attn_shape *s, const attn_params *p, const void *workspa
                         .inflight_s = rec->inflight_s,
                         .bytes = rec->bytes};
 }
+
+static const attn_distributed_ops distributed_ops = {
+    .gather = gather,
+    .stats = stats,
+};
 
 const attn_ops attn_kind_ring = {
     .name = "ring",
@@ -466,8 +475,5 @@ const attn_ops attn_kind_ring = {
     .forward = forward,
     .allows = attn_dense_allows,
     .resolve = resolve,
-    .collective = true,
-    .gather = gather,
-    .stats = stats,
-    .tests = {.as_full = ""},
+    .distributed = &distributed_ops,
 };

@@ -98,9 +98,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .rows = rows, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_strided)
 
-static attn_status check(const attn_shape *s, const attn_params *p, char *msg, size_t msg_len)
+static attn_status check(const attn_ops *self, const attn_shape *s, const attn_params *p, char *msg,
+                         size_t msg_len)
 {
     const int64_t l = layout_stride(s, p);
     if (!attn_blas_int_ok(l * s->D)) {
@@ -112,12 +112,13 @@ static attn_status check(const attn_shape *s, const attn_params *p, char *msg, s
     return ATTN_OK;
 }
 
-static void resolve(const attn_shape *s, attn_params *p)
+static void resolve(const attn_ops *self, const attn_shape *s, attn_params *p)
 {
     p->v[P_STRIDE] = (double)attn_bs_stride(s, p->v[P_STRIDE]);
 }
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     (void)h;
     const int64_t l = attn_bs_stride(s, p->v[P_STRIDE]), d = attn_bs_pos(s, i) - j;
@@ -134,8 +135,7 @@ const attn_ops attn_kind_strided = {
                   "(2019) in every head. Softmax over those keys, scale 1/sqrt(D).",
     .params = ATTN_PARAM_TABLE("strided", params),
     .check = check,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
     .resolve = resolve,
-    .tests = {.small = "stride=0", .large = "stride=2;stride=0", .as_full = "stride=1"},
 };

@@ -39,9 +39,9 @@ static void visit(const attn_shape *s, const attn_params *p, const attn_bs_plan 
 }
 
 static const attn_bs_pattern pattern = {.plan = plan, .visit = visit};
-ATTN_BS_DEFINE(pattern, attn_kind_window)
 
-static bool allows(const attn_shape *s, const attn_params *p, int64_t h, int64_t i, int64_t j)
+static bool allows(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                   int64_t i, int64_t j)
 {
     (void)h;
     const int64_t d = attn_bs_pos(s, i) - j, w = (int64_t)p->v[P_WINDOW];
@@ -56,7 +56,6 @@ const attn_ops attn_kind_window = {
                   "Softmax over those keys, scale 1/sqrt(D). w >= max(T, S) equals full.",
     .params = ATTN_PARAM_TABLE("window", params),
     .check = attn_bs_accept,
-    ATTN_BS_SLOTS,
+    ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .tests = {.small = "window=5", .large = "window=300;window=40", .as_full = "window=64"},
 };

@@ -359,7 +359,7 @@ int bench_cmd_run(int argc, char **argv)
         (spec.dataset->shape && check_given_shape(&o, &req, &spec.shape, msg, sizeof msg)) ||
         bench_point_check(&spec, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
-    if (!root && !spec.ops->collective) return 0;
+    if (!root && !spec.ops->distributed) return 0;
     if (o.output && spec.pass != BENCH_PASS_FORWARD) spec.keep_grads = grads;
     attn_status fin = ATTN_OK;
     if (root && !mc.allow_nonfinite &&

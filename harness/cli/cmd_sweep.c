@@ -500,8 +500,9 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
         sp->pass ? bench_pass_name(sp->pass) : "", sp->shape.dtype ? " " : "",
         sp->shape.dtype ? attn_dtype_name(sp->shape.dtype) : "", (long long)sp->shape.S,
         (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
-        (long long)sp->shape.D, sp->shape.causal, sp->shape.threads, attn_isa_name(sp->isa),
-        sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
+        (long long)sp->shape.D, sp->shape.causal, sp->exec.threads,
+        attn_isa_name(attn_exec_isa(&sp->exec)), sp->dataset->name, *dparams ? "(" : "", dparams,
+        *dparams ? ")" : "", params);
 }
 
 /* The options of bench sweep as text (NULL: not given). */
@@ -677,8 +678,8 @@ static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
            a->dataset == b->dataset &&
            memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
            same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
-           x->causal == y->causal && x->decode == y->decode && x->threads == y->threads &&
-           a->isa == b->isa && a->pass == b->pass && x->dtype == y->dtype &&
+           x->causal == y->causal && x->decode == y->decode && a->exec.threads == b->exec.threads &&
+           a->exec.ks == b->exec.ks && a->pass == b->pass && x->dtype == y->dtype &&
            (x->decode ? x->T == y->T : true);
 }
 
@@ -803,7 +804,7 @@ static bench_sweep_item *sweep_items(const bench_point_spec *specs, int64_t n)
         series += p > 0 && !same_series(&specs[p - 1], &specs[p]);
         items[p] = (bench_sweep_item){.series = series,
                                       .cost_s = predict_s(&specs[p], 1e10), /* relative only */
-                                      .collective = specs[p].ops->collective};
+                                      .collective = specs[p].ops->distributed != NULL};
     }
     return items;
 }

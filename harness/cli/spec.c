@@ -31,7 +31,6 @@ attn_status bench_spec_build(bench_point_spec *spec, const bench_shape_req *req,
         return ATTN_EINVAL;
     s->decode = req->decode;
     s->dtype = req->dtype;
-    s->threads = mc->threads;
     /* the shape first: a kind's resolve may divide by its sizes (H / Hkv) */
     if (attn_shape_check(s, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
     attn_params_resolve(spec->ops, s, &spec->params);
@@ -39,6 +38,6 @@ attn_status bench_spec_build(bench_point_spec *spec, const bench_shape_req *req,
     spec->timing = mc->timing;
     spec->accuracy_rows = mc->accuracy_rows;
     spec->allow_nonfinite = mc->allow_nonfinite;
-    spec->select_isa = true, spec->isa = mc->isa; /* --isa */
+    spec->exec = attn_exec_of(mc->threads, mc->isa); /* --threads, --isa */
     return ATTN_OK;
 }

@@ -70,12 +70,12 @@ done:
     return st;
 }
 
-double bench_retrieval(const attn_shape *s, const float *v, const float *out,
+double bench_retrieval(const attn_shape *s, int threads, const float *v, const float *out,
                        const ds_plant *plants, int64_t n)
 {
     const int64_t D = s->D, S = s->S;
     int64_t hits = 0;
-#pragma omp parallel for schedule(dynamic) reduction(+ : hits) num_threads(s->threads)
+#pragma omp parallel for schedule(dynamic) reduction(+ : hits) num_threads(threads)
     for (int64_t e = 0; e < n; e++) {
         const float *o = out + plants[e].row * D;
         const float *vg = v + ds_kv_head(s, plants[e].row / s->T) * S * D;
@@ -95,7 +95,7 @@ double bench_retrieval(const attn_shape *s, const float *v, const float *out,
 }
 
 attn_status bench_measure_retrieval(const ds_ops *ds, const ds_params *p, const attn_shape *s,
-                                    uint64_t seed, const float *v, const float *out,
+                                    int threads, uint64_t seed, const float *v, const float *out,
                                     int64_t *queries, double *retrieval, char *msg, size_t msg_len)
 {
     ds_plant *plants;
@@ -106,7 +106,7 @@ attn_status bench_measure_retrieval(const ds_ops *ds, const ds_params *p, const 
         return attn_fail(ATTN_EFAIL, msg, msg_len, "retrieval: out of memory for the %s plants",
                          ds->name);
     *queries = n;
-    *retrieval = bench_retrieval(s, v, out, plants, n);
+    *retrieval = bench_retrieval(s, threads, v, out, plants, n);
     free(plants);
     return ATTN_OK;
 }

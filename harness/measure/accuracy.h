@@ -34,13 +34,13 @@ attn_status bench_measure_accuracy(const attn_ops *ops, const attn_shape *s, con
                                    char *msg, size_t msg_len);
 
 /* Retrieval accuracy of out on n planted queries (definition above); NaN when n == 0. */
-double bench_retrieval(const attn_shape *s, const float *v, const float *out,
+double bench_retrieval(const attn_shape *s, int threads, const float *v, const float *out,
                        const ds_plant *plants, int64_t n);
 /* The planted queries that dataset ds (parameters p, seed) made for shape s, and the retrieval
  * accuracy of out on them: *queries = 0 and *retrieval = NaN for a dataset without plants.
  * ATTN_EFAIL only when out of memory. */
 attn_status bench_measure_retrieval(const ds_ops *ds, const ds_params *p, const attn_shape *s,
-                                    uint64_t seed, const float *v, const float *out,
+                                    int threads, uint64_t seed, const float *v, const float *out,
                                     int64_t *queries, double *retrieval, char *msg, size_t msg_len);
 
 /* Relative L2 error of float o against double ref over n values (0 when both are zero). */

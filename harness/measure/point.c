@@ -28,15 +28,17 @@ static bool runs_backward(const bench_point_spec *spec)
 
 size_t bench_point_workspace_bytes(const bench_point_spec *spec)
 {
-    const size_t fw = spec->ops->workspace_bytes(&spec->shape, &spec->params);
+    const size_t fw =
+        spec->ops->workspace_bytes(spec->ops, &spec->exec, &spec->shape, &spec->params);
     if (!runs_backward(spec)) return fw;
-    const size_t bw = spec->ops->backward_workspace_bytes(&spec->shape, &spec->params);
+    const size_t bw =
+        spec->ops->train->workspace_bytes(spec->ops, &spec->exec, &spec->shape, &spec->params);
     return spec->pass == BENCH_PASS_BACKWARD || bw > fw ? bw : fw;
 }
 
 double bench_point_flops(const bench_point_spec *spec)
 {
-    const double fwd = spec->ops->flops(&spec->shape, &spec->params);
+    const double fwd = spec->ops->flops(spec->ops, &spec->shape, &spec->params);
     const double bwd =
         runs_backward(spec) ? attn_kind_backward_flops(spec->ops, &spec->shape, &spec->params) : 0;
     return spec->pass == BENCH_PASS_BACKWARD ? bwd : spec->pass ? fwd + bwd : fwd;
@@ -45,7 +47,8 @@ double bench_point_flops(const bench_point_spec *spec)
 /* The buffer's size: the backward pass also runs the forward once (untimed) in it. */
 static size_t workspace_alloc_bytes(const bench_point_spec *spec)
 {
-    const size_t fw = spec->ops->workspace_bytes(&spec->shape, &spec->params);
+    const size_t fw =
+        spec->ops->workspace_bytes(spec->ops, &spec->exec, &spec->shape, &spec->params);
     const size_t all = bench_point_workspace_bytes(spec);
     return all > fw ? all : fw;
 }
@@ -63,13 +66,13 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     snprintf(pt->mode, sizeof pt->mode, "%s", s->decode ? "decode" : "prefill");
     pt->batch = s->B, pt->heads = s->H, pt->kv_heads = s->Hkv;
     pt->q_len = s->T, pt->kv_len = s->S, pt->head_dim = s->D;
-    pt->causal = s->causal, pt->threads = s->threads, pt->seed = spec->seed;
+    pt->causal = s->causal, pt->threads = spec->exec.threads, pt->seed = spec->seed;
     pt->warmup = spec->timing.warmup;
     /* backward: 2.5 x forward flops, and q, k, v, out, dout read, dq, dk, dv written: twice
      * the forward's tensors; train: both */
     const double passes = spec->pass == BENCH_PASS_TRAIN ? 3 : spec->pass ? 2 : 1;
     pt->flops = bench_point_flops(spec);
-    pt->bytes = passes * spec->ops->bytes(s, &spec->params);
+    pt->bytes = passes * spec->ops->bytes(spec->ops, s, &spec->params);
     /* q of the dtype, out float32 */
     pt->kv_bytes = pt->bytes - passes * (double)(attn_dtype_size(s->dtype) + sizeof(float)) *
                                    (double)attn_q_elems(s);
@@ -79,8 +82,7 @@ void bench_point_describe(const bench_point_spec *spec, bench_point *pt)
     snprintf(pt->pass, sizeof pt->pass, "%s", bench_pass_name(spec->pass));
     pt->saved_bytes =
         runs_backward(spec) ? (int64_t)attn_kind_saved_bytes(spec->ops, s, &spec->params) : 0;
-    snprintf(pt->isa, sizeof pt->isa, "%s",
-             attn_isa_name(spec->select_isa ? spec->isa : attn_isa_current()));
+    snprintf(pt->isa, sizeof pt->isa, "%s", attn_isa_name(attn_exec_isa(&spec->exec)));
     pt->peak_gflops = pt->sgemm_gflops = pt->bandwidth_gbs = pt->pct_peak = pt->pct_sgemm = NAN;
     pt->time_median_s = pt->time_min_s = pt->time_max_s = pt->time_p95_s = NAN;
     pt->time_mean_s = pt->time_stddev_s = pt->time_cv = NAN;
@@ -101,7 +103,9 @@ bool bench_point_uses_state(const bench_point_spec *spec)
 
 size_t bench_point_state_bytes(const bench_point_spec *spec)
 {
-    return bench_point_uses_state(spec) ? spec->ops->state_bytes(&spec->shape, &spec->params) : 0;
+    return bench_point_uses_state(spec)
+               ? spec->ops->decode->state_bytes(spec->ops, &spec->shape, &spec->params)
+               : 0;
 }
 
 double bench_point_bytes(const bench_point_spec *spec)
@@ -258,7 +262,8 @@ static void add_stats(void *ctx)
 {
     forward_call *c = ctx;
     attn_stats one;
-    c->spec->ops->stats(&c->spec->shape, &c->spec->params, c->workspace, &one);
+    c->spec->ops->distributed->stats(c->spec->ops, &c->spec->shape, &c->spec->params, c->workspace,
+                                     &one);
     c->sum.compute_s += one.compute_s, c->sum.wait_s += one.wait_s;
     c->sum.inflight_s += one.inflight_s, c->sum.bytes += one.bytes;
     c->runs++;
@@ -286,17 +291,19 @@ static attn_status call_forward(void *ctx)
     forward_call *c = ctx;
     const bench_point_spec *sp = c->spec;
     if (c->state)
-        return sp->ops->decode(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->state,
-                               c->workspace);
+        return sp->ops->decode->step(sp->ops, &sp->exec, &sp->shape, &sp->params, c->q, c->k, c->v,
+                                     c->out, c->state, c->workspace);
     if (c->pass == BENCH_PASS_FORWARD)
-        return sp->ops->forward(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->workspace);
+        return sp->ops->forward(sp->ops, &sp->exec, &sp->shape, &sp->params, c->q, c->k, c->v,
+                                c->out, c->workspace);
     if (c->pass == BENCH_PASS_TRAIN) {
-        const attn_status st = attn_kind_forward_train(sp->ops, &sp->shape, &sp->params, c->q, c->k,
-                                                       c->v, c->out, c->saved, c->workspace);
+        const attn_status st =
+            attn_kind_forward_train(sp->ops, &sp->exec, &sp->shape, &sp->params, c->q, c->k, c->v,
+                                    c->out, c->saved, c->workspace);
         if (st != ATTN_OK) return st;
     }
-    return sp->ops->backward(&sp->shape, &sp->params, c->q, c->k, c->v, c->out, c->saved, c->dout,
-                             c->dq, c->dk, c->dv, c->workspace);
+    return sp->ops->train->backward(sp->ops, &sp->exec, &sp->shape, &sp->params, c->q, c->k, c->v,
+                                    c->out, c->saved, c->dout, c->dq, c->dk, c->dv, c->workspace);
 }
 
 /* Mark the point as failed with the message already in msg. */
@@ -376,8 +383,8 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
                               const float *v, buffers *b, bench_point *pt, double **samples_s,
                               int64_t *nsamples, char *msg, size_t msg_len)
 {
-    if (b->state &&
-        spec->ops->prepare(&spec->shape, &spec->params, k, v, b->state, b->ws) != ATTN_OK)
+    if (b->state && spec->ops->decode->prepare(spec->ops, &spec->exec, &spec->shape, &spec->params,
+                                               k, v, b->state, b->ws) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: preparing the decode state failed",
                          spec->ops->name);
     forward_call call = {.spec = spec,
@@ -394,13 +401,13 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
                          .dk = b->grad[1],
                          .dv = b->grad[2]};
     if (spec->pass == BENCH_PASS_BACKWARD &&
-        attn_kind_forward_train(spec->ops, &spec->shape, &spec->params, q, k, v, b->out, b->saved,
-                                b->ws) != ATTN_OK)
+        attn_kind_forward_train(spec->ops, &spec->exec, &spec->shape, &spec->params, q, k, v,
+                                b->out, b->saved, b->ws) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: the forward before the backward failed",
                          spec->ops->name);
-    const bool together = spec->ops->collective && bench_coll_size() > 1;
+    const bool together = spec->ops->distributed && bench_coll_size() > 1;
     const bench_loop_hooks hooks = {.decide = together ? bench_coll_decide : NULL,
-                                    .after = spec->ops->stats ? add_stats : NULL};
+                                    .after = spec->ops->distributed ? add_stats : NULL};
     const attn_status st =
         bench_time_loop_hooked(&spec->timing, call_forward, &call, &hooks, samples_s, nsamples);
     if (st != ATTN_OK && bench_stop_signal())
@@ -410,7 +417,8 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s %s failed (status %d)", spec->ops->name,
                          bench_pass_name(spec->pass), (int)st);
     stats_columns(&call, together, pt);
-    if (together && spec->ops->gather(&spec->shape, &spec->params, b->out, msg, msg_len))
+    if (together && spec->ops->distributed->gather(spec->ops, &spec->shape, &spec->params, b->out,
+                                                   msg, msg_len))
         return ATTN_EFAIL;
     pt->peak_rss_bytes = bench_peak_rss_bytes();
     bench_stats t = bench_stats_of(*samples_s, *nsamples);
@@ -440,9 +448,9 @@ static attn_status measure_point_accuracy(const bench_point_spec *spec, const fl
     pt->self_rel_err = acc.self_rel_err;
     pt->cosine = acc.cosine;
     int64_t planted = 0;
-    if (generated &&
-        bench_measure_retrieval(spec->dataset, &spec->dataset_params, s, spec->seed, v, out,
-                                &planted, &pt->retrieval, msg, msg_len) != ATTN_OK)
+    if (generated && bench_measure_retrieval(spec->dataset, &spec->dataset_params, s,
+                                             spec->exec.threads, spec->seed, v, out, &planted,
+                                             &pt->retrieval, msg, msg_len) != ATTN_OK)
         return ATTN_EFAIL;
     pt->retrieval_queries = (int32_t)planted;
     return ATTN_OK;
@@ -544,7 +552,7 @@ attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, cha
     attn_status st =
         q && k && v ? ATTN_OK
                     : attn_fail(ATTN_EFAIL, msg, msg_len, "%s: out of memory reading it", p->path);
-    if (!st) st = ds->fill(&s, p, 0, q, k, v, msg, msg_len);
+    if (!st) st = ds->fill(&s, p, 0, 1, q, k, v, msg, msg_len);
     const int64_t qd[4] = {s.B, s.H, s.T, s.D}, kd[4] = {s.B, s.Hkv, s.S, s.D};
     if (!st) st = bench_check_finite(q, qd, "q", p->path, 0, BENCH_NONFINITE_HINT, msg, msg_len);
     if (!st) st = bench_check_finite(k, kd, "k", p->path, 0, BENCH_NONFINITE_HINT, msg, msg_len);
@@ -579,7 +587,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     const attn_status checked = bench_point_check(spec, msg, msg_len);
     if (checked != ATTN_OK) return mark_failed(pt, checked, msg);
     /* the kernel set first: every kernel of the point, inputs included, runs with it */
-    if (spec->select_isa && attn_isa_select(spec->isa, msg, msg_len) != ATTN_OK)
+    if (attn_isa_select(attn_exec_isa(&spec->exec), msg, msg_len) != ATTN_OK)
         return mark_failed(pt, ATTN_EINVAL, msg);
 
     /* the kind's weights: the caller's, the data's (--input), else drawn from its seed, untimed */
@@ -603,7 +611,7 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     pt->base_rss_bytes = bench_rss_bytes();
     const bool generate = q == NULL;
     /* a collective kind's ranks: rank 0 makes the inputs and measures the accuracy */
-    const bool together = spec->ops->collective && bench_coll_size() > 1;
+    const bool together = spec->ops->distributed && bench_coll_size() > 1;
     const bool root = bench_coll_rank() == 0;
     buffers b;
     attn_status st = ATTN_OK;
@@ -612,8 +620,9 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     } else if (generate) {
         q = b.own_q, k = b.own_k, v = b.own_v;
         if (!root && together) { /* rank 0's, below */
-        } else if (spec->dataset->fill(&spec->shape, &spec->dataset_params, spec->seed, b.own_q,
-                                       b.own_k, b.own_v, msg, msg_len) != ATTN_OK)
+        } else if (spec->dataset->fill(&spec->shape, &spec->dataset_params, spec->seed,
+                                       spec->exec.threads, b.own_q, b.own_k, b.own_v, msg,
+                                       msg_len) != ATTN_OK)
             st = mark_failed(pt, ATTN_EINVAL, msg);
         else if (check_inputs(spec, q, k, v, pt, msg, msg_len) != ATTN_OK)
             st = mark_failed(pt, ATTN_EINVAL, msg);

@@ -21,7 +21,7 @@ const char *bench_pass_name(bench_pass pass);
 typedef struct bench_point_spec {
     const attn_ops *ops;
     attn_params params;
-    attn_shape shape;         /* shape.threads = OpenMP threads for the forward */
+    attn_shape shape;
     const ds_ops *dataset;    /* generator; ignored when inputs are given */
     ds_params dataset_params; /* its parameters (and file path) */
     uint64_t seed;
@@ -31,9 +31,7 @@ typedef struct bench_point_spec {
     bench_pass pass;       /* default (0): forward */
     float **keep_grads;    /* pass != forward and not NULL: receives dq, dk, dv (malloc'd, the
                               caller frees keep_grads[0..2]; NULL when the point failed) */
-    bool select_isa;       /* put isa in force (attn_isa_select) before the point runs; false:
-                              the set in force (ATTN_ISA, else the best) */
-    attn_isa isa;
+    attn_exec exec;        /* how the point runs: threads, kernel set (attn_exec_of) */
 } bench_point_spec;
 
 /* The seed stream of a generated dout (a point's inputs use others of the same seed). */

@@ -17,7 +17,6 @@ static attn_shape point_shape(const bench_point *pt)
     attn_shape s = attn_shape_init(pt->batch, pt->heads, pt->kv_heads, pt->q_len, pt->kv_len,
                                    pt->head_dim, pt->causal != 0);
     s.decode = strcmp(pt->mode, "decode") == 0;
-    s.threads = pt->threads > 0 ? pt->threads : 1;
     return s;
 }
 

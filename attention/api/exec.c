@@ -1,0 +1,15 @@
+/* exec.c — execution contexts (attn_core.h): the threads and the kernel set a call runs on. */
+#include "attn_isa.h"
+#include "kernel_set.h"
+
+attn_exec attn_exec_of(int threads, attn_isa isa)
+{
+    const attn_kernel_set *ks = attn_isa_supported(isa) ? attn_ks_of(isa) : NULL;
+    return (attn_exec){.threads = threads > 0 ? threads : 1,
+                       .ks = ks ? ks : attn_ks(),
+                       .backend = ATTN_BACKEND_CPU};
+}
+
+attn_exec attn_exec_init(int threads) { return attn_exec_of(threads, attn_isa_current()); }
+
+attn_isa attn_exec_isa(const attn_exec *x) { return x->ks ? x->ks->isa : attn_isa_current(); }
