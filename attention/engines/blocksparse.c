@@ -331,12 +331,14 @@ typedef struct layout {
     size_t thread_bytes, ml_bytes; /* per-thread workspace; (m, l) of two-phase patterns */
     int64_t span_max;              /* keys of a packed span at most (forward only) */
     size_t span_bytes;             /* per thread: its packed keys */
+    const attn_kernel_set *ks;     /* the set the forward and backward run on (NULL: counting) */
 } layout;
 
 static layout layout_of(const attn_exec *x, const attn_bs_pattern *pat, const attn_param_table *t,
                         const attn_shape *s, const attn_params *p)
 {
     layout L;
+    L.ks = x ? x->ks : NULL;
     memset(&L.pl, 0, sizeof L.pl);
     pat->plan(s, p, &L.pl);
     if (L.pl.cols_max <= 0) L.pl.cols_max = COLS_DEFAULT;
@@ -506,7 +508,7 @@ static void pack_span_values(attn_bs_run *run, const attn_bs_seg *seg, int64_t u
 {
     int64_t ld;
     const float *vp = keys_of(run, &seg->keys, run->vg, NULL, u0, u1 - u0, &ld, false);
-    attn_ks()->tile.pack_kt(run->vspan, run->span_ld, vp, ld, u1 - u0, run->D);
+    run->tile->ks->tile.pack_kt(run->vspan, run->span_ld, vp, ld, u1 - u0, run->D);
     run->span_vt = run->vspan;
 }
 
@@ -516,9 +518,9 @@ static void visit_span(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int
                        const float *vp, int64_t ld, const attn_tile_mask *mask)
 {
     attn_tile *t = run->tile;
-    attn_ks()->tile.scores(t->scores, attn_tile_score_ld(cols), run->q + g0 * run->ldq, run->ldq,
-                           run->span_kt + (x0 - run->span_u0), run->span_ld, gn, cols, run->D,
-                           t->scale);
+    run->tile->ks->tile.scores(t->scores, attn_tile_score_ld(cols), run->q + g0 * run->ldq,
+                               run->ldq, run->span_kt + (x0 - run->span_u0), run->span_ld, gn, cols,
+                               run->D, t->scale);
     attn_tile_visit_scores(t, g0, gn, vp, ld, cols, mask);
 }
 
@@ -541,9 +543,9 @@ static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, in
         const int64_t n = attn_bs_min(most, g0 + gn - g);
         for (int64_t r = 0; hi && r < n; r++) h[r] = hi[g + r] - x0;
         for (int64_t r = 0; lo && r < n; r++) a[r] = lo[g + r] - x0;
-        attn_ks()->tile.attend(t->acc + g * t->acc_ld, t->acc_ld, t->m + g, t->l + g, t->scores,
-                               attn_tile_score_ld(cols), run->q + g * run->ldq, run->ldq, kt, ldk,
-                               vp, ld, lo ? a : NULL, hi ? h : NULL, n, cols, D, t->scale);
+        run->tile->ks->tile.attend(t->acc + g * t->acc_ld, t->acc_ld, t->m + g, t->l + g, t->scores,
+                                   attn_tile_score_ld(cols), run->q + g * run->ldq, run->ldq, kt,
+                                   ldk, vp, ld, lo ? a : NULL, hi ? h : NULL, n, cols, D, t->scale);
     }
 }
 
@@ -558,7 +560,7 @@ static void pack_span(attn_bs_run *run, const attn_bs_seg *seg, int64_t u0, int6
     int64_t ld;
     const float *kp = keys_of(run, &seg->keys, run->kg, NULL, u0, u1 - u0, &ld, false);
     run->span_ld = (u1 - u0 + SPAN_VEC - 1) / SPAN_VEC * SPAN_VEC + SPAN_VEC;
-    attn_ks()->tile.pack_kt(run->span, run->span_ld, kp, ld, u1 - u0, run->D);
+    run->tile->ks->tile.pack_kt(run->span, run->span_ld, kp, ld, u1 - u0, run->D);
     run->span_kt = run->span, run->span_u0 = u0, run->span_u1 = u1;
     if (run->vspan) pack_span_values(run, seg, u0, u1);
 }
@@ -680,8 +682,8 @@ static bool seed_lists(attn_bs_run *run, const attn_bs_seg *seg)
             }
         }
         if (j < 0) continue;
-        float sc = t->scale * attn_vdot(run->q + r * run->ldq, run->kg + j * D, D);
-        if (t->cap > 0.0f) attn_vsoftcap(&sc, 1, t->cap);
+        float sc = t->scale * attn_vdot(t->ks, run->q + r * run->ldq, run->kg + j * D, D);
+        if (t->cap > 0.0f) attn_vsoftcap(t->ks, &sc, 1, t->cap);
         if (t->alibi) sc -= t->slope[r] * fabsf(t->qpos[r] - (float)j);
         t->m[r] = sc, t->l[r] = 1.0f;
         memcpy(t->acc + r * t->acc_ld, run->vg + j * D, (size_t)D * sizeof(float));
@@ -1139,9 +1141,9 @@ static void lanes_task(const attn_shape *s, const layout *L, int64_t bh, int64_t
         self0[x] = attn_bs_floordiv(p - c, l); /* key index of j = p */
     }
     const int64_t row0 = bh * T + a0;
-    attn_ks()->tile.attend_lanes(out + row0 * D, q + row0 * D, D, l * D, ml + 2 * row0, 2 * l, kg,
-                                 vg, kx, l * D, nr, nk, self0, s->causal, lanes, D, (float)s->scale,
-                                 scratch);
+    L->ks->tile.attend_lanes(out + row0 * D, q + row0 * D, D, l * D, ml + 2 * row0, 2 * l, kg, vg,
+                             kx, l * D, nr, nk, self0, s->causal, lanes, D, (float)s->scale,
+                             scratch);
     for (int64_t x = 0; lse && x < lanes; x++)
         for (int64_t r = 0; r < nr[x]; r++) {
             const float *mr = ml + 2 * (row0 + x + r * l);
@@ -1200,12 +1202,14 @@ static void fwd_task(fwd_thread *f, int phase, int64_t bh, int64_t index)
     }
     const float sc = (float)s->scale;
     /* plan.seeds: acc zeroed only if the first visit does not set it all */
-    if (first && f->in_place) attn_tile_begin_over(tile, f->scratch, t.rows.n, D, sc, o, ld);
-    else if (first && L->pl.seeds) attn_tile_begin_unzeroed(tile, f->scratch, t.rows.n, D, sc);
-    else if (first) attn_tile_begin(tile, f->scratch, t.rows.n, D, sc);
+    if (first && f->in_place)
+        attn_tile_begin_over(tile, f->L->ks, f->scratch, t.rows.n, D, sc, o, ld);
+    else if (first && L->pl.seeds)
+        attn_tile_begin_unzeroed(tile, f->L->ks, f->scratch, t.rows.n, D, sc);
+    else if (first) attn_tile_begin(tile, f->L->ks, f->scratch, t.rows.n, D, sc);
     else if (f->in_place)
-        attn_tile_resume_at(tile, f->scratch, t.rows.n, D, sc, o, ld, m, 2 * t.rows.step);
-    else attn_tile_resume(tile, f->scratch, t.rows.n, D, sc, o, ld, m, 2 * t.rows.step);
+        attn_tile_resume_at(tile, f->L->ks, f->scratch, t.rows.n, D, sc, o, ld, m, 2 * t.rows.step);
+    else attn_tile_resume(tile, f->L->ks, f->scratch, t.rows.n, D, sc, o, ld, m, 2 * t.rows.step);
     attn_tile_mods(tile, &L->mod, f->mods);
     for (int64_t r = 0; tile->alibi && r < t.rows.n; r++)
         attn_tile_mod_row(tile, &L->mod, r, h, t.rows.i0 + r * t.rows.step);
@@ -1306,7 +1310,7 @@ attn_status attn_bs_forward_train(const attn_ops *self, const attn_exec *x, cons
                 for (int phase = 0; phase < L.pl.nphases; phase++)
                     for (int64_t i = 0; i < fwd_tasks_per_head(s, &L, phase); i++)
                         fwd_task(&f, phase, bh, i);
-            attn_tile_store_fence();
+            attn_tile_store_fence(L.ks);
         } else {
             /* two phases: both for a chunk of heads before the next, while their rows are cached */
             const int64_t chunk = phase_chunk(s, L.pl.nphases);
@@ -1324,7 +1328,7 @@ attn_status attn_bs_forward_train(const attn_ops *self, const attn_exec *x, cons
                         const int64_t task = c0 * per_head + i;
                         fwd_task(&f, phase, task / per_head, task % per_head);
                     }
-                    attn_tile_store_fence(); /* attend_own's out (random: 1 % faster than per
+                    attn_tile_store_fence(L.ks); /* attend_own's out (random: 1 % faster than per
                                                 task) */
 #pragma omp barrier
                 }
@@ -1439,10 +1443,10 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
     const bool in_dq = t->phase == 0 && step == 1;
     attn_btile bt;
     if (in_dq)
-        attn_btile_begin_at(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+        attn_btile_begin_at(&bt, w->L->ks, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
                             w->L->mod.softcap > 0, w->io.dq + row0 * D);
     else
-        attn_btile_begin(&bt, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
+        attn_btile_begin(&bt, w->L->ks, w->scratch, n, w->L->pl.cols_max, D, (float)s->scale,
                          w->L->mod.softcap > 0);
     attn_tile_mods(&bt.t, &w->L->mod, w->mods);
     for (int64_t r = 0; r < n; r++) {

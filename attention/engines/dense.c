@@ -51,6 +51,7 @@
 
 #include "decode.h"
 #include "dense.h"
+#include "kernel_set.h"
 #include "kernels.h"
 
 enum { P_BLOCK_Q, P_BLOCK_K, P_MATERIALIZE, P_SPLIT };
@@ -293,7 +294,7 @@ static attn_status forward(const attn_exec *x, const attn_shape *s, const attn_p
                 qt = stack;
             }
 
-            attn_tile_begin(&tile, scratch, rows, D, (float)s->scale);
+            attn_tile_begin(&tile, x->ks, scratch, rows, D, (float)s->scale);
             attn_tile_mods(&tile, &pl.mod, mods);
             for (int64_t r = 0; tile.alibi && r < rows; r++) /* position i0 + r/G, head gG + r%G */
                 attn_tile_mod_row(&tile, &pl.mod, r, g * G + r % G, i0 + r / G);
@@ -381,6 +382,7 @@ size_t attn_dense_backward_workspace_bytes(const attn_ops *self, const attn_exec
 
 /* One thread's scratch and the tensors of a backward. */
 typedef struct bwd {
+    const attn_kernel_set *ks;
     const attn_shape *s;
     const bplan *bp;
     attn_bwd_io io;
@@ -399,7 +401,8 @@ static void backward_block(const bwd *w, int64_t b, int64_t g, int64_t i0, int64
     const float *qt = w->io.q + row_of(s, G, b, g, i0, 0) * D;
     const float *dt = w->io.dout + row_of(s, G, b, g, i0, 0) * D;
     attn_btile bt;
-    attn_btile_begin(&bt, w->scratch, rows, pl->block_k, D, (float)s->scale, pl->mod.softcap > 0);
+    attn_btile_begin(&bt, w->ks, w->scratch, rows, pl->block_k, D, (float)s->scale,
+                     pl->mod.softcap > 0);
     attn_tile_mods(&bt.t, &pl->mod, w->mods);
     attn_tile_mod_keys(&bt.t, j0, 1, cols);
     for (int64_t r = 0; r < rows; r++) {
@@ -447,7 +450,7 @@ attn_status attn_dense_backward(const attn_ops *self, const attn_exec *x, const 
 #pragma omp parallel num_threads(x->threads)
     {
         char *mine = (char *)workspace + (size_t)omp_get_thread_num() * bp.thread_bytes;
-        bwd w = {.s = s, .bp = &bp, .scratch = (float *)mine};
+        bwd w = {.ks = x->ks, .s = s, .bp = &bp, .scratch = (float *)mine};
         w.io = (attn_bwd_io){q, k, v, out, saved, dout, dq, dk, dv};
         w.mods = w.scratch + bp.tile_floats;
         w.qstack = w.mods + pl->mod_floats;

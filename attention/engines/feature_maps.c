@@ -37,7 +37,7 @@
  * Flops: 2 per multiply-add of the projection W x (favor, trig) and of the squared norms of keys,
  * plus 1 per feature value (its exp, sin, cos, max or elu) — see attn_fm_flops.
  * Loops: the projections by sgemm; the elementwise maps, favor's shifted exponentials, trig's
- * (sin, cos) pairs and the gradients' row loops by the kernel set in force (attn_ks()->linear,
+ * (sin, cos) pairs and the gradients' row loops by the feature map's kernel set (f->ks->linear,
  * kernels/linear_body.h: one body for the portable, AVX2 and AVX-512 sets).
  */
 #include <math.h>
@@ -109,8 +109,8 @@ void attn_fm_draw(const attn_fm *f, uint64_t seed, float *W, void *scratch)
 /* phi = elu(x) + 1 or max(x, 0), rows of x [n, D] into phi [n, D] (kernel set's slots). */
 static void elementwise(const attn_fm *f, const float *restrict x, int64_t n, float *restrict phi)
 {
-    if (f->map == ATTN_FM_RELU) attn_ks()->linear.relu(x, phi, n * f->D);
-    else attn_ks()->linear.elu1(x, phi, n * f->D);
+    if (f->map == ATTN_FM_RELU) f->ks->linear.relu(x, phi, n * f->D);
+    else f->ks->linear.elu1(x, phi, n * f->D);
 }
 
 /* out [n, ld] columns 0..m) = sqrt(scale) · x Wᵀ (the scale folded into sgemm's alpha). */
@@ -129,7 +129,10 @@ static float half_sq_norm(const attn_fm *f, const float *x)
 }
 
 /* (sin u, cos u) of the m projections in row[0..m) into row[0..m) and row[m..2m), times wt. */
-static void sincos_row(float *row, int64_t m, float wt) { attn_ks()->linear.sincos(row, m, wt); }
+static void sincos_row(const attn_fm *f, float *row, int64_t m, float wt)
+{
+    f->ks->linear.sincos(row, m, wt);
+}
 
 void attn_fm_keys(const attn_fm *f, const float *k, int64_t n, const float *c, float *c_new,
                   float *phi, float *w, float *raw)
@@ -142,7 +145,7 @@ void attn_fm_keys(const attn_fm *f, const float *k, int64_t n, const float *c, f
     project(f, k, n, phi, M);
     if (f->map == ATTN_FM_FAVOR) {
         /* log-features b = W y - |y|²/2, their maxima per feature, then exp(b - c_new) */
-        const attn_ks_linear *ks = &attn_ks()->linear;
+        const attn_ks_linear *ks = &f->ks->linear;
         for (int64_t l = 0; l < M; l++) c_new[l] = c ? c[l] : -INFINITY;
         for (int64_t j = 0; j < n; j++) {
             float *row = phi + j * M;
@@ -165,7 +168,7 @@ void attn_fm_keys(const attn_fm *f, const float *k, int64_t n, const float *c, f
     for (int64_t l = 0; l < M; l++) c_new[l] = cmax;
     for (int64_t j = 0; j < n; j++) {
         w[j] = expf(w[j] - cmax);
-        sincos_row(phi + j * M, m, w[j]);
+        sincos_row(f, phi + j * M, m, w[j]);
     }
 }
 
@@ -173,12 +176,12 @@ float attn_fm_key_from_raw(const attn_fm *f, const float *raw, const float *c, f
 {
     const int64_t m = f->m;
     if (f->map == ATTN_FM_FAVOR) {
-        attn_ks()->linear.exp_sub(raw, c, phi, m);
+        f->ks->linear.exp_sub(raw, c, phi, m);
         return 1.0f;
     }
     const float w = expf(raw[m] - c[0]);
     memcpy(phi, raw, (size_t)m * sizeof(float));
-    sincos_row(phi, m, w);
+    sincos_row(f, phi, m, w);
     return w;
 }
 
@@ -193,11 +196,11 @@ void attn_fm_queries(const attn_fm *f, const float *q, int64_t n, const float *c
     for (int64_t i = 0; i < n; i++) {
         float *row = psi + i * M;
         if (f->map == ATTN_FM_TRIG) {
-            sincos_row(row, f->m, 1.0f);
+            sincos_row(f, row, f->m, 1.0f);
             continue;
         }
-        attn_ks()->linear.add(row, c, M);
-        attn_vexp_sum(row, M, attn_vmax(row, M));
+        f->ks->linear.add(row, c, M);
+        attn_vexp_sum(f->ks, row, M, attn_vmax(f->ks, row, M));
     }
 }
 
@@ -241,7 +244,7 @@ void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, con
 {
     const int64_t D = f->D, M = f->M, m = f->m;
     if (!attn_fm_shifted(f)) {
-        attn_ks()->linear.feature_grad(x, phi, dphi, dx, n * D, f->map == ATTN_FM_ELU);
+        f->ks->linear.feature_grad(x, phi, dphi, dx, n * D, f->map == ATTN_FM_ELU);
         return;
     }
     const bool trig = f->map == ATTN_FM_TRIG;
@@ -252,14 +255,14 @@ void attn_fm_backward(const attn_fm *f, const float *x, int64_t n, bool key, con
         for (int64_t i = 0; i < nb; i++) {
             const float *p = phi + (i0 + i) * M;
             float *g = dphi + (i0 + i) * M;
-            const float sum = attn_vdot(g, p, M);
-            if (trig) attn_ks()->linear.trig_du(g, p, m); /* du_l in place */
-            else attn_ks()->linear.mul(g, p, m);
+            const float sum = attn_vdot(f->ks, g, p, M);
+            if (trig) f->ks->linear.trig_du(g, p, m); /* du_l in place */
+            else f->ks->linear.mul(g, p, m);
             coef[i] = !key ? 0.0f : (trig ? sum + (dh ? dh[i0 + i] : 0.0f) : -sum);
         }
         cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, (int)nb, (int)D, (int)m, root,
                     dphi + i0 * M, (int)M, f->W, (int)D, 0.0f, dx + i0 * D, (int)D);
         for (int64_t i = 0; i < nb && key; i++)
-            attn_ks()->linear.axpy(dx + (i0 + i) * D, scale * coef[i], x + (i0 + i) * D, D);
+            f->ks->linear.axpy(dx + (i0 + i) * D, scale * coef[i], x + (i0 + i) * D, D);
     }
 }

@@ -23,6 +23,8 @@ typedef struct attn_fm {
     double scale;   /* softmax scale: favor and trig see x = sqrt(scale)·q, y = sqrt(scale)·k */
     const float *W; /* [m, D] projections w_l (attn_fm_draw, or the caller's: linear's weight
                        `features`); φ sees W·x = sqrt(scale)·W·q. NULL for elu, relu */
+    const struct attn_kernel_set *ks; /* the set its row loops run on (attn_fm_make: NULL, set
+                                         by the caller before computing) */
 } attn_fm;
 
 attn_fm attn_fm_make(attn_fm_map map, int64_t D, int64_t m, double scale);

@@ -146,7 +146,7 @@ static void row_grads(const lb *t, int64_t nq, const float *dt)
             memset(g, 0, (size_t)E * sizeof(float));
             continue;
         }
-        const float gden = attn_ks()->linear.grad_row(g, dt + i * D, acc + i * E, den, D);
+        const float gden = t->f->ks->linear.grad_row(g, dt + i * D, acc + i * E, den, D);
         g[D] = floored ? 0.0f : gden;
         if (floored) fl[i] = gden * (float)(t->den_floor * (double)t->f->m);
     }
@@ -333,6 +333,8 @@ attn_status attn_linear_backward(const attn_exec *x, const attn_fm *f, int64_t c
 {
     const bplan bp = make_bplan(f, chunk, s);
     const int64_t T = s->T, S = s->S, D = s->D, group = s->H / s->Hkv, groups = s->B * s->Hkv;
+    attn_fm on = *f; /* its row loops on x's kernel set */
+    on.ks = x->ks;
     attn_blas_threads(1);
 
 #pragma omp parallel num_threads((int)min64(x->threads, groups))
@@ -341,7 +343,7 @@ attn_status attn_linear_backward(const attn_exec *x, const attn_fm *f, int64_t c
 #pragma omp for schedule(dynamic, 1)
         for (int64_t bg = 0; bg < groups; bg++) {
             const int64_t first = (bg / s->Hkv * s->H + bg % s->Hkv * group) * T * D;
-            const lb t = {.f = f,
+            const lb t = {.f = &on,
                           .s = s,
                           .bp = &bp,
                           .den_floor = den_floor,

@@ -3,11 +3,11 @@
  * (FlashAttention-2 order: never the rows×S score matrix, only rows×cols_max at a time).
  *   q [rows,D] (row stride ldq)  k,v [cols,D] (row stride ldkv)  acc [rows,D]
  *   pass 0  kt = kᵀ [D, ld] packed once per visit (the keys along the vector lanes)
- *   pass 1  scores  = scale · q kᵀ        micro-kernel, rows×cols×D FMAs (attn_ks()->tile.scores)
+ *   pass 1  scores  = scale · q kᵀ        micro-kernel, rows×cols×D FMAs (t->ks->tile.scores)
  *   pass 2  per row: score modifiers if any (softcap, ALiBi: score_mod.h, once over the row's
  *           seen columns), mask, block max, m' = max(m, max), p = exp(s - m'), l = l·e^(m-m') + Σp,
  *           acc ·= e^(m-m')   (score rows padded: exp on whole vectors only)
- *   pass 3  acc    += p v                 micro-kernel, rows×D×cols FMAs (attn_ks()->tile.pv),
+ *   pass 3  acc    += p v                 micro-kernel, rows×D×cols FMAs (t->ks->tile.pv),
  *           v read in place
  *   The micro-kernels are kernels/tile_body.h, in the kernel set in force (no BLAS here).
  *   time O(rows·cols·D) per block; flops 4·rows·cols·D per block (+ O(rows·cols) for the
@@ -43,8 +43,10 @@ int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D)
 }
 
 /* The tile's layout in scratch, no modifiers; m, l and acc not set. */
-static void tile_layout(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+static void tile_layout(attn_tile *t, const attn_kernel_set *ks, float *scratch, int64_t rows,
+                        int64_t D, float scale)
 {
+    t->ks = ks;
     t->rows = rows;
     t->D = D;
     t->scale = scale;
@@ -60,9 +62,10 @@ static void tile_layout(attn_tile *t, float *scratch, int64_t rows, int64_t D, f
     t->kt_ld = 0;
 }
 
-void attn_tile_begin_unzeroed(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+void attn_tile_begin_unzeroed(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                              int64_t rows, int64_t D, float scale)
 {
-    tile_layout(t, scratch, rows, D, scale);
+    tile_layout(t, ks, scratch, rows, D, scale);
     for (int64_t r = 0; r < rows; r++) {
         t->m[r] = -INFINITY;
         t->l[r] = 0.0f;
@@ -75,30 +78,32 @@ void attn_tile_zero_acc(attn_tile *t)
         memset(t->acc + r * t->acc_ld, 0, (size_t)t->D * sizeof(float));
 }
 
-void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale)
+void attn_tile_begin(attn_tile *t, const struct attn_kernel_set *ks, float *scratch, int64_t rows,
+                     int64_t D, float scale)
 {
-    attn_tile_begin_unzeroed(t, scratch, rows, D, scale);
+    attn_tile_begin_unzeroed(t, ks, scratch, rows, D, scale);
     attn_tile_zero_acc(t);
 }
 
-void attn_tile_begin_over(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                          float *acc, int64_t ldo)
+void attn_tile_begin_over(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                          int64_t rows, int64_t D, float scale, float *acc, int64_t ldo)
 {
-    attn_tile_begin_unzeroed(t, scratch, rows, D, scale);
+    attn_tile_begin_unzeroed(t, ks, scratch, rows, D, scale);
     t->acc = acc, t->acc_ld = ldo;
 }
 
-void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                        float *acc, int64_t ldo)
+void attn_tile_begin_at(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                        int64_t rows, int64_t D, float scale, float *acc, int64_t ldo)
 {
-    attn_tile_begin_over(t, scratch, rows, D, scale, acc, ldo);
+    attn_tile_begin_over(t, ks, scratch, rows, D, scale, acc, ldo);
     attn_tile_zero_acc(t);
 }
 
-void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                         float *acc, int64_t ldo, const float *ml, int64_t ml_stride)
+void attn_tile_resume_at(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                         int64_t rows, int64_t D, float scale, float *acc, int64_t ldo,
+                         const float *ml, int64_t ml_stride)
 {
-    tile_layout(t, scratch, rows, D, scale);
+    tile_layout(t, ks, scratch, rows, D, scale);
     t->acc = acc, t->acc_ld = ldo;
     for (int64_t r = 0; r < rows; r++) {
         t->m[r] = ml[r * ml_stride];
@@ -106,10 +111,11 @@ void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, 
     }
 }
 
-void attn_tile_resume(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                      const float *acc, int64_t ldo, const float *ml, int64_t ml_stride)
+void attn_tile_resume(attn_tile *t, const struct attn_kernel_set *ks, float *scratch, int64_t rows,
+                      int64_t D, float scale, const float *acc, int64_t ldo, const float *ml,
+                      int64_t ml_stride)
 {
-    tile_layout(t, scratch, rows, D, scale);
+    tile_layout(t, ks, scratch, rows, D, scale);
     attn_tile_load(t, acc, ldo, ml, ml_stride);
 }
 
@@ -146,15 +152,15 @@ void attn_tile_mod_keys(attn_tile *t, int64_t j0, int64_t step, int64_t n)
 void attn_tile_alibi_row(const attn_tile *t, int64_t r, float *row, int64_t a, int64_t e)
 {
     if (t->alibi && e > a)
-        attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
+        t->ks->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
 /* The modifiers on columns [a, e) of tile row r's scores (kpos indexed by column). */
 static void modify_row(const attn_tile *t, int64_t r, float *row, int64_t a, int64_t e)
 {
     if (e <= a) return;
-    if (t->cap > 0.0f) attn_vsoftcap(row + a, e - a, t->cap);
-    if (t->alibi) attn_ks()->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
+    if (t->cap > 0.0f) attn_vsoftcap(t->ks, row + a, e - a, t->cap);
+    if (t->alibi) t->ks->math.alibi_row(row + a, t->kpos + a, e - a, t->qpos[r], t->slope[r]);
 }
 
 /* Where the packed keys of a visit of cols keys go: after the scores of every tile row. */
@@ -167,14 +173,14 @@ static void lay_out_packed_keys(attn_tile *t, int64_t cols)
 void attn_tile_pack_keys(attn_tile *t, const float *k, int64_t ldkv, int64_t cols)
 {
     lay_out_packed_keys(t, cols);
-    attn_ks()->tile.pack_kt(t->kt, t->kt_ld, k, ldkv, cols, t->D);
+    t->ks->tile.pack_kt(t->kt, t->kt_ld, k, ldkv, cols, t->D);
 }
 
 void attn_tile_visit_packed(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
                             const float *v, int64_t ldkv, int64_t cols, const attn_tile_mask *mask)
 {
     const int64_t ld = attn_tile_score_ld(cols);
-    attn_ks()->tile.scores(t->scores, ld, q, ldq, t->kt, t->kt_ld, nrows, cols, t->D, t->scale);
+    t->ks->tile.scores(t->scores, ld, q, ldq, t->kt, t->kt_ld, nrows, cols, t->D, t->scale);
     attn_tile_visit_scores(t, r0, nrows, v, ldkv, cols, mask);
 }
 
@@ -216,7 +222,7 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
         const int64_t av = a / ALIGN_FLOATS * ALIGN_FLOATS, ev = av + round_up(e - av);
         for (int64_t j = av; j < a; j++) row[j] = -INFINITY;
         for (int64_t j = e; j < ev; j++) row[j] = -INFINITY;
-        float mb = attn_vmax(row + a, e - a);
+        float mb = attn_vmax(t->ks, row + a, e - a);
         float m_new = mb > m[r] ? mb : m[r];
         if (m_new == -INFINITY) { /* nothing seen yet: this block contributes nothing */
             memset(row, 0, (size_t)cols * sizeof(float));
@@ -228,15 +234,15 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
          * set to 0, not scaled (a tile begun over unset rows: attn_tile_begin_over) */
         const bool fresh = m[r] == -INFINITY;
         float alpha = fresh ? 0.0f : expf(m[r] - m_new);
-        float sum = attn_vexp_sum(row + av, ev - av, m_new);
+        float sum = attn_vexp_sum(t->ks, row + av, ev - av, m_new);
         l[r] = l[r] * alpha + sum;
         m[r] = m_new;
         if (fresh) memset(acc + r * lda, 0, (size_t)D * sizeof(float));
-        else if (alpha != 1.0f) attn_ks()->math.vscale(acc + r * lda, D, alpha);
+        else if (alpha != 1.0f) t->ks->math.vscale(acc + r * lda, D, alpha);
     }
 
     /* pass 3: weighted V */
-    attn_ks()->tile.pv(acc, lda, sc, ldc, 1, v, ldkv, rows, cols, D);
+    t->ks->tile.pv(acc, lda, sc, ldc, 1, v, ldkv, rows, cols, D);
 }
 
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
@@ -246,25 +252,25 @@ void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *
     float *sc = t->scores, *acc = t->acc + r * t->acc_ld;
 
     /* pass 1: scores */
-    for (int64_t x = 0; x < n; x++) sc[x] = t->scale * attn_vdot(q, k + idx[x] * D, D);
-    if (t->cap > 0.0f) attn_vsoftcap(sc, n, t->cap);
+    for (int64_t x = 0; x < n; x++) sc[x] = t->scale * attn_vdot(t->ks, q, k + idx[x] * D, D);
+    if (t->cap > 0.0f) attn_vsoftcap(t->ks, sc, n, t->cap);
     if (t->alibi)
         for (int64_t x = 0; x < n; x++) sc[x] -= t->slope[r] * fabsf(t->qpos[r] - (float)idx[x]);
 
     /* pass 2: modifiers, running max, exp and sum, rescale acc */
-    const float m_new = fmaxf(t->m[r], attn_vmax(sc, n));
+    const float m_new = fmaxf(t->m[r], attn_vmax(t->ks, sc, n));
     if (m_new == -INFINITY) return;
     const float alpha = expf(t->m[r] - m_new);
     const bool fresh = t->m[r] == -INFINITY; /* acc set, not scaled (attn_tile_begin_over) */
     for (int64_t x = n; x < round_up(n); x++) sc[x] = -INFINITY; /* exp on whole vectors */
-    t->l[r] = t->l[r] * alpha + attn_vexp_sum(sc, round_up(n), m_new);
+    t->l[r] = t->l[r] * alpha + attn_vexp_sum(t->ks, sc, round_up(n), m_new);
     t->m[r] = m_new;
     if (fresh) memset(acc, 0, (size_t)D * sizeof(float));
     else if (alpha != 1.0f)
         for (int64_t d = 0; d < D; d++) acc[d] *= alpha;
 
     /* pass 3: weighted V, gathered rows */
-    attn_ks()->math.gather_axpy(acc, sc, v, idx, n, D);
+    t->ks->math.gather_axpy(acc, sc, v, idx, n, D);
 }
 
 void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, const float *k,
@@ -278,16 +284,16 @@ void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, i
                       const float *k, const float *v, int64_t ldkv, int64_t cols, const int64_t *hi)
 {
     attn_tile_pack_keys(t, k, ldkv, cols);
-    attn_ks()->tile.attend(t->acc + r0 * t->acc_ld, t->acc_ld, t->m + r0, t->l + r0, t->scores,
-                           t->kt_ld, q, ldq, t->kt, t->kt_ld, v, ldkv, NULL, hi ? hi + r0 : NULL,
-                           nrows, cols, t->D, t->scale);
+    t->ks->tile.attend(t->acc + r0 * t->acc_ld, t->acc_ld, t->m + r0, t->l + r0, t->scores,
+                       t->kt_ld, q, ldq, t->kt, t->kt_ld, v, ldkv, NULL, hi ? hi + r0 : NULL, nrows,
+                       cols, t->D, t->scale);
 }
 
 void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const int64_t *idx,
                              int64_t cols)
 {
     lay_out_packed_keys(t, cols);
-    attn_ks()->tile.pack_kt_rows(t->kt, t->kt_ld, k, ldkv, idx, cols, t->D);
+    t->ks->tile.pack_kt_rows(t->kt, t->kt_ld, k, ldkv, idx, cols, t->D);
 }
 
 void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -296,13 +302,13 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
                           const attn_ks_span *ahead, int64_t n_ahead, float *out, int64_t ldout,
                           bool stream)
 {
-    attn_ks()->tile.attend_own(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores,
-                               attn_tile_score_ld(cols), q, ldq, t->kt, t->kt_ld, v, ldkv, vidx,
-                               hi ? hi + r0 : NULL, ko, vo, t->D, own ? own + r0 : NULL, nrows,
-                               cols, t->D, t->scale, ahead, n_ahead, out, ldout, stream);
+    t->ks->tile.attend_own(t->acc + r0 * t->D, t->m + r0, t->l + r0, t->scores,
+                           attn_tile_score_ld(cols), q, ldq, t->kt, t->kt_ld, v, ldkv, vidx,
+                           hi ? hi + r0 : NULL, ko, vo, t->D, own ? own + r0 : NULL, nrows, cols,
+                           t->D, t->scale, ahead, n_ahead, out, ldout, stream);
 }
 
-void attn_tile_store_fence(void) { attn_ks()->tile.store_fence(); }
+void attn_tile_store_fence(const attn_kernel_set *ks) { ks->tile.store_fence(); }
 
 void attn_tile_save(const attn_tile *t, float *acc, int64_t ldo, float *ml, int64_t ml_stride)
 {
@@ -337,7 +343,7 @@ void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo)
 
 void attn_tile_end_stream(const attn_tile *t, float *out, int64_t ldo)
 {
-    attn_ks()->tile.end_stream(out, ldo, t->acc, t->acc_ld, t->l, t->rows, t->D);
+    t->ks->tile.end_stream(out, ldo, t->acc, t->acc_ld, t->l, t->rows, t->D);
 }
 
 void attn_tile_end(const attn_tile *t, float *out) { attn_tile_end_strided(t, out, t->D); }

@@ -17,7 +17,7 @@
  *   (dv, dk: against the rows that see them): a band's or causal diagonal's unseen triangles
  *   mostly skipped (P and dS are 0 there: the other columns of a row are -inf, resp. zeroed).
  *   A small visit (at most FUSED_COLS keys and FUSED_ROWS rows, no score modifier, no
- *   exclusion: random's drawn keys) fuses steps 1-4 (attn_ks()->backward.grad_scores: both
+ *   exclusion: random's drawn keys) fuses steps 1-4 (t->ks->backward.grad_scores: both
  *   products, exp and dS per group of rows in registers; kᵀ and vᵀ packed side by side), then
  *   step 5 untrimmed (P and dS are 0 where unseen): dv and dk by backward.key_grads (4 keys per
  *   register block: 32 keys without a repeated one), dq by the p·v micro-kernel.
@@ -61,23 +61,24 @@ static void btile_lay_out(attn_btile *b, float *scratch, int64_t rows, int64_t c
     b->grows = NULL;
 }
 
-void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
-                      float scale, bool cap)
+void attn_btile_begin(attn_btile *b, const struct attn_kernel_set *ks, float *scratch, int64_t rows,
+                      int64_t cols_max, int64_t D, float scale, bool cap)
 {
-    attn_tile_begin(&b->t, scratch, rows, D, scale);
+    attn_tile_begin(&b->t, ks, scratch, rows, D, scale);
     btile_lay_out(b, scratch, rows, cols_max, D, cap);
 }
 
-void attn_btile_begin_at(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
-                         float scale, bool cap, float *dq)
+void attn_btile_begin_at(attn_btile *b, const struct attn_kernel_set *ks, float *scratch,
+                         int64_t rows, int64_t cols_max, int64_t D, float scale, bool cap,
+                         float *dq)
 {
-    attn_tile_begin_at(&b->t, scratch, rows, D, scale, dq, D);
+    attn_tile_begin_at(&b->t, ks, scratch, rows, D, scale, dq, D);
     btile_lay_out(b, scratch, rows, cols_max, D, cap);
 }
 
 float attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out)
 {
-    attn_btile_row_delta(b, r, lse, attn_vdot(dout, out, b->t.D));
+    attn_btile_row_delta(b, r, lse, attn_vdot(b->t.ks, dout, out, b->t.D));
     return b->t.l[r];
 }
 
@@ -94,7 +95,7 @@ static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int
 {
     const attn_tile *t = &b->t;
     if (t->cap > 0.0f && e > a) {
-        attn_vsoftcap(row + a, e - a, t->cap);
+        attn_vsoftcap(t->ks, row + a, e - a, t->cap);
         const float inv = 1.0f / t->cap;
         for (int64_t j = a; j < e; j++) dcap[j] = 1.0f - (row[j] * inv) * (row[j] * inv);
         for (int64_t j = 0; j < a; j++) dcap[j] = 0.0f; /* unseen: finite (times P = 0) */
@@ -106,7 +107,7 @@ static void probabilities(attn_btile *b, int64_t r, float *row, float *dcap, int
     for (int64_t j = 0; j < a; j++) row[j] = -INFINITY;
     for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
     for (int64_t j = e; j < round_up(cols); j++) row[j] = -INFINITY;
-    attn_vexp_sum(row, round_up(cols), t->m[r]);
+    attn_vexp_sum(t->ks, row, round_up(cols), t->m[r]);
 }
 
 /* Row r's seen columns of a visit: [a, e) minus [xa, xe) (every column without a mask). */
@@ -168,11 +169,11 @@ static void trim_block(const trim *tr, const int64_t (*range)[2], int64_t i, int
 /* o [nrows, ld] = scale · a bᵀ from the packed bᵀ (ldb floats a row): the scores micro-kernel,
  * each row block over only the columns it sees, by ATTN_TILE_COLS_ALIGN columns from its first
  * (not from a vector's multiple: up to 15 fewer columns a row, ~2.5 % of strided's backward). */
-static void trimmed_scores(float *o, int64_t ld, const float *a, int64_t lda, const float *bt,
-                           int64_t ldb, const trim *tr, int64_t nrows, int64_t cols, int64_t D,
-                           float scale)
+static void trimmed_scores(const attn_kernel_set *ks, float *o, int64_t ld, const float *a,
+                           int64_t lda, const float *bt, int64_t ldb, const trim *tr, int64_t nrows,
+                           int64_t cols, int64_t D, float scale)
 {
-    const attn_ks_tile *kt = &attn_ks()->tile;
+    const attn_ks_tile *kt = &ks->tile;
     if (!tr->step) {
         kt->scores(o, ld, a, lda, bt, ldb, nrows, cols, D, scale);
         return;
@@ -196,7 +197,7 @@ static void visit_probabilities(attn_btile *b, const trim *tr, int64_t r0, int64
     attn_tile *t = &b->t;
     const int64_t ld = attn_tile_score_ld(cols);
     float *P = t->scores;
-    trimmed_scores(P, ld, q, ldq, kt, ldkt, tr, nrows, cols, t->D, t->scale);
+    trimmed_scores(t->ks, P, ld, q, ldq, kt, ldkt, tr, nrows, cols, t->D, t->scale);
     for (int64_t r = 0; r < nrows; r++) {
         int64_t c[4];
         seen_cols(mask, r, cols, c);
@@ -212,8 +213,8 @@ static void row_ds(attn_btile *b, int64_t r, const float *p, float *ds, const fl
                    int64_t cols, int64_t c0, int64_t c1)
 {
     if (c0 < c1)
-        attn_ks()->math.scores_grad(p + c0, ds + c0, dcap ? dcap + c0 : NULL,
-                                    b->t.scale * b->t.l[r], c1 - c0);
+        b->t.ks->math.scores_grad(p + c0, ds + c0, dcap ? dcap + c0 : NULL, b->t.scale * b->t.l[r],
+                                  c1 - c0);
     const int64_t z0 = c0 < c1 ? c0 : cols, z1 = c0 < c1 ? c1 : cols;
     if (z0 > 0) memset(ds, 0, (size_t)z0 * sizeof(float));
     if (z1 < cols) memset(ds + z1, 0, (size_t)(cols - z1) * sizeof(float));
@@ -224,7 +225,7 @@ static void row_ds(attn_btile *b, int64_t r, const float *p, float *ds, const fl
 static void key_products(const attn_btile *b, const trim *tr, float *g, int64_t ldg, const float *x,
                          int64_t ld, const float *y, int64_t ldy, int64_t nrows, int64_t cols)
 {
-    const attn_ks_tile *kt = &attn_ks()->tile;
+    const attn_ks_tile *kt = &b->t.ks->tile;
     for (int64_t j = 0; j * (tr->step ? tr->step : cols) < cols; j++) {
         int64_t c0, c1, i0, i1;
         trim_block(tr, tr->kr, j, cols, nrows, &c0, &c1, &i0, &i1);
@@ -245,10 +246,11 @@ static void visit_gradients(attn_btile *b, const trim *tr, int64_t r0, int64_t n
                             float *dv, int64_t ldg, int64_t cols)
 {
     attn_tile *t = &b->t;
-    const attn_ks_tile *kt = &attn_ks()->tile;
+    const attn_ks_tile *kt = &t->ks->tile;
     const int64_t D = t->D, ld = attn_tile_score_ld(cols);
     float *P = t->scores, *dS = b->dp;
-    trimmed_scores(dS, ld, dout, lddo, vt, ldvt, tr, nrows, cols, D, t->scale); /* scale·dout vᵀ */
+    trimmed_scores(t->ks, dS, ld, dout, lddo, vt, ldvt, tr, nrows, cols, D,
+                   t->scale); /* scale·dout vᵀ */
     for (int64_t i = 0; i * (tr->step ? tr->step : nrows) < nrows; i++) {
         int64_t i0, i1, c0, c1;
         trim_block(tr, tr->rc, i, nrows, cols, &i0, &i1, &c0, &c1);
@@ -268,7 +270,7 @@ static void visit_gradients(attn_btile *b, const trim *tr, int64_t r0, int64_t n
 }
 
 /* A small visit (at most FUSED_COLS keys, FUSED_ROWS rows, no score modifier, no exclusion):
- * P and dS of all its scores in one fused pass (attn_ks()->backward.grad_scores: both products,
+ * P and dS of all its scores in one fused pass (t->ks->backward.grad_scores: both products,
  * exp and dS per group of rows in registers), then dv and dk (backward.key_grads) and dq. kᵀ, vᵀ
  * packed (rows ldt floats), k rows ldk apart. */
 static void visit_small(attn_btile *b, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
@@ -277,7 +279,7 @@ static void visit_small(attn_btile *b, int64_t r0, int64_t nrows, const float *q
                         int64_t cols, const attn_tile_mask *mask)
 {
     attn_tile *t = &b->t;
-    const attn_ks_tile *tk = &attn_ks()->tile;
+    const attn_ks_tile *tk = &t->ks->tile;
     const int64_t D = t->D, ld = attn_tile_score_ld(cols);
     int64_t lo[FUSED_ROWS], hi[FUSED_ROWS];
     for (int64_t r = 0; mask && r < nrows; r++) {
@@ -286,12 +288,10 @@ static void visit_small(attn_btile *b, int64_t r0, int64_t nrows, const float *q
         lo[r] = c[0], hi[r] = c[1];
     }
     float *P = t->scores, *dS = b->dp;
-    attn_ks()->backward.grad_scores(P, dS, ld, q, ldq, dout, lddo, kt, vt, ldt, t->m + r0,
-                                    t->l + r0, mask ? lo : NULL, mask ? hi : NULL, nrows, cols, D,
-                                    t->scale);
+    t->ks->backward.grad_scores(P, dS, ld, q, ldq, dout, lddo, kt, vt, ldt, t->m + r0, t->l + r0,
+                                mask ? lo : NULL, mask ? hi : NULL, nrows, cols, D, t->scale);
     /* dv += Pᵀ dout, dk += scale·dSᵀ q */
-    attn_ks()->backward.key_grads(dk, dv, ldg, b->grows, P, dS, ld, q, ldq, dout, lddo, nrows, cols,
-                                  D);
+    t->ks->backward.key_grads(dk, dv, ldg, b->grows, P, dS, ld, q, ldq, dout, lddo, nrows, cols, D);
     tk->pv(t->acc + r0 * D, D, dS, ld, 1, k, ldk, nrows, cols, D); /* dq += scale·dS k */
 }
 
@@ -308,7 +308,7 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
                       float *dk, float *dv, int64_t ldg, int64_t cols, const attn_tile_mask *mask)
 {
     attn_tile *t = &b->t;
-    const attn_ks_tile *kt = &attn_ks()->tile;
+    const attn_ks_tile *kt = &t->ks->tile;
     const int64_t ld = attn_tile_score_ld(cols);
     float *packed = t->scores + round_up(t->rows * ld);
     kt->pack_kt(packed, ld, k, ldkv, cols, t->D);
@@ -346,22 +346,22 @@ void attn_btile_visit_list(attn_btile *b, int64_t r, const float *q, const float
                            int64_t n)
 {
     attn_tile *t = &b->t;
-    const attn_ks_tile *kt = &attn_ks()->tile;
+    const attn_ks_tile *kt = &t->ks->tile;
     const int64_t D = t->D;
     float *P = t->scores, *dcap = b->dcap;
-    for (int64_t x = 0; x < n; x++) P[x] = t->scale * attn_vdot(q, k + idx[x] * D, D);
+    for (int64_t x = 0; x < n; x++) P[x] = t->scale * attn_vdot(t->ks, q, k + idx[x] * D, D);
     if (t->cap > 0.0f) {
-        attn_vsoftcap(P, n, t->cap);
+        attn_vsoftcap(t->ks, P, n, t->cap);
         for (int64_t x = 0; x < n; x++) dcap[x] = 1.0f - (P[x] / t->cap) * (P[x] / t->cap);
     }
     if (t->alibi)
         for (int64_t x = 0; x < n; x++) P[x] -= t->slope[r] * fabsf(t->qpos[r] - (float)idx[x]);
     for (int64_t x = n; x < round_up(n); x++) P[x] = -INFINITY;
-    attn_vexp_sum(P, round_up(n), t->m[r]);
+    attn_vexp_sum(t->ks, P, round_up(n), t->m[r]);
     float *dq = t->acc + r * D;
     for (int64_t x = 0; x < n; x++) {
         const float *kx = k + idx[x] * D, *vx = v + idx[x] * D;
-        float ds = P[x] * (attn_vdot(dout, vx, D) - t->l[r]) * t->scale;
+        float ds = P[x] * (attn_vdot(t->ks, dout, vx, D) - t->l[r]) * t->scale;
         if (t->cap > 0.0f) ds *= dcap[x];
         kt->axpy3(dq, ds, kx, dk + idx[x] * D, ds, q, dv + idx[x] * D, P[x], dout, D);
     }
@@ -371,12 +371,12 @@ void attn_btile_visit_one(attn_btile *b, int64_t r, const float *q, const float 
                           const float *kj, const float *vj, float *dkj, float *dvj)
 {
     attn_tile *t = &b->t;
-    const attn_ks_tile *kt = &attn_ks()->tile;
+    const attn_ks_tile *kt = &t->ks->tile;
     float dots[2]; /* q·k, dout·v */
     kt->dot2(q, kj, dout, vj, t->D, dots);
     float s = t->scale * dots[0], dcap = 1.0f;
     if (t->cap > 0.0f) {
-        attn_vsoftcap(&s, 1, t->cap);
+        attn_vsoftcap(t->ks, &s, 1, t->cap);
         dcap = 1.0f - (s / t->cap) * (s / t->cap);
     }
     if (t->alibi) s -= t->slope[r] * fabsf(t->qpos[r] - (float)j);

@@ -155,10 +155,19 @@ int64_t attn_isa_peak_flops_per_iter(attn_isa isa)
 
 /* ---- kernels.h entry points ---- */
 
-float attn_vmax(const float *x, int64_t n) { return attn_ks()->math.vmax(x, n); }
-float attn_vexp_sum(float *x, int64_t n, float shift)
+float attn_vmax(const attn_kernel_set *ks, const float *x, int64_t n)
 {
-    return attn_ks()->math.vexp_sum(x, n, shift);
+    return ks->math.vmax(x, n);
 }
-void attn_vsoftcap(float *x, int64_t n, float cap) { attn_ks()->math.vsoftcap(x, n, cap); }
-float attn_vdot(const float *a, const float *b, int64_t n) { return attn_ks()->math.vdot(a, b, n); }
+float attn_vexp_sum(const attn_kernel_set *ks, float *x, int64_t n, float shift)
+{
+    return ks->math.vexp_sum(x, n, shift);
+}
+void attn_vsoftcap(const attn_kernel_set *ks, float *x, int64_t n, float cap)
+{
+    ks->math.vsoftcap(x, n, cap);
+}
+float attn_vdot(const attn_kernel_set *ks, const float *a, const float *b, int64_t n)
+{
+    return ks->math.vdot(a, b, n);
+}

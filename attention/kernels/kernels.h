@@ -16,16 +16,18 @@
  * dimension computed from the shape (step·D, rows·D ...) goes through this guard first. */
 static inline bool attn_blas_int_ok(int64_t x) { return x >= 0 && x <= INT_MAX; }
 
-/* max of x[0..n), -INFINITY when n == 0. */
-float attn_vmax(const float *x, int64_t n);
+struct attn_kernel_set; /* kernel_set.h: the set a call runs on (attn_exec.ks) */
+
+/* Vector loops of kernel set ks. max of x[0..n), -INFINITY when n == 0. */
+float attn_vmax(const struct attn_kernel_set *ks, const float *x, int64_t n);
 /* x[j] = exp(x[j] - shift) in place (exact 0 where x[j] - shift < -87.3, e.g. -INFINITY);
  * returns the sum. Relative error of each exp below 2e-7. */
-float attn_vexp_sum(float *x, int64_t n, float shift);
+float attn_vexp_sum(const struct attn_kernel_set *ks, float *x, int64_t n, float shift);
 /* x[j] = cap · tanh(x[j] / cap) in place (the softcap modifier, cap > 0), tanh by vtanh.h's
  * rational approximation: error below 4e-7. */
-void attn_vsoftcap(float *x, int64_t n, float cap);
+void attn_vsoftcap(const struct attn_kernel_set *ks, float *x, int64_t n, float cap);
 /* a·b over n floats (8 lanes and FMA with AVX2). */
-float attn_vdot(const float *a, const float *b, int64_t n);
+float attn_vdot(const struct attn_kernel_set *ks, const float *a, const float *b, int64_t n);
 
 /*
  * Online-softmax tile: rows queries (row stride D) against key blocks of at most cols_max keys.
@@ -40,6 +42,7 @@ float attn_vdot(const float *a, const float *b, int64_t n);
  * One thread per tile.
  */
 typedef struct attn_tile {
+    const struct attn_kernel_set *ks; /* the kernel set its visits run on (attn_tile_begin's) */
     int64_t rows, D;
     float scale;
     float *m, *l; /* [rows] running max and sum */
@@ -60,12 +63,15 @@ typedef struct attn_tile {
 
 int64_t attn_tile_floats(int64_t rows_max, int64_t cols_max, int64_t D);
 /* Lay the tile out in scratch (64-byte aligned pieces, sized by attn_tile_floats) and reset it
- * for `rows` queries; every later visit has at most the cols_max keys the scratch was sized for. */
-void attn_tile_begin(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale);
+ * for `rows` queries, its visits on kernel set ks (every begin and resume below takes it); every
+ * later visit has at most the cols_max keys the scratch was sized for. */
+void attn_tile_begin(attn_tile *t, const struct attn_kernel_set *ks, float *scratch, int64_t rows,
+                     int64_t D, float scale);
 /* attn_tile_begin but acc left as the scratch holds it, for a caller whose first visit sets every
  * row's acc or writes out itself (attn_tile_attend_own), or that zeroes it first
  * (attn_tile_zero_acc). */
-void attn_tile_begin_unzeroed(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale);
+void attn_tile_begin_unzeroed(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                              int64_t rows, int64_t D, float scale);
 void attn_tile_zero_acc(attn_tile *t);
 /* Accumulate keys [0, cols) of a block into tile rows [r0, r0 + nrows); q points at row r0's
  * query. col_end (or NULL: all keys allowed) gives, for each of those rows, the number of
@@ -152,7 +158,7 @@ void attn_tile_attend_own(attn_tile *t, int64_t r0, int64_t nrows, const float *
                           const struct attn_ks_span *ahead, int64_t n_ahead, float *out,
                           int64_t ldout, bool stream);
 /* A store fence (x86: sfence): this thread's non-temporal stores visible before its later ones. */
-void attn_tile_store_fence(void);
+void attn_tile_store_fence(const struct attn_kernel_set *ks);
 /* Keep a tile's unnormalised state between two passes over the same rows: acc rows to acc
  * (row stride ldo floats; rows that saw no key zeroed), and (m, l) pairs to ml[r*ml_stride],
  * ml[r*ml_stride + 1]; load puts them back into a tile begun for the same number of rows. */
@@ -161,21 +167,23 @@ void attn_tile_load(attn_tile *t, const float *acc, int64_t ldo, const float *ml
                     int64_t ml_stride);
 /* attn_tile_begin with acc in place: the rows of acc (row stride ldo floats), zeroed; the tile
  * accumulates there (attn_tile_save then keeps only (m, l), attn_tile_end* normalise in place). */
-void attn_tile_begin_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                        float *acc, int64_t ldo);
+void attn_tile_begin_at(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                        int64_t rows, int64_t D, float scale, float *acc, int64_t ldo);
 /* attn_tile_begin_at without zeroing acc's rows: a row's first visit that sees a key sets its
  * acc row (attend, visit_scores and visit_list read no acc row whose m is -inf), attn_tile_save
  * zeroes the rows that saw none (two phases: strided n = 1024 1 thread, out's memset 3 % of the
  * time). */
-void attn_tile_begin_over(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                          float *acc, int64_t ldo);
+void attn_tile_begin_over(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                          int64_t rows, int64_t D, float scale, float *acc, int64_t ldo);
 /* attn_tile_resume with acc in place: (m, l) loaded, acc's rows (saved there) used where they are.
  */
-void attn_tile_resume_at(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                         float *acc, int64_t ldo, const float *ml, int64_t ml_stride);
+void attn_tile_resume_at(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
+                         int64_t rows, int64_t D, float scale, float *acc, int64_t ldo,
+                         const float *ml, int64_t ml_stride);
 /* attn_tile_begin then attn_tile_load, without resetting what the load overwrites. */
-void attn_tile_resume(attn_tile *t, float *scratch, int64_t rows, int64_t D, float scale,
-                      const float *acc, int64_t ldo, const float *ml, int64_t ml_stride);
+void attn_tile_resume(attn_tile *t, const struct attn_kernel_set *ks, float *scratch, int64_t rows,
+                      int64_t D, float scale, const float *acc, int64_t ldo, const float *ml,
+                      int64_t ml_stride);
 /* attn_tile_end into rows of stride ldo floats. */
 void attn_tile_end_strided(const attn_tile *t, float *out, int64_t ldo);
 /* attn_tile_end_strided by non-temporal stores (attn_ks()->tile.end_stream): for an output far
@@ -217,12 +225,13 @@ int64_t attn_btile_floats(int64_t rows_max, int64_t cols_max, int64_t D, bool ca
 /* Lay out and reset (dq accumulator 0); the caller then sets t.m[r], t.l[r] of every row
  * (attn_btile_row) and the modifiers (attn_tile_mods, _mod_row, _mod_keys on &b->t; softcap
  * needs cap set in attn_btile_floats and here). */
-void attn_btile_begin(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
-                      float scale, bool cap);
+void attn_btile_begin(attn_btile *b, const struct attn_kernel_set *ks, float *scratch, int64_t rows,
+                      int64_t cols_max, int64_t D, float scale, bool cap);
 /* attn_btile_begin with the dq accumulator at dq (rows D floats apart, zeroed here): the rows'
  * dq itself, no copy after. */
-void attn_btile_begin_at(attn_btile *b, float *scratch, int64_t rows, int64_t cols_max, int64_t D,
-                         float scale, bool cap, float *dq);
+void attn_btile_begin_at(attn_btile *b, const struct attn_kernel_set *ks, float *scratch,
+                         int64_t rows, int64_t cols_max, int64_t D, float scale, bool cap,
+                         float *dq);
 /* Row r's log-sum-exp and Δ = dout·out (D floats each); returns Δ. */
 float attn_btile_row(attn_btile *b, int64_t r, float lse, const float *dout, const float *out);
 /* Row r's log-sum-exp and a Δ computed before (attn_btile_row's). */

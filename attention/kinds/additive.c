@@ -79,7 +79,8 @@ typedef struct plan {
     int64_t rows, block_k; /* queries per task; keys per visit (a multiple of 8) */
     int64_t nqb;           /* query blocks per head */
     int64_t a_floats, b_floats, tile_floats;
-    size_t thread_bytes; /* tile + key limits */
+    size_t thread_bytes;       /* tile + key limits */
+    const attn_kernel_set *ks; /* the set of the call (NULL: counts, the reference) */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -139,7 +140,8 @@ static attn_status draw_weights(const attn_ops *self, const attn_shape *s, const
 static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                               const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     return (size_t)(pl.a_floats + pl.b_floats) * sizeof(float) +
            (size_t)x->threads * pl.thread_bytes;
 }
@@ -163,10 +165,10 @@ static double bytes(const attn_ops *self, const attn_shape *s, const attn_params
 /* sc[r][c] = Σ_u va[u]·tanh(a[r][u] + bt[u][c]) for rows r < nr (row stride U of a, ldc of sc)
  * and columns c < n8 (a multiple of 8; bt rows have stride Sp): the kernel set's slot
  * (kernels/additive_body.h). */
-static void scores(const float *a, int64_t nr, const float *bt, int64_t Sp, const float *va,
-                   int64_t U, int64_t n8, float *sc, int64_t ldc)
+static void scores(const attn_kernel_set *ks, const float *a, int64_t nr, const float *bt,
+                   int64_t Sp, const float *va, int64_t U, int64_t n8, float *sc, int64_t ldc)
 {
-    attn_ks()->additive.pair_scores(a, nr, bt, Sp, va, U, n8, sc, ldc);
+    ks->additive.pair_scores(a, nr, bt, Sp, va, U, n8, sc, ldc);
 }
 
 /* ---- forward ---- */
@@ -203,7 +205,7 @@ static void task(const attn_shape *s, const plan *pl, const float *va, const flo
     const float *vg = v + (b * s->Hkv + g) * S * D;
     const int64_t first_sees = attn_causal_keys(s, i0), end = attn_causal_keys(s, i0 + nr - 1);
     attn_tile tile;
-    attn_tile_begin(&tile, scratch, nr, D, 1.0f);
+    attn_tile_begin(&tile, pl->ks, scratch, nr, D, 1.0f);
     for (int64_t r = 0; r < nr; r++) hi[r] = attn_causal_keys(s, i0 + r);
     for (int64_t j0 = 0; j0 < end; j0 += pl->block_k) {
         const int64_t cols = min64(pl->block_k, S - j0), ldc = attn_tile_score_ld(cols);
@@ -211,7 +213,7 @@ static void task(const attn_shape *s, const plan *pl, const float *va, const flo
         for (int64_t r0 = 0; r0 < nr; r0 += GROUP) {
             const int64_t n = min64(GROUP, nr - r0), last = hi[r0 + n - 1] - j0;
             const int64_t n8 = diagonal ? round8(min64(cols, max64(0, last))) : ldc;
-            scores(a + r0 * U, n, bt + j0, pl->Sp, va, U, n8, tile.scores + r0 * ldc, ldc);
+            scores(pl->ks, a + r0 * U, n, bt + j0, pl->Sp, va, U, n8, tile.scores + r0 * ldc, ldc);
         }
         const attn_tile_mask mask = {.col0 = j0, .hi = hi};
         attn_tile_visit_scores(&tile, 0, nr, vg + j0 * D, D, cols, diagonal ? &mask : NULL);
@@ -226,7 +228,8 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
     char msg[ATTN_MSG_LEN];
     const attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     float *A = workspace, *BT = A + pl.a_floats;
     char *region = (char *)(BT + pl.b_floats);
     attn_blas_threads(1);

@@ -118,10 +118,11 @@ static attn_fm feature_map(const attn_shape *s, const attn_params *p)
     return f;
 }
 
-static plan make_plan(const attn_shape *s, const attn_params *p, int threads)
+static plan make_plan(const attn_shape *s, const attn_params *p, const attn_exec *x)
 {
     plan pl;
     pl.fm = feature_map(s, p);
+    pl.fm.ks = x ? x->ks : NULL;
     const bool scan = s->causal || s->decode;
     const int64_t M = pl.fm.M, chunk = scan ? (int64_t)p->v[P_CHUNK] : BLOCK;
     pl.E = s->D + 1;
@@ -147,7 +148,7 @@ static plan make_plan(const attn_shape *s, const attn_params *p, int threads)
     PIECE(frow, pl.own ? M : 0);
 #undef PIECE
     pl.thread_floats = off;
-    set_threads(&pl, threads);
+    set_threads(&pl, x ? x->threads : 1);
     return pl;
 }
 
@@ -157,12 +158,12 @@ static size_t states_bytes(const attn_shape *s, const plan *pl)
     return s->causal ? 0 : (size_t)(s->B * s->Hkv * pl->state_floats) * sizeof(float);
 }
 
-static plan decode_plan(const attn_shape *s, const attn_params *p, int threads);
+static plan decode_plan(const attn_shape *s, const attn_params *p, const attn_exec *x);
 
 static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                               const attn_params *p)
 {
-    const plan pl = s->decode ? decode_plan(s, p, x->threads) : make_plan(s, p, x->threads);
+    const plan pl = s->decode ? decode_plan(s, p, x) : make_plan(s, p, x);
     if (s->decode) return pl.region_bytes;
     return states_bytes(s, &pl) + pl.region_bytes;
 }
@@ -170,7 +171,7 @@ static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const at
 /* The decode state: one state per (b, kv head). */
 static size_t state_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p, 1);
+    const plan pl = make_plan(s, p, NULL);
     return (size_t)(s->B * s->Hkv * pl.state_floats) * sizeof(float);
 }
 
@@ -243,7 +244,7 @@ static void normalise(const task *t, int64_t nq, float *out)
             const float floor_ = (float)(DEN_FLOOR * (double)pl->fm.m) * nrow[i];
             den = den > floor_ ? den : floor_;
         }
-        if (den > 0) attn_ks()->linear.div(out + i * D, acc + i * E, den, D);
+        if (den > 0) t->pl->fm.ks->linear.div(out + i * D, acc + i * E, den, D);
         else memset(out + i * D, 0, (size_t)D * sizeof(float));
     }
 }
@@ -282,7 +283,8 @@ static void own_shift_row(const task *t, const float *qrow, int64_t i, int64_t s
     memset(acc, 0, (size_t)E * sizeof(float));
     for (int64_t j = 0; j < sees; j++) {
         nsum += attn_fm_key_from_raw(f, raw + j * (m + 1), crow, frow);
-        attn_ks()->linear.axpy(acc, attn_vdot(prow, frow, M), ws + pl->vx + j * E, E);
+        t->pl->fm.ks->linear.axpy(acc, attn_vdot(t->pl->fm.ks, prow, frow, M), ws + pl->vx + j * E,
+                                  E);
     }
     if (in) {
         for (int64_t l = 0; l < M; l++) prow[l] *= expf(c_in[l] - crow[l]);
@@ -321,7 +323,7 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
 
     /* key features; shift c_new = max(c_in, chunk maxima); r = exp(c_in - c_new) rescales in */
     attn_fm_keys(f, t->k + j0 * D, nk, c_in, cnew, phik, wk, pl->own ? ws + pl->raw : NULL);
-    if (shifted && in) attn_ks()->linear.exp_sub(c_in, cnew, r, M);
+    if (shifted && in) t->pl->fm.ks->linear.exp_sub(c_in, cnew, r, M);
     else if (shifted) memset(r, 0, (size_t)M * sizeof(float));
     if (trig) /* prefix sums of the key weights (for the denominator floor) */
         for (int64_t j = 1; j < nk; j++) wk[j] += wk[j - 1];
@@ -346,7 +348,7 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
                     (int)nk, vx, (int)E, 0.0f, ws + pl->acc, (int)E);
         /* inter-chunk: (ψ ∘ r) · KV'_in */
         if (in) {
-            for (int64_t i = 0; i < nq && shifted; i++) attn_ks()->linear.mul(psi + i * M, r, M);
+            for (int64_t i = 0; i < nq && shifted; i++) t->pl->fm.ks->linear.mul(psi + i * M, r, M);
             from_state(t, nq, in, 1.0f);
         }
         for (int64_t i = 0; i < nq && pl->own; i++) /* underflowed rows (see the header) */
@@ -361,7 +363,7 @@ static void step(const task *t, int64_t j0, int64_t j1, int64_t i0, int64_t i1, 
     if (!in) beta = 0.0f;
     else if (shifted)
         for (int64_t l = 0; l < M; l++)
-            attn_ks()->linear.scale_copy(upd + l * E, in + l * E, r[l], E);
+            t->pl->fm.ks->linear.scale_copy(upd + l * E, in + l * E, r[l], E);
     else if (upd != in) memcpy(upd, in, (size_t)(M * E) * sizeof(float));
     cblas_sgemm(CblasRowMajor, CblasTrans, CblasNoTrans, (int)M, (int)E, (int)nk, 1.0f, phik,
                 (int)M, vx, (int)E, beta, upd, (int)E);
@@ -486,7 +488,7 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
 {
     const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
-    const plan pl = make_plan(s, p, x->threads);
+    const plan pl = make_plan(s, p, x);
     float *states = workspace;
     char *region = (char *)workspace + states_bytes(s, &pl);
     attn_blas_threads(1);
@@ -502,7 +504,7 @@ static attn_status prepare(const attn_ops *self, const attn_exec *x, const attn_
 {
     const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
-    const plan pl = decode_plan(s, p, x->threads);
+    const plan pl = decode_plan(s, p, x);
     float *states = state;
     attn_blas_threads(1);
     const int64_t B = s->B, Hkv = s->Hkv, prefix = s->S - s->T;
@@ -542,9 +544,9 @@ static void decode_step(const plan *pl, const attn_shape *s, const float *q, con
 
 /* The decode plan: one thread when the step is small (DECODE_SERIAL_FLOPS); prepare uses the
  * same threads, so the workspace fits both. */
-static plan decode_plan(const attn_shape *s, const attn_params *p, int threads)
+static plan decode_plan(const attn_shape *s, const attn_params *p, const attn_exec *x)
 {
-    plan pl = make_plan(s, p, threads);
+    plan pl = make_plan(s, p, x);
     double fl;
     decode_step(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
     if (fl < DECODE_SERIAL_FLOPS) set_threads(&pl, 1);
@@ -557,7 +559,7 @@ static attn_status decode(const attn_ops *self, const attn_exec *x, const attn_s
 {
     const attn_status given = attn_weights_given(self, s, p, NULL, 0);
     if (given != ATTN_OK) return given;
-    const plan pl = decode_plan(s, p, x->threads);
+    const plan pl = decode_plan(s, p, x);
     attn_blas_threads(1);
     decode_step(&pl, s, q, k, v, out, state, workspace, NULL);
     return ATTN_OK;
@@ -567,7 +569,7 @@ static attn_status decode(const attn_ops *self, const attn_exec *x, const attn_s
 
 static double flops(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
-    const plan pl = make_plan(s, p, 1);
+    const plan pl = make_plan(s, p, NULL);
     double fl = 0;
     if (s->decode) decode_step(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
     else prefill(&pl, s, NULL, NULL, NULL, NULL, NULL, NULL, &fl);
@@ -577,7 +579,7 @@ static double flops(const attn_ops *self, const attn_shape *s, const attn_params
 static double bytes(const attn_ops *self, const attn_shape *s, const attn_params *p)
 {
     const double qb = sizeof(float) * (double)attn_q_elems(s);
-    const plan pl = make_plan(s, p, 1);
+    const plan pl = make_plan(s, p, NULL);
     const double W = sizeof(float) * (double)attn_fm_w_floats(&pl.fm);
     if (!s->decode) return 2.0 * qb + 2.0 * sizeof(float) * (double)attn_kv_elems(s) + W;
     const double kv_heads = (double)(s->B * s->Hkv);

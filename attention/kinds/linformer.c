@@ -31,6 +31,7 @@
 #include <cblas.h>
 
 #include "attention.h"
+#include "kernel_set.h"
 #include "kernels.h"
 
 enum { P_K, P_SHARE, P_SEED };
@@ -53,10 +54,11 @@ static int64_t min64(int64_t a, int64_t b) { return a < b ? a : b; }
 static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
 typedef struct plan {
-    int64_t kk, share;   /* projected length, sharing */
-    int64_t qb, kb;      /* queries per task (<= T), keys per visit (<= k) */
-    int64_t proj_floats; /* K' or V' of all (b, kv head), padded */
-    int64_t tile_floats; /* per thread */
+    int64_t kk, share;         /* projected length, sharing */
+    int64_t qb, kb;            /* queries per task (<= T), keys per visit (<= k) */
+    int64_t proj_floats;       /* K' or V' of all (b, kv head), padded */
+    int64_t tile_floats;       /* per thread */
+    const attn_kernel_set *ks; /* the set of the call (NULL: counts, the reference) */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -128,7 +130,8 @@ static const float *projection(const attn_shape *s, const attn_params *p, int wh
 static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                               const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     return (size_t)(2 * pl.proj_floats + (int64_t)x->threads * pl.tile_floats) * sizeof(float);
 }
 
@@ -152,7 +155,7 @@ static void answer(const attn_shape *s, const plan *pl, int64_t bh, int64_t i0, 
     const float *kp = proj + (b * s->Hkv + g) * pl->kk * D, *vp = kp + pl->proj_floats;
     const int64_t off = (bh * s->T + i0) * D;
     attn_tile t;
-    attn_tile_begin(&t, tile_scratch, n, D, (float)s->scale);
+    attn_tile_begin(&t, pl->ks, tile_scratch, n, D, (float)s->scale);
     for (int64_t j0 = 0; j0 < pl->kk; j0 += pl->kb)
         attn_tile_visit(&t, 0, n, q + off, kp + j0 * D, vp + j0 * D, min64(pl->kb, pl->kk - j0),
                         NULL);
@@ -167,7 +170,8 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
     attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st == ATTN_OK) st = check(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     float *proj = workspace, *tiles = proj + 2 * pl.proj_floats;
     const int64_t nrb = (pl.kk + PROJ_ROWS - 1) / PROJ_ROWS, nqb = (s->T + pl.qb - 1) / pl.qb;
     const int64_t proj_tasks = s->B * s->Hkv * 2 * nrb, answer_tasks = s->B * s->H * nqb;

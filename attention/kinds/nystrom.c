@@ -40,6 +40,7 @@
 #include <cblas.h>
 
 #include "attention.h"
+#include "kernel_set.h"
 #include "kernels.h"
 
 enum { P_LANDMARKS, P_ITERS };
@@ -58,12 +59,13 @@ static int64_t round_up(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOAT
 
 typedef struct plan {
     int64_t m, iters;
-    int64_t qb, kb;         /* phase 2: queries per task (<= T); landmark keys per visit */
-    int64_t kb1;            /* phase 1 (B·V): keys per visit (<= S) */
-    int64_t md;             /* floats of one [m,D] matrix, padded */
-    int64_t tile_floats;    /* per thread: the tile */
-    int64_t thread_floats;  /* tile; Q~, B·V [m,D]; A, Z and 3 products [m,m] */
-    int64_t thread_doubles; /* A's scores [m,m]; Q~, K~ [m,D] */
+    int64_t qb, kb;            /* phase 2: queries per task (<= T); landmark keys per visit */
+    int64_t kb1;               /* phase 1 (B·V): keys per visit (<= S) */
+    int64_t md;                /* floats of one [m,D] matrix, padded */
+    int64_t tile_floats;       /* per thread: the tile */
+    int64_t thread_floats;     /* tile; Q~, B·V [m,D]; A, Z and 3 products [m,m] */
+    int64_t thread_doubles;    /* A's scores [m,m]; Q~, K~ [m,D] */
+    const attn_kernel_set *ks; /* the set of the call (NULL: counts, the reference) */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -105,7 +107,8 @@ static size_t thread_bytes(const plan *pl)
 static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                               const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     return (size_t)x->threads * thread_bytes(&pl) +
            (size_t)(2 * s->B * s->H * pl.md) * sizeof(float);
 }
@@ -202,7 +205,7 @@ static void landmark_phase(const attn_shape *s, const plan *pl, int64_t bh, cons
     landmarks(q + bh * s->T * D, s->T, m, D, qd, qt);
     landmarks(kg, S, m, D, qd, kt);
     attn_tile t; /* B·V: the m landmark queries over every key */
-    attn_tile_begin(&t, fw, m, D, (float)s->scale);
+    attn_tile_begin(&t, pl->ks, fw, m, D, (float)s->scale);
     for (int64_t j0 = 0; j0 < S; j0 += pl->kb1)
         attn_tile_visit(&t, 0, m, qt, kg + j0 * D, vg + j0 * D, min64(pl->kb1, S - j0), NULL);
     attn_tile_end(&t, bv);
@@ -222,7 +225,7 @@ static void answer(const attn_shape *s, const plan *pl, int64_t bh, int64_t i0, 
     const int64_t D = s->D, m = pl->m, off = (bh * s->T + i0) * D;
     const float *kt = store + bh * pl->md, *w = store + (s->B * s->H + bh) * pl->md;
     attn_tile t;
-    attn_tile_begin(&t, tile_scratch, n, D, (float)s->scale);
+    attn_tile_begin(&t, pl->ks, tile_scratch, n, D, (float)s->scale);
     for (int64_t j0 = 0; j0 < m; j0 += pl->kb)
         attn_tile_visit(&t, 0, n, q + off, kt + j0 * D, w + j0 * D, min64(pl->kb, m - j0), NULL);
     attn_tile_end(&t, out + off);
@@ -235,7 +238,8 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
     char msg[ATTN_MSG_LEN];
     const attn_status st = check(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     const size_t per_thread = thread_bytes(&pl);
     float *store = (float *)((char *)workspace + (size_t)x->threads * per_thread);
     const int64_t BH = s->B * s->H, nqb = (s->T + pl.qb - 1) / pl.qb;

@@ -88,10 +88,10 @@ static int64_t pad16(int64_t n) { return (n + 15) / 16 * 16; } /* 64-byte pieces
 /* The buckets of HASH_ROWS rows x (row stride ldx) under one round's rotation Rp [D, halfp]: the
  * kernel set's slot (kernels/reformer_body.h), one routine for the forward and the reference
  * alike, so both see the same buckets. */
-static void hash_rows(const float *x, int64_t ldx, const float *Rp, int64_t D, int64_t half,
-                      int64_t halfp, int32_t *out)
+static void hash_rows(const attn_kernel_set *ks, const float *x, int64_t ldx, const float *Rp,
+                      int64_t D, int64_t half, int64_t halfp, int32_t *out)
 {
-    attn_ks()->reformer.hash_rows(x, ldx, Rp, D, half, halfp, out);
+    ks->reformer.hash_rows(x, ldx, Rp, D, half, halfp, out);
 }
 
 /* Rp [n_r, D, halfp] from the rotations R [n_r, D, half]: zero columns appended. */
@@ -103,16 +103,17 @@ static void pad_rotations(const float *R, int64_t nr, int64_t D, int64_t half, i
 }
 
 /* Buckets of n rows x [n, D] (out [n]): blocks of HASH_ROWS, the last one through buf. */
-static void hash_all(const float *x, int64_t n, const float *Rp, int64_t D, int64_t half,
-                     int64_t halfp, float *buf, int32_t *out)
+static void hash_all(const attn_kernel_set *ks, const float *x, int64_t n, const float *Rp,
+                     int64_t D, int64_t half, int64_t halfp, float *buf, int32_t *out)
 {
     int64_t i = 0;
-    for (; i + HASH_ROWS <= n; i += HASH_ROWS) hash_rows(x + i * D, D, Rp, D, half, halfp, out + i);
+    for (; i + HASH_ROWS <= n; i += HASH_ROWS)
+        hash_rows(ks, x + i * D, D, Rp, D, half, halfp, out + i);
     if (i == n) return;
     int32_t last[HASH_ROWS];
     memset(buf, 0, (size_t)(HASH_ROWS * D) * sizeof *buf);
     memcpy(buf, x + i * D, (size_t)((n - i) * D) * sizeof *buf);
-    hash_rows(buf, D, Rp, D, half, halfp, last);
+    hash_rows(ks, buf, D, Rp, D, half, halfp, last);
     memcpy(out + i, last, (size_t)(n - i) * sizeof *out);
 }
 
@@ -129,6 +130,7 @@ typedef struct plan {
     int64_t qrec, qorder, cstart, ccur, cursor, hbuf, kw, vw, qw, sc, ow, wkb, wks, winv;
     int64_t thread_units;
     int threads;
+    const attn_kernel_set *ks; /* the set of the call (NULL: counts, the reference) */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p, int threads)
@@ -168,7 +170,8 @@ static plan make_plan(const attn_shape *s, const attn_params *p, int threads)
 static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                               const attn_params *p)
 {
-    const plan pl = make_plan(s, p, x->threads);
+    plan pl = make_plan(s, p, x->threads);
+    pl.ks = x->ks;
     return (size_t)(pl.global_ints + pl.norm_floats + pl.rot_floats +
                     pl.threads * pl.thread_units) *
            4;
@@ -226,7 +229,7 @@ static void sort_keys(const plan *pl, const attn_shape *s, const float *kg, cons
 {
     const int64_t S = s->S;
     memset(ks.start, 0, (size_t)(pl->b + 1) * 4);
-    hash_all(kg, S, Rp, s->D, pl->half, pl->halfp, buf, ks.kb);
+    hash_all(pl->ks, kg, S, Rp, s->D, pl->half, pl->halfp, buf, ks.kb);
     for (int64_t j = 0; j < S; j++) ks.start[ks.kb[j] + 1]++;
     for (int64_t c = 0; c < pl->b; c++) ks.start[c + 1] += ks.start[c];
     memcpy(cursor, ks.start, (size_t)pl->b * 4);
@@ -323,7 +326,7 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
         for (int64_t u = a; u < e; u++) sc[u] *= scale;
     if (pl->shared && own && slot - w0 >= a && slot - w0 < e) sc[slot - w0] -= (float)SELF_MASK;
     mask_seen(t, r, i, a, e, W, sc);
-    const float top = attn_vmax(sc + a, e - a);
+    const float top = attn_vmax(pl->ks, sc + a, e - a);
     *alpha = 1.0f;
     if (top == -INFINITY) {
         memset(sc, 0, (size_t)W * sizeof *sc);
@@ -332,7 +335,7 @@ static bool row_weights(const task *t, const keysort *ks, int64_t r, int64_t i, 
     float *m = t->wf + pl->qrec + i * pl->QR, *l = m + 1;
     const float mnew = *m > top ? *m : top;
     *alpha = *m == -INFINITY ? 0.0f : expf(*m - mnew);
-    *l = *l * *alpha + attn_vexp_sum(sc, W, mnew), *m = mnew;
+    *l = *l * *alpha + attn_vexp_sum(pl->ks, sc, W, mnew), *m = mnew;
     return true;
 }
 
@@ -398,7 +401,8 @@ static void head_round(const task *t, int64_t r)
     int32_t *order = t->wi + pl->qorder, *cstart = t->wi + pl->cstart, *ccur = t->wi + pl->ccur;
     memset(cstart, 0, (size_t)(pl->nch + 1) * 4);
     /* the buckets, through order, then the slots */
-    hash_all(t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf, order);
+    hash_all(pl->ks, t->qh, T, t->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, t->wf + pl->hbuf,
+             order);
     for (int64_t i = 0; i < T; i++) {
         int32_t *q = rec + i * pl->QR;
         q[0] = order[i], q[1] = (int32_t)query_slot(&ks, q[0], i + s->S - T);
@@ -442,7 +446,8 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
     char msg[ATTN_MSG_LEN];
     const attn_status st = attn_weights_given(self, s, p, msg, sizeof msg);
     if (st != ATTN_OK) return st;
-    const plan pl = make_plan(s, p, x->threads);
+    plan pl = make_plan(s, p, x->threads);
+    pl.ks = x->ks;
     const int64_t B = s->B, H = s->H, Hkv = s->Hkv, T = s->T, S = s->S, D = s->D;
     const int64_t G = H / Hkv;
     int32_t *global = workspace;
@@ -503,7 +508,8 @@ static double bytes(const attn_ops *self, const attn_shape *s, const attn_params
 /* ---- the float64 definition ---- */
 
 /* The keys of one (b, kv head) in every round: buckets and slots (the rank of (bucket,
- * position)), float32 hashes by hash_rows; key norms in double. */
+ * position)), float32 hashes by hash_rows on the kernel set in force (the one the harness runs the
+ * forward on: the buckets are the forward's); key norms in double. */
 typedef struct refkeys {
     int64_t bg;
     int32_t *kb, *slot, *start, *cur; /* [n_r·S], [n_r·S], [n_r·(b+1)], [b] */
@@ -517,7 +523,7 @@ static void ref_keys(const plan *pl, const attn_shape *s, const float *kg, refke
     for (int64_t r = 0; r < pl->nr; r++) {
         int32_t *kb = rk->kb + r * S, *slot = rk->slot + r * S, *start = rk->start + r * (b + 1);
         memset(start, 0, (size_t)(b + 1) * 4);
-        hash_all(kg, S, rk->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, rk->buf, kb);
+        hash_all(attn_ks(), kg, S, rk->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, rk->buf, kb);
         for (int64_t j = 0; j < S; j++) start[kb[j] + 1]++;
         for (int64_t c = 0; c < b; c++) start[c + 1] += start[c];
         memcpy(rk->cur, start, (size_t)b * 4); /* rank: the bucket's start + earlier keys in it */
@@ -549,7 +555,8 @@ static void ref_row(const plan *pl, const attn_shape *s, const refkeys *rk, cons
     int32_t qbk[MAX_ROUNDS];
     int64_t qs[MAX_ROUNDS];
     for (int64_t r = 0; r < pl->nr; r++) { /* slot: keys with (bucket, position) < (qb, p) */
-        hash_all(qi, 1, rk->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, rk->buf, &qbk[r]);
+        hash_all(attn_ks(), qi, 1, rk->Rp + r * D * pl->halfp, D, pl->half, pl->halfp, rk->buf,
+                 &qbk[r]);
         qs[r] = rk->start[r * (pl->b + 1) + qbk[r]];
         for (int64_t j = 0; j < S && j < p; j++) qs[r] += rk->kb[r * S + j] == qbk[r];
     }

@@ -45,6 +45,7 @@
 #endif
 
 #include "dense.h" /* the allowed-score count, bytes and causal mask of exact attention */
+#include "kernel_set.h"
 #include "kernels.h"
 
 enum { P_BLOCK_Q, P_BLOCK_K, P_RANKS };
@@ -122,6 +123,7 @@ typedef struct plan {
     int64_t tile_floats, mod_floats;
     size_t thread_bytes;
     attn_score_mod mod;
+    const attn_kernel_set *ks; /* the set of the call (NULL: counts, the reference) */
 } plan;
 
 static plan make_plan(const attn_shape *s, const attn_params *p)
@@ -173,7 +175,8 @@ static void resolve(const attn_ops *self, const attn_shape *s, attn_params *p)
 static size_t workspace_bytes(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                               const attn_params *p)
 {
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     return RECORD_BYTES + (size_t)(2 * pl.buf_floats + pl.ml_floats) * sizeof(float) +
            (size_t)x->threads * pl.thread_bytes;
 }
@@ -267,7 +270,7 @@ static void run_task(const attn_shape *s, const plan *pl, const step *st, int64_
     off[1] = len[0];
     const int64_t sees = attn_causal_keys(s, i0 + n - 1);
     if (!last && !(len[0] && j0[0] < sees) && !(len[1] && j0[1] < sees)) return; /* nothing */
-    attn_tile_begin(tile, scratch, n, D, (float)s->scale);
+    attn_tile_begin(tile, pl->ks, scratch, n, D, (float)s->scale);
     attn_tile_mods(tile, &pl->mod, mods);
     for (int64_t r = 0; tile->alibi && r < n; r++) attn_tile_mod_row(tile, &pl->mod, r, h, i0 + r);
     attn_tile_load(tile, o, D, ml, 2);
@@ -373,7 +376,8 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
                            const attn_params *p, const float *q, const float *k, const float *v,
                            float *out, void *workspace)
 {
-    const plan pl = make_plan(s, p);
+    plan pl = make_plan(s, p);
+    pl.ks = x->ks;
     record *rec = (record *)workspace;
     *rec = (record){0};
     float *buf[2] = {(float *)((char *)workspace + RECORD_BYTES), NULL};
