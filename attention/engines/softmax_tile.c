@@ -280,15 +280,6 @@ void attn_tile_visit(attn_tile *t, int64_t r0, int64_t nrows, const float *q, co
     attn_tile_visit_masked(t, r0, nrows, q, t->D, k, v, t->D, cols, col_end ? &mask : NULL);
 }
 
-void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                      const float *k, const float *v, int64_t ldkv, int64_t cols, const int64_t *hi)
-{
-    attn_tile_pack_keys(t, k, ldkv, cols);
-    t->ks->tile.attend(t->acc + r0 * t->acc_ld, t->acc_ld, t->m + r0, t->l + r0, t->scores,
-                       t->kt_ld, q, ldq, t->kt, t->kt_ld, v, ldkv, NULL, hi ? hi + r0 : NULL, nrows,
-                       cols, t->D, t->scale);
-}
-
 void attn_tile_pack_key_rows(attn_tile *t, const float *k, int64_t ldkv, const int64_t *idx,
                              int64_t cols)
 {

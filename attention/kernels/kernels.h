@@ -127,13 +127,6 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
  * and p·v by vector loops (a single row is no GEMM), n <= cols_max. */
 void attn_tile_visit_list(attn_tile *t, int64_t r, const float *q, const float *k, const float *v,
                           const int64_t *idx, int64_t n);
-/* A visit of tile rows r0..r0 + nrows (no score modifier) by keys [0, cols) of k, v (rows ldkv
- * apart), row r seeing keys [0, hi[r]) of them (hi NULL: all; indexed by tile row), cols <= the
- * tile's cols_max: attn_tile_visit_masked with only upper bounds, in one pass per group of rows
- * (attn_ks()->tile.attend: scores, online softmax and p·v fused, no call per row). */
-void attn_tile_attend(attn_tile *t, int64_t r0, int64_t nrows, const float *q, int64_t ldq,
-                      const float *k, const float *v, int64_t ldkv, int64_t cols,
-                      const int64_t *hi);
 /* attn_tile_pack_keys of the rows k + (idx ? idx[c] : c)·ldkv (scattered keys packed where they
  * are, no copy), for attn_tile_attend_own only (padding zeroed only up to cols rounded up to 16:
  * what it reads). */
