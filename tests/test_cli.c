@@ -479,7 +479,7 @@ static int choice_settings(const attn_ops *ops, char out[][64], int max)
 /* Every kind with weights (registry-driven): `bench run --input` with the weights in the file
  * (the drawn ones, perturbed) reproduces the float64 reference computed with them, records
  * weights=file and writes them back with --output; a weight of other dims exits 2 with one line
- * naming it, before anything is measured. (tools/check_input_output.py, the `input_output` test,
+ * naming it, before anything is measured. (tests/test_input_output.py, the `input_output` test,
  * checks the same against independent numpy definitions.) */
 Test(cli, run_takes_weights_from_the_input_file)
 {

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_files.py — what bench leaves on disk when things go wrong (issue 16).
+"""test_files.py — what bench leaves on disk when things go wrong.
 
   test_files.py signals    BENCH   SIGINT, SIGTERM, SIGKILL at seeded random moments (half in the
                                    first second) on run --out NEW, sweep --out NEW, sweep appending,

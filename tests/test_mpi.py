@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""test_mpi.py — distributed sweeps (issue 15, docs/distributed.md).
+"""test_mpi.py — distributed sweeps (docs/distributed.md).
 
   test_mpi.py same_points  BENCH   `bench sweep` of full and window (2 datasets: 4 series) alone,
                                    then under mpirun -n 2 and -n 3 (oversubscribed): each writes

@@ -1,5 +1,5 @@
 /*
- * test_yardstick.c — the kernel-set and thread axes of the harness (issue 13): --isa and ATTN_ISA
+ * test_yardstick.c — the kernel-set and thread axes of the harness: --isa and ATTN_ISA
  * refused with exit 2 when wrong, a sweep over --threads 1,2 --isa portable,<best> recording the
  * threads, isa and yardsticks of each point, the FMA peak yardstick (positive; wider sets
  * faster), and the scaling figure of a run with several thread counts.

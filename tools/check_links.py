@@ -1,11 +1,12 @@
 #!/usr/bin/python3
-"""check_links.py: every relative link of README.md and docs/*.md resolves.
+"""check_links.py: every relative link of README.md, docs/*.md and docs/journal/*.md resolves.
 
 A link [text](path#anchor) must name an existing file or directory (relative to the page), and
 its anchor, if any, a heading of the target page (GitHub's heading ids: lower case, punctuation
 dropped, spaces as dashes). Links to http(s) and mailto are not followed. Prints one line per
 broken link and exits 1 if there is any.
-Usage: /usr/bin/python3 tools/check_links.py [FILE.md ...]   (default: README.md docs/*.md)
+Usage: /usr/bin/python3 tools/check_links.py [FILE.md ...]
+       (default: README.md docs/*.md docs/journal/*.md)
 """
 import glob
 import os
@@ -50,7 +51,8 @@ def links(path):
 
 def main():
     pages = sys.argv[1:] or [os.path.join(TOP, "README.md")] + sorted(
-        glob.glob(os.path.join(TOP, "docs", "*.md")))
+        glob.glob(os.path.join(TOP, "docs", "*.md"))) + sorted(
+        glob.glob(os.path.join(TOP, "docs", "journal", "*.md")))
     bad = 0
     for page in pages:
         for lineno, target in links(page):

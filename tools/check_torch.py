@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""check_torch.py — issue 13, item 6: `full` against PyTorch's CPU
+"""check_torch.py — `full` against PyTorch's CPU
 torch.nn.functional.scaled_dot_product_attention (float32) at the same shape, thread count by
 thread count, in the same run.
 

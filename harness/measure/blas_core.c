@@ -1,10 +1,11 @@
 /* blas_core.c — OpenBLAS on CPUs newer than it knows (blas_core.h).
  * Debian's OpenBLAS (0.3.21, DYNAMIC_ARCH) chooses its kernels from the CPU *model* when it
  * loads. On a model it does not know (seen: Intel Xeon family 6 model 207, Emerald Rapids) it
- * falls back to "Prescott", SSE3 kernels: sgemm there ran at 57 GFLOP/s on 2 threads against
- * 208 with SkylakeX's, so the sgemm yardstick and every kind that calls BLAS would measure a
- * crippled library. OpenBLAS reads OPENBLAS_CORETYPE only while it loads, hence the
- * re-execution; a user's own OPENBLAS_CORETYPE is always left alone. */
+ * falls back to "Prescott", SSE3 kernels that run sgemm at a fraction of what the CPU's vector
+ * units allow, so the sgemm yardstick and every kind that calls BLAS would measure a crippled
+ * library: bench then asks for the core the CPU's features run (SkylakeX, Haswell). OpenBLAS
+ * reads OPENBLAS_CORETYPE only while it loads, hence the re-execution; a user's own
+ * OPENBLAS_CORETYPE is always left alone. */
 #include <cblas.h>
 #include <stdbool.h>
 #include <stdlib.h>
@@ -57,8 +58,9 @@ const char *bench_blas_core_note(void)
     if (getenv(CHOSEN_MARK)) return ", set by bench";
     const char *set = getenv("OPENBLAS_CORETYPE"), *core = openblas_get_corename(),
                *features = core_for_features();
-    /* seen: a machine's environment exporting OPENBLAS_CORETYPE=Haswell on an AMD Zen 5, where
-     * OpenBLAS itself picks Cooperlake: sgemm 151-184 GFLOP/s on 2 threads against 352-372 */
+    /* a user's OPENBLAS_CORETYPE without AVX-512 on a CPU with it (seen: Haswell exported by a
+     * machine's environment on an AMD Zen 5, where OpenBLAS itself picks Cooperlake) is kept,
+     * but its sgemm runs on half-width kernels: say so beside the core's name */
     if (set && core && features && strcmp(features, "SkylakeX") == 0 && !core_has_avx512(core))
         return ", OPENBLAS_CORETYPE: no AVX-512"; /* record.h: 128 bytes in all */
     return "";

@@ -129,9 +129,9 @@ double bench_sgemm_gflops(int threads, int n, int reps)
  * `bytes` (first touched in parallel, then read once per repetition: no reuse). Each thread reads
  * its contiguous share (whole 64-byte lines of 16 floats; the last thread also the tail) as
  * BW_STREAMS equal parts side by side, two lines of each part in turn: one sequential stream per
- * thread keeps too few misses in flight on some cores (a 2-vCPU Xeon read 16 GB/s so, 35 GB/s
- * with 8 streams), while a kernel reading several streams at once (decode: K and V) gets more,
- * so a single stream understated what memory gives. Plain C (no SIMD flags, no prefetch hints):
+ * thread keeps too few misses in flight on some cores to reach what memory gives, while a kernel
+ * reading several streams at once (decode: K and V) gets more, so the yardstick reads several
+ * too. Plain C (no SIMD flags, no prefetch hints):
  * 32 running sums (two lines' worth: a loop compilers vectorise), so the adds never wait long.
  * The threads' sums are added in thread order (deterministic); median of reps after one warm-up. */
 double bench_mem_bandwidth_gbs(int threads, size_t bytes, int reps)

@@ -15,8 +15,8 @@ void *bench_alloc(size_t bytes)
 {
     void *p = NULL;
     if (bytes >= HUGE_BYTES) { /* tensors on huge pages where the kernel allows (THP madvise):
-                                  scattered rows cost no page walk each (random's backward
-                                  n = 8192 1 thread: -12 %, full's: -1 %) */
+                                  scattered rows (random's gathers) cost no page walk each; every
+                                  kind and the yardsticks are measured the same way */
         if (posix_memalign(&p, HUGE_BYTES, bytes) != 0) return NULL;
 #ifdef MADV_HUGEPAGE
         madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_backward_io.py: `bench run --pass backward --input/--output` against numpy float64.
+"""test_backward_io.py: `bench run --pass backward --input/--output` against numpy float64.
 
 A file holding q [B,H,T,D], k, v [B,Hkv,S,D] and do [B,H,T,D] (the gradient of a loss with
 respect to the output) goes through `bench run KIND --pass backward --input f.h5 --output g.h5`;
@@ -14,7 +14,7 @@ Then `--pass train` writes the same gradients (o from the same forward), and a f
 Softmax gradient, per head with P the masked row softmax of scale * Q K^T:
   dV = P^T dO, dP = dO V^T, dS = P o (dP - rowsum(dO o O)), dQ = scale dS K, dK = scale dS^T Q;
 grouped KV heads sum dK, dV over the query heads of their group.
-Usage: /usr/bin/python3 tools/check_backward_io.py [path/to/bench]   (needs python3-h5py)
+Usage: /usr/bin/python3 tests/test_backward_io.py [path/to/bench]   (needs python3-h5py)
 Run by the `backward_io` test of ./bench test.
 """
 import os

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_input_output.py: `bench run --input/--output` against numpy in float64.
+"""test_input_output.py: `bench run --input/--output` against numpy in float64.
 
 1. `full`: writes random q [B,H,T,D], k and v [B,Hkv,S,D] (GQA, cross attention) to an HDF5
    file, runs `bench run full` on it, causal and not, and compares the output `o` with softmax
@@ -17,7 +17,7 @@ Every numpy definition here is written from the kind's `.definition` (bench list
 from its C code. Shapes are small and odd (T != S, Hkv < H, B = 2) so that the whole check runs in
 a few seconds.
 Target: relative L2 error <= 1e-5.
-Usage: /usr/bin/python3 tools/check_input_output.py [path/to/bench]   (needs python3-h5py)
+Usage: /usr/bin/python3 tests/test_input_output.py [path/to/bench]   (needs python3-h5py)
 Run by the `input_output` test of ./bench test.
 """
 import os

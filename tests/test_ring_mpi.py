@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""check_ring_mpi.py: the `ring` kind under `mpirun -n 2` and `-n 3` against numpy float64 and `full`.
+"""test_ring_mpi.py: the `ring` kind under `mpirun -n 2` and `-n 3` against numpy float64 and `full`.
 
 For each case (ranks, shape, causal, parameters) it writes random q [B,H,T,D], k and v [B,Hkv,S,D]
 to an HDF5 file, runs `mpirun -n R bench run ring --input qkv.h5 --output o.h5` (rank 0 reads the
@@ -8,11 +8,12 @@ compares `o` with softmax attention computed independently in numpy float64, and
 full` on the same file (one process). The cases cover causal and not, T != S (both ways), Hkv < H
 (grouped and one KV head), n not divisible by R (and fewer rows than chunks: empty chunks), B = 2,
 ALiBi and soft-capping, and the newest queries only (--q-len, decode-like). The largest case is
-issue 15's: `mpirun -n 3 bench run ring --causal 1 --input qkv.h5 --output o.h5` at n = 3000.
+the acceptance example: `mpirun -n 3 bench run ring --causal 1 --input qkv.h5 --output o.h5` at
+n = 3000.
 It also checks what rank 0 prints: the ring line with R ranks, bytes sent and the overlap.
 Oversubscribed (--oversubscribe) and, when root, allowed to run as root; 1 thread per rank.
 Target: relative L2 error <= 1e-5 against float64; ring and full within 1e-5 of each other.
-Usage: /usr/bin/python3 tools/check_ring_mpi.py [path/to/bench]  (needs python3-h5py, mpirun)
+Usage: /usr/bin/python3 tests/test_ring_mpi.py [path/to/bench]  (needs python3-h5py, mpirun)
 Run by the `ring_mpi` test of ./bench test. Exits 77 (skipped) when mpirun is missing or the
 bench binary was built without MPI (a run under mpirun then sees 1 rank).
 """
@@ -40,7 +41,7 @@ CASES = [
     (3, 1, 2, 2, 5, 7, 8, 0, [], []),                # fewer rows than 2R chunks: empty chunks
     (3, 1, 4, 2, 61, 61, 8, 1, ["alibi=1", "softcap=5"], []),
     (3, 1, 4, 2, 50, 50, 8, 1, [], ["--q-len", "2"]),  # the 2 newest queries against 50 keys
-    (3, 1, 8, 2, 3000, 3000, 32, 1, [], []),         # issue 15's check at n = 3000
+    (3, 1, 8, 2, 3000, 3000, 32, 1, [], []),         # the acceptance example at n = 3000
 ]
 
 
