@@ -124,7 +124,7 @@ def main():
               f"bench {' '.join(args[2:])}: exit {r.returncode}, stderr {r.stderr!r}")
 
     # the registry of formats (report/export/export.c) is what --help and docs/cli.md describe
-    formats = ["csv", "json", "markdown"]
+    formats = bench("complete", "values", "export", "--format").stdout.split()
     check(formats and formats[:3] == ["csv", "json", "markdown"], f"registered formats {formats}")
     usage = bench("export", "--help").stdout
     check("--format " + "|".join(formats) in usage, f"--help names the formats: {usage[:200]!r}")

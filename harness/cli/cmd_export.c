@@ -9,6 +9,8 @@
 #include "commands.h"
 #include "export.h"
 
+enum { MAX_FORMATS = 32 }; /* formats offered to shell completion */
+
 static const char export_description[] =
     "Writes a table of a results file in a format (below): CSV and JSON hold every column of the\n"
     "HDF5 table in its order, for pandas, R or a spreadsheet:\n"
@@ -58,10 +60,15 @@ int bench_cmd_export(int argc, char **argv)
     bench_export_table_names(", ", " or ", tables, sizeof tables);
     snprintf(format_help, sizeof format_help, "%s (required)", formats);
     table_options(table_help, sizeof table_help);
+    const char *format_names[MAX_FORMATS + 1] = {0}, *table_names[BENCH_NTABLES + 1] = {0};
+    for (int i = 0; i < bench_export_format_count() && i < MAX_FORMATS; i++)
+        format_names[i] = bench_export_format_at(i)->name;
+    for (int i = 0; i < bench_export_table_count(); i++)
+        table_names[i] = bench_export_table_name(bench_export_table_at(i));
     const bench_opt opts[] = {
         {"--run", "ID", "only this run's rows (default: every run in the file)", &run_s},
-        {"--table", "NAME", table_help, &table_s},
-        {"--format", "FMT", format_help, &format},
+        {"--table", "NAME", table_help, &table_s, .choices = table_names},
+        {"--format", "FMT", format_help, &format, .choices = format_names},
         {"--out", "PATH", "write to PATH (default: stdout)", &out},
         {"--help", NULL, "this help", &help},
     };

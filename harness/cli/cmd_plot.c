@@ -1207,13 +1207,16 @@ void bench_default_plot_dir(char *dir, size_t len)
 int bench_cmd_plot(int argc, char **argv)
 {
     const char *help = NULL, *run_s = NULL, *out_s = NULL, *format = NULL;
+    const char *formats[8] = {0};
+    for (int i = 0; i < 7 && bench_gnuplot_format_at(i); i++)
+        formats[i] = bench_gnuplot_format_at(i);
     const bench_opt opts[] = {
         {"--out", "DIR",
          "where the figures go (default: plots/<file>-run<ID>/ under the bench directory); "
          "figures of an earlier plot there are removed",
          &out_s},
         {"--run", "ID", "the run to draw (default: the last run in the file)", &run_s},
-        {"--format", "FMT", "png (default, 800x500), svg or pdf", &format},
+        {"--format", "FMT", "png (default, 800x500), svg or pdf", &format, .choices = formats},
         {"--help", NULL, "this help", &help},
     };
     const char *file = NULL;

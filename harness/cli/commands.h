@@ -27,7 +27,8 @@ typedef struct bench_command {
 
 /* `bench complete WHAT ...` (hidden; for tools/bench-completion.bash): the words the shell may
  * complete, one a line: commands, kinds, datasets, the options of a command ("--name METAVAR"),
- * the parameters of kinds and datasets, the choices of a parameter. */
+ * the values an option of a command takes (its table's choices), the parameters of kinds and
+ * datasets, the choices of a parameter. */
 int bench_cmd_complete(int argc, char **argv, const bench_command *cmds, int ncmds);
 int bench_cmd_list(int argc, char **argv);
 int bench_cmd_info(int argc, char **argv);
