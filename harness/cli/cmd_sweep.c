@@ -888,7 +888,7 @@ static void print_summary(const bench_run *run, const bench_host *hosts, int nho
 static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
 {
     char msg[ATTN_MSG_LEN]; /* no --plots: plots/<file>-run<ID> */
-    if (bench_plot_results(out_path, run_id, plots, "png", NULL, msg, sizeof msg)) {
+    if (bench_plot_results(out_path, run_id, plots, "png", NULL, NULL, msg, sizeof msg)) {
         fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
                 out_path);
         return 1;
