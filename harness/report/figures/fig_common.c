@@ -43,7 +43,7 @@ void bench_plot_time_bars(const bench_run_data *rd, const int64_t *idx, int64_t 
 }
 
 /* A figure's file name (no extension): name, the subset's suffix, then the mode unless prefill. */
-void bench_plot_figure_name(const plot_subset *ss, const char *name, char *buf, size_t len)
+static void figure_name(const plot_subset *ss, const char *name, char *buf, size_t len)
 {
     const bool other = strcmp(ss->mode, "prefill") != 0;
     snprintf(buf, len, "%s%s%s%s", name, ss->suffix, other ? "_" : "", other ? ss->mode : "");
@@ -52,7 +52,7 @@ void bench_plot_figure_name(const plot_subset *ss, const char *name, char *buf, 
 void bench_plot_skip(plot_ctx *cx, const plot_subset *ss, const char *name, const char *why)
 {
     char file[256];
-    bench_plot_figure_name(ss, name, file, sizeof file);
+    figure_name(ss, name, file, sizeof file);
     if (cx->out) fprintf(cx->out, "skipped %s.%s: %s\n", file, cx->format, why);
     cx->skipped++;
 }
@@ -64,7 +64,7 @@ void bench_plot_begin(figure *f, const plot_ctx *cx, const plot_subset *ss, cons
 {
     memset(f, 0, sizeof *f);
     snprintf(f->base, sizeof f->base, "%s", name);
-    bench_plot_figure_name(ss, name, f->name, sizeof f->name);
+    figure_name(ss, name, f->name, sizeof f->name);
     snprintf(f->title, sizeof f->title, "%s%s", title, ss->title);
     snprintf(f->note, sizeof f->note, "%s", ss->note);
     char common[256];

@@ -40,9 +40,8 @@ struct plot_sets {
 /* Series over n: every setting but n. */
 extern const bench_group_by bench_plot_over_n;
 
-/* A figure's file name (no extension): name, the subset's suffix, then the mode unless prefill. */
-void bench_plot_figure_name(const plot_subset *ss, const char *name, char *buf, size_t len);
-/* Say "skipped NAME.FORMAT: why" (name as bench_plot_figure_name makes it) and count it. */
+/* Say "skipped NAME.FORMAT: why" (NAME: name, the subset's suffix, then the mode unless
+ * prefill) and count it. */
 void bench_plot_skip(plot_ctx *cx, const plot_subset *ss, const char *name, const char *why);
 /* Name, title and subtitle of a figure for subset ss (the settings all its points idx[0..n)
  * share, except those in `varying`). */
