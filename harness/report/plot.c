@@ -56,8 +56,8 @@ static void swept_params(const plot_ctx *cx, const plot_subset *ss, char names[]
 }
 
 /* The over_n figures of group `which` that say when skipped, as one name:
- * "{time,speedup,memory,throughput}_vs_n", "accuracy_vs_n". */
-static void over_n_names(unsigned which, char *buf, size_t len)
+ * "{time,speedup,memory,throughput}_vs_n", "accuracy_vs_n"; false when there is none. */
+static bool over_n_names(unsigned which, char *buf, size_t len)
 {
     const char *names[32];
     int n = 0;
@@ -69,15 +69,16 @@ static void over_n_names(unsigned which, char *buf, size_t len)
         const size_t l = strlen(fig->name);
         vs_n &= l > 5 && strcmp(fig->name + l - 5, "_vs_n") == 0;
     }
-    if (n == 1) {
-        snprintf(buf, len, "%s", names[0]);
-        return;
+    if (n <= 1) {
+        snprintf(buf, len, "%s", n ? names[0] : "");
+        return n == 1;
     }
     size_t w = (size_t)snprintf(buf, len, "{");
     for (int k = 0; k < n && w < len; k++)
         w += (size_t)snprintf(buf + w, len - w, "%s%.*s", k ? "," : "",
                               (int)(strlen(names[k]) - (vs_n ? 5 : 0)), names[k]);
     if (w < len) snprintf(buf + w, len - w, "}%s", vs_n ? "_vs_n" : "");
+    return true;
 }
 
 /* The figures of the registry in group `which` (BENCH_FIG_COST, BENCH_FIG_ACCURACY or both) for
@@ -101,8 +102,7 @@ static attn_status plot_figures(plot_ctx *cx, plot_subset *ss, unsigned which, c
         if (!(fig->group & which)) continue;
         if (fig->over_n && !over_n_curve) {
             char names[256];
-            over_n_names(which, names, sizeof names);
-            if (!said)
+            if (!said && over_n_names(which, names, sizeof names))
                 bench_plot_skip(cx, ss, names,
                                 "every series has a single n (sweep --n with 2 or more values)");
             said = true;
