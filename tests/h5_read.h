@@ -1,6 +1,6 @@
 /* h5_read.h — reading back what the bench wrote, for tests only: a rank-4 float tensor (bench run
  * --output) and the timed repetitions of one point (/samples of a results file). The shipped
- * readers are elsewhere: results tables in store/h5store.c, the user's q, k, v in datasets/file.c.
+ * readers are elsewhere: results tables in store/reader.c, the user's q, k, v in datasets/file.c.
  * Header-only (static) so each test links alone. */
 #ifndef TEST_H5_READ_H
 #define TEST_H5_READ_H

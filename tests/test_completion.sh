@@ -35,6 +35,11 @@ offers "$exe --ver" --version
 offers "$exe run win" window
 offers "$exe " report export compare
 offers "$exe export r.h5 --format " csv json markdown
+lacks "$exe export r.h5 --format " png
+offers "$exe export r.h5 --table s" samples
+offers "$exe export r.h5 --format=j" json
+offers "$exe plot r.h5 --format " png svg pdf
+lacks "$exe plot r.h5 --format " csv
 offers "$exe sweep --pass forward,tr" forward,train
 offers "$exe run full --pass " forward backward train
 offers "$exe run " full window linear

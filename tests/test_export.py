@@ -8,7 +8,8 @@ values: integers exactly, strings as decoded UTF-8 (pandas reads an empty CSV fi
 counted as ""), reals to the last bit (17 digits; read_json with precise_float=True), NaN as NaN; read_json
 parses started_at as a timestamp (a column ending in _at): compared as one.
 Also: the JSON context block is the run's /runs row, Markdown has one line per point, bad
-options exit 2 with one line.
+options exit 2 with one line, and the formats of the registry (bench complete values export
+--format) are those --help names and docs/cli.md's export table describes.
 """
 import io
 import json
@@ -121,6 +122,20 @@ def main():
         r = bench(*args, ok=False)
         check(r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == "",
               f"bench {' '.join(args[2:])}: exit {r.returncode}, stderr {r.stderr!r}")
+
+    # the registry of formats (report/export/export.c) is what --help and docs/cli.md describe
+    formats = bench("complete", "values", "export", "--format").stdout.split()
+    check(formats and formats[:3] == ["csv", "json", "markdown"], f"registered formats {formats}")
+    usage = bench("export", "--help").stdout
+    check("--format " + "|".join(formats) in usage, f"--help names the formats: {usage[:200]!r}")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "docs",
+                           "cli.md")) as f:
+        cli_md = f.read()
+    section = cli_md[cli_md.index("## `bench export`"):]
+    section = section[:section.index("\n## ", 1)]
+    rows = {line.split("`")[1] for line in section.splitlines() if line.startswith("| `")}
+    check(rows == set(formats),
+          f"docs/cli.md's export table lists {sorted(rows)}, the registry {sorted(formats)}")
 
     subprocess.run(["rm", "-rf", tmp])
     if failures:

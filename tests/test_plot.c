@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "figure.h"
+#include "figures/figures.h"
 #include "fit.h"
 #include "plot_fixture.h"
 #include "results.h"
@@ -531,6 +532,51 @@ Test(plot, help)
         cr_expect_eq(bench_env("", "%s", cmds[c]), 0, "bench %s", cmds[c]);
         cr_expect(strstr(out_text, "usage:") && strstr(out_text, c == 1 ? "--no-store" : "plot"),
                   "bench %s: %s", cmds[c], out_text);
+    }
+}
+
+/* The registry of figures (report/figures/figures.c) is what --help lists, what
+ * docs/plots-and-fits.md's table of figures describes, and what a plot removes from its folder. */
+Test(plot, the_registry_of_figures_is_what_help_and_the_docs_list)
+{
+    cr_assert_eq(bench_env("", "plot --help"), 0);
+    const char *src = getenv("BENCH_SOURCE_DIR");
+    cr_assert_not_null(src, "BENCH_SOURCE_DIR is not set (run through meson test)");
+    char path[600];
+    static char md[1 << 17];
+    snprintf(path, sizeof path, "%s/docs/plots-and-fits.md", src);
+    tu_slurp(path, md, sizeof md);
+    char *table = strstr(md, "\n## The figures\n");
+    cr_assert_not_null(table, "%s has no section 'The figures'", path);
+    char *end = strstr(table + 1, "\n## ");
+    if (end) *end = '\0';
+    for (int i = 0; i < bench_figure_count(); i++) {
+        const char *name = bench_figure_at(i)->name;
+        char line[128], doc[128];
+        snprintf(line, sizeof line, "\n  %s ", name);
+        snprintf(doc, sizeof doc, "`%s.png`", name);
+        cr_expect(strstr(out_text, line), "bench plot --help does not list %s", name);
+        cr_expect(strstr(table, doc), "docs/plots-and-fits.md does not describe %s", doc);
+    }
+    for (const char *row = strstr(table, "\n| `"); row; row = strstr(row + 1, "\n| `"))
+        for (const char *at = row + 3; *at == '`';) { /* each `NAME.png` of the row's first cell */
+            const char *dot = strstr(at, ".png`");
+            cr_assert_not_null(dot);
+            bool known = false;
+            for (int i = 0; i < bench_figure_count(); i++)
+                known |= strlen(bench_figure_at(i)->name) == (size_t)(dot - at - 1) &&
+                         strncmp(bench_figure_at(i)->name, at + 1, (size_t)(dot - at - 1)) == 0;
+            cr_expect(known, "docs/plots-and-fits.md describes %.*s, not a registered figure",
+                      (int)(dot - at - 1), at + 1);
+            at = dot + 5;
+            at += strspn(at, ", ");
+        }
+    const char *figures[] = {"time_vs_n_decode.pdf", "accuracy_vs_window_needle.svg",
+                             "scaling_full.png", "train_vs_forward_causal.png"};
+    const char *others[] = {"notes.txt", "time_vs_n.txt", "scaling.png", "figure.png"};
+    for (int k = 0; k < 4; k++) {
+        cr_expect(bench_figure_file(figures[k]), "%s is a figure", figures[k]);
+        cr_expect(!bench_figure_file(others[k]), "%s is not a figure", others[k]);
     }
 }
 

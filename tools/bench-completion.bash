@@ -6,7 +6,8 @@
 # share/bash-completion/completions/bench.)
 #
 # The words come from bench itself (`bench complete commands | kinds | datasets | options CMD |
-# params NAME... | choices NAME PARAM`, printed from the tables the commands parse with), so the
+# values CMD OPTION | params NAME... | choices NAME PARAM`, printed from the tables the commands
+# parse with: `values export --format` lists the export formats' registry), so the
 # completion follows the binary it completes: a new kind, dataset, command or option needs no edit
 # here. Through the launcher (./bench, or any path to it) the binary asked is the launcher's
 # build/harness/bench, once built; the launcher's own commands (test, format, fuzz, help) are
@@ -122,7 +123,7 @@ _bench() {
     [[ $typed == *[=:]* ]] && cut=${typed%"${typed##*[=:]}"}
 
     if [[ -n $opt ]]; then
-        _bench_value "$exe" "$opt" "${meta[$opt]:-}" "$cur" "$prefix" "$kinds" "$datasets"
+        _bench_value "$exe" "$cmd" "$opt" "${meta[$opt]:-}" "$cur" "$prefix" "$kinds" "$datasets"
     elif [[ $cur == -* ]]; then
         _bench_list "$cur" "" "${!meta[@]}"
     elif [[ $cmd == run ]]; then
@@ -138,9 +139,10 @@ _bench() {
     return 0
 }
 
-# The value of option opt (its metavar mv): kinds, datasets, modes, parameters, files.
+# The value of option opt of command cmd (its metavar mv): kinds, datasets, modes, parameters,
+# the values the command lists for it (bench complete values), files.
 _bench_value() {
-    local exe=$1 opt=$2 mv=$3 cur=$4 prefix=$5 kinds=$6 datasets=$7
+    local exe=$1 cmd=$2 opt=$3 mv=$4 cur=$5 prefix=$6 kinds=$7 datasets=$8
     local -a names=()
     case $opt in
     --kinds)
@@ -159,8 +161,6 @@ _bench_value() {
         ;;
     --mode) _bench_list "$cur" "$prefix" prefill decode ;;
     --pass) _bench_list "$cur" "$prefix" forward backward train ;;
-    --format) _bench_list "$cur" "$prefix" csv json markdown ;;
-    --table) _bench_list "$cur" "$prefix" points runs samples hosts fits ;;
     --set)
         local -a owners=()
         IFS=, read -ra owners <<<"$kinds,$datasets"
@@ -179,6 +179,11 @@ _bench_value() {
         fi
         ;;
     *)
+        mapfile -t names < <("$exe" complete values "$cmd" "$opt" 2>/dev/null)
+        if ((${#names[@]})); then # a fixed list: --format, --table
+            _bench_list "$cur" "$prefix" "${names[@]}"
+            return 0
+        fi
         case $mv in
         *DIR*) mapfile -t COMPREPLY < <(compgen -d -- "$cur") ;;
         *FILE* | *PATH* | *.h5*) mapfile -t COMPREPLY < <(compgen -f -- "$cur") ;;

@@ -76,9 +76,18 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
 }
 
 bool bench_help_options_only = false;
+const char *bench_help_values_of = NULL;
 
 void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts)
 {
+    if (bench_help_values_of) {
+        for (int n = 0; n < nopts; n++)
+            for (int c = 0; strcmp(opts[n].name, bench_help_values_of) == 0 && opts[n].choices &&
+                            opts[n].choices[c];
+                 c++)
+                printf("%s\n", opts[n].choices[c]);
+        return;
+    }
     if (bench_help_options_only) {
         for (int n = 0; n < nopts; n++)
             printf("%s%s%s\n", opts[n].name, opts[n].metavar ? " " : "",

@@ -19,6 +19,8 @@ typedef struct bench_opt {
     const char **value;  /* where the text goes; left unchanged when the option is absent */
     int *count;          /* repeatable option: value is an array of max entries, count = used */
     int max;
+    const char *const *choices; /* the values it takes, NULL-terminated, for shell completion
+                                   (NULL: not a fixed list) */
 } bench_opt;
 
 /* Parse argv[first..argc): options from the table ("--name value" or "--name=value"),
@@ -27,11 +29,13 @@ attn_status bench_parse_opts(int argc, char **argv, int first, const bench_opt *
                              const char **positional, int max_pos, int *npos, const char *command,
                              char *msg, size_t msg_len);
 /* "usage: ...\n\n<description>\n\noptions:\n  --name METAVAR  help" on stdout; under
- * bench_help_options_only only the options, one a line: "--name METAVAR" (or "--name"). */
+ * bench_help_options_only only the options, one a line: "--name METAVAR" (or "--name"); under
+ * bench_help_values_of only the choices of that option, one a line (none: nothing). */
 void bench_print_help(const char *usage, const char *description, const bench_opt *opts, int nopts);
-/* Set by `bench complete options COMMAND` (shell completion), which then calls the command with
- * --help. */
+/* Set by `bench complete options COMMAND` and `bench complete values COMMAND OPTION` (shell
+ * completion), which then call the command with --help. */
 extern bool bench_help_options_only;
+extern const char *bench_help_values_of;
 /* Entries of an array whose size the compiler knows (an option table). */
 #define BENCH_COUNT(array) ((int)(sizeof(array) / sizeof((array)[0])))
 

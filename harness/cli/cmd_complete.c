@@ -7,8 +7,8 @@
 #include "datasets.h"
 
 static const char complete_usage[] =
-    "bench complete commands | kinds | datasets | options COMMAND | params [KIND|DATASET ...] |\n"
-    "               choices KIND|DATASET PARAM";
+    "bench complete commands | kinds | datasets | options COMMAND | values COMMAND OPTION |\n"
+    "               params [KIND|DATASET ...] | choices KIND|DATASET PARAM";
 
 /* The parameter table of a kind or a dataset called name; NULL: neither. */
 static const attn_param_table *params_of(const char *name)
@@ -64,6 +64,14 @@ int bench_cmd_complete(int argc, char **argv, const bench_command *cmds, int ncm
             if (strcmp(argv[3], cmds[c].name) == 0) {
                 char *help_argv[] = {argv[0], argv[3], "--help", NULL};
                 bench_help_options_only = true;
+                return cmds[c].fn(3, help_argv);
+            }
+        return 0; /* not a command: nothing to complete */
+    } else if (strcmp(what, "values") == 0 && argc == 5) {
+        for (int c = 0; c < ncmds; c++)
+            if (strcmp(argv[3], cmds[c].name) == 0) {
+                char *help_argv[] = {argv[0], argv[3], "--help", NULL};
+                bench_help_values_of = argv[4];
                 return cmds[c].fn(3, help_argv);
             }
         return 0; /* not a command: nothing to complete */

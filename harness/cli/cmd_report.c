@@ -1,11 +1,12 @@
 /*
  * cmd_report.c — `bench report FILE.h5 [--run ID] --out REPORT.html`: one self-contained HTML
  * page of a run: the command that reproduces it, the figures of `bench plot` drawn as SVG and
- * set inline, the fits of `bench fit` (computed as it does, the file is not changed), every
- * point in a table sortable by any column, and the machine and build facts. Nothing in the page
- * comes from elsewhere (inline CSS, SVG and script; report_html.h), so it can be mailed or
- * archived as one file. The page is written beside its destination and renamed into place once
- * complete: a failure leaves no half page and an older report untouched.
+ * set inline (in the order its registry draws them, report/plot.h), the fits of `bench fit`
+ * (computed as it does, the file is not changed), every point in a table sortable by any column,
+ * and the machine and build facts. Nothing in the page comes from elsewhere (inline CSS, SVG and
+ * script; report_html.h), so it can be mailed or archived as one file. The page is written beside
+ * its destination and renamed into place once complete: a failure leaves no half page and an older
+ * report untouched.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -20,12 +21,9 @@
 #include "commands.h"
 #include "report_html.h"
 
-enum { MAX_FIGURES = 256 };
-
 /* A figure drawn into the scratch directory. */
 typedef struct svg_file {
     char path[4400], name[256];
-    struct timespec mtime;
 } svg_file;
 
 typedef struct report {
@@ -38,41 +36,9 @@ typedef struct report {
     char *log;      /* what bench plot printed: "wrote ...", "skipped ..." */
     size_t log_len;
     char no_figures[ATTN_MSG_LEN]; /* why there is no figure, or "" */
-    svg_file *svgs;
+    svg_file *svgs;                /* in the order bench plot drew them (its registry's) */
     int nsvgs;
 } report;
-
-/* The .svg files under dir (and its subdirectories), appended to r->svgs. */
-static void find_svgs(report *r, const char *dir, int depth)
-{
-    DIR *d = opendir(dir);
-    if (!d) return;
-    for (struct dirent *e; (e = readdir(d)) && r->nsvgs < MAX_FIGURES;) {
-        if (e->d_name[0] == '.') continue;
-        char path[4400];
-        snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        struct stat st;
-        if (lstat(path, &st) != 0) continue;
-        if (S_ISDIR(st.st_mode) && depth < 2) find_svgs(r, path, depth + 1);
-        const size_t len = strlen(e->d_name);
-        if (!S_ISREG(st.st_mode) || len < 5 || strcmp(e->d_name + len - 4, ".svg") != 0) continue;
-        svg_file *s = &r->svgs[r->nsvgs];
-        snprintf(s->path, sizeof s->path, "%s", path);
-        snprintf(s->name, sizeof s->name, "%.*s", (int)(len - 4), e->d_name);
-        s->mtime = st.st_mtim;
-        r->nsvgs++;
-    }
-    closedir(d);
-}
-
-/* In the order bench plot drew them (time, memory, throughput, accuracy, ...). */
-static int by_mtime(const void *a, const void *b)
-{
-    const svg_file *x = a, *y = b;
-    if (x->mtime.tv_sec != y->mtime.tv_sec) return x->mtime.tv_sec < y->mtime.tv_sec ? -1 : 1;
-    if (x->mtime.tv_nsec != y->mtime.tv_nsec) return x->mtime.tv_nsec < y->mtime.tv_nsec ? -1 : 1;
-    return strcmp(x->name, y->name);
-}
 
 /* Remove dir and everything under it (what bench plot wrote there). */
 static void remove_tree(const char *dir)
@@ -106,18 +72,25 @@ static attn_status draw_figures(report *r, const char *path, char *msg, size_t m
     }
     FILE *log = open_memstream(&r->log, &r->log_len);
     if (!log) return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
-    attn_status st = bench_plot_results(path, r->rd.run.run_id, r->dir, "svg", log, msg, msg_len);
+    bench_plot_drawn drawn;
+    attn_status st =
+        bench_plot_results(path, r->rd.run.run_id, r->dir, "svg", log, &drawn, msg, msg_len);
     fclose(log);
     if (st == ATTN_EINVAL) { /* nothing to draw */
         snprintf(r->no_figures, sizeof r->no_figures, "%s", msg);
         st = ATTN_OK;
     }
-    if (st) return st;
-    if (!(r->svgs = calloc(MAX_FIGURES, sizeof *r->svgs)))
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
-    find_svgs(r, r->dir, 0);
-    qsort(r->svgs, (size_t)r->nsvgs, sizeof *r->svgs, by_mtime);
-    return ATTN_OK;
+    if (!st && !(r->svgs = calloc((size_t)drawn.n + 1, sizeof *r->svgs)))
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
+    for (int i = 0; !st && i < drawn.n; i++) {
+        svg_file *s = &r->svgs[r->nsvgs++];
+        snprintf(s->path, sizeof s->path, "%s/%s", r->dir, drawn.files[i]);
+        const char *dot = strrchr(drawn.files[i], '.');
+        snprintf(s->name, sizeof s->name, "%.*s",
+                 (int)(dot ? dot - drawn.files[i] : (long)strlen(drawn.files[i])), drawn.files[i]);
+    }
+    bench_plot_drawn_free(&drawn);
+    return st;
 }
 
 /* The whole of a (small) file, NUL-terminated; NULL if it cannot be read. */

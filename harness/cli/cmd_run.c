@@ -288,60 +288,73 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     return exit_code;
 }
 
-int bench_cmd_run(int argc, char **argv)
+/* Room for the option table of bench run. */
+enum { MAX_OPTS = 40 };
+
+/* The option table of bench run, the values going into o: into opts (room for MAX_OPTS), the
+ * number of options returned. */
+static int run_options(run_opts *o, bench_opt *opts)
 {
-    run_opts o = {0};
-    const bench_opt opts[] = {
-        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024); decode: kv_len", &o.n},
+    const bench_opt table[] = {
+        {"--n", "N", "sequence length: q_len = kv_len = N (default 1024); decode: kv_len", &o->n},
         {"--mode", "MODE",
          "prefill (all n queries) or decode (--q-len newest queries against a "
          "KV cache of n keys; default prefill)",
-         &o.mode},
-        {"--q-len", "T", "queries per head (overrides --n; decode default 1)", &o.q_len},
+         &o->mode},
+        {"--q-len", "T", "queries per head (overrides --n; decode default 1)", &o->q_len},
         {"--kv-len", "S", "keys per head (overrides --n): cross attention when != q_len",
-         &o.kv_len},
-        {"--heads", "H", "query heads (default 8)", &o.heads},
+         &o->kv_len},
+        {"--heads", "H", "query heads (default 8)", &o->heads},
         {"--kv-heads", "G",
          "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
          "own grouping)",
-         &o.kv_heads},
-        {"--head-dim", "D", "head dimension (default 64)", &o.head_dim},
-        {"--batch", "B", "batch size (default 1)", &o.batch},
+         &o->kv_heads},
+        {"--head-dim", "D", "head dimension (default 64)", &o->head_dim},
+        {"--batch", "B", "batch size (default 1)", &o->batch},
         {"--causal", "0|1", "causal mask, last query aligned with last key (default 0; decode 1)",
-         &o.causal},
+         &o->causal},
         {"--dataset", "NAME",
          "input generator, or file=FILE.h5 (default gaussian; see bench "
          "datasets)",
-         &o.dataset},
+         &o->dataset},
         {"--input", "FILE.h5",
          "read q [B,H,T,D], k, v [B,Hkv,S,D] (float) from FILE: the same "
          "as --dataset file=FILE.h5",
-         &o.input},
+         &o->input},
         {"--output", "FILE.h5",
          "write the output as dataset 'o' [B,H,T,D] into FILE (--pass backward, train: and dq "
          "[B,H,T,D], dk, dv [B,Hkv,S,D])",
-         &o.output},
+         &o->output},
         {"--pass", "PASS",
          "forward, backward (dq, dk, dv given dout: the --input file's 'do' [B,H,T,D], else "
          "generated) or train (forward and backward; default forward)",
-         &o.pass},
+         &o->pass},
         {"--dtype", "f32|bf16|f16",
          "storage of q, k, v (default f32): the inputs rounded to it, out stays float32; "
          "rel_err against the float64 result of the unrounded inputs",
-         &o.dtype},
-        {"--out", "RESULTS.h5", "also append this point as a run to a results file", &o.results},
-        {"--help", NULL, "this help", &o.help},
-        BENCH_MEASURE_OPTS(&o.measure),
+         &o->dtype},
+        {"--out", "RESULTS.h5", "also append this point as a run to a results file", &o->results},
+        {"--help", NULL, "this help", &o->help},
+        BENCH_MEASURE_OPTS(&o->measure),
     };
+    _Static_assert(BENCH_COUNT(table) <= MAX_OPTS, "room for the options");
+    memcpy(opts, table, sizeof table);
+    return BENCH_COUNT(table);
+}
+
+int bench_cmd_run(int argc, char **argv)
+{
+    run_opts o = {0};
+    bench_opt opts[MAX_OPTS];
+    const int nopts = run_options(&o, opts);
     const char *pos[1 + ATTN_MAX_PARAMS];
     int npos = 0;
     char msg[ATTN_MSG_LEN];
-    if (bench_parse_opts(argc, argv, 2, opts, BENCH_COUNT(opts), pos, 1 + ATTN_MAX_PARAMS, &npos,
-                         "run", msg, sizeof msg))
+    if (bench_parse_opts(argc, argv, 2, opts, nopts, pos, 1 + ATTN_MAX_PARAMS, &npos, "run", msg,
+                         sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (o.help) {
-        bench_print_help("bench run KIND [NAME=VALUE ...] [options]", run_description, opts,
-                         BENCH_COUNT(opts));
+        bench_print_help("bench run KIND [NAME=VALUE ...] [options]", run_description, opts, nopts);
         return 0;
     }
     bench_point_spec spec;

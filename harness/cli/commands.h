@@ -14,6 +14,7 @@
 
 #include "args.h"
 #include "attn_isa.h"
+#include "plot.h"
 #include "point.h"
 #include "results.h"
 #include "series.h"
@@ -27,7 +28,8 @@ typedef struct bench_command {
 
 /* `bench complete WHAT ...` (hidden; for tools/bench-completion.bash): the words the shell may
  * complete, one a line: commands, kinds, datasets, the options of a command ("--name METAVAR"),
- * the parameters of kinds and datasets, the choices of a parameter. */
+ * the values an option of a command takes (its table's choices), the parameters of kinds and
+ * datasets, the choices of a parameter. */
 int bench_cmd_complete(int argc, char **argv, const bench_command *cmds, int ncmds);
 int bench_cmd_list(int argc, char **argv);
 int bench_cmd_info(int argc, char **argv);
@@ -40,15 +42,6 @@ int bench_cmd_report(int argc, char **argv);
 int bench_cmd_export(int argc, char **argv);
 int bench_cmd_compare(int argc, char **argv);
 
-/* Draw the figures of run run_id (0: the last) of results file path into dir (created if
- * missing; NULL: plots/<file name without .h5>-run<ID>) as format (png, svg, pdf); lists the
- * files written and the figures skipped on out (NULL: only the closing "plots: N figures ...
- * in DIR" line, on stdout). Once every figure is drawn, the figures in dir that it did not write
- * (an earlier plot's) are removed, and the count said: a folder holds one plot's figures.
- * ATTN_EINVAL: bad file, run, format or directory, or nothing to draw; ATTN_EFAIL: gnuplot
- * missing or failing (no broken image is left). */
-attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,
-                               const char *format, FILE *out, char *msg, size_t msg_len);
 /* The fit rows `bench fit` prints and stores for run rd (*rows malloc'd, free it; none when no
  * series has 2 or more n). ATTN_EFAIL: out of memory. */
 attn_status bench_fit_compute(const bench_run_data *rd, bench_fit_row **rows, int64_t *nrows);
@@ -59,9 +52,6 @@ void bench_fit_crossover_text(const bench_fit_row *r, char *buf, size_t len);
  * ATTN_EFAIL: gnuplot missing or failing, out of memory, a failed write (no page is left). */
 attn_status bench_report_write(const char *path, int64_t run_id, const char *out_path, char *msg,
                                size_t msg_len);
-
-/* plots/ under $ATTNBENCH_HOME (set by ./bench), else ./plots. */
-void bench_default_plot_dir(char *dir, size_t len);
 
 /* Measurement options shared by run and sweep, as text (NULL: default) and parsed. */
 typedef struct bench_measure_opts {

@@ -24,7 +24,7 @@ typedef struct bench_sweep_item {
     bool collective; /* its kind runs on every rank together (attn_ops.collective) */
 } bench_sweep_item;
 
-/* The sweep's side (cmd_sweep.c). */
+/* The sweep's side (sweep_measure.c). */
 typedef struct bench_sweep_hooks {
     void *ctx;
     /* Measure point p on this rank into points[p] (or mark it skipped), its timed repetitions

@@ -70,8 +70,6 @@ void bench_signals_catch(void)
 
 int bench_stop_signal(void) { return stop_signal; }
 
-void bench_stop_reset(void) { stop_signal = 0; }
-
 const char *bench_signal_name(int sig)
 {
     return sig == SIGINT ? "INT" : sig == SIGTERM ? "TERM" : sig == SIGHUP ? "HUP" : "?";

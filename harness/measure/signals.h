@@ -24,8 +24,6 @@
 void bench_signals_catch(void);
 /* The signal that asked to stop (SIGINT, SIGTERM, SIGHUP), or 0: nothing asked. */
 int bench_stop_signal(void);
-/* For tests: forget the stop request. */
-void bench_stop_reset(void);
 /* The signal's name without "SIG" ("INT", "TERM", "HUP"), for messages. */
 const char *bench_signal_name(int sig);
 

@@ -3,7 +3,7 @@
  * series in memory, each kind's colour, marker and dash (the same in every figure), and the
  * gnuplot script that lays out the header, the panels and the legend, chooses axis ranges and
  * ticks, draws error bars and fitted laws, and renders the file through gnuplot.h. Which figures
- * a run gets is cmd_plot.c's job.
+ * a run gets is the registry's (plot.h, report/figures/).
  */
 #include <math.h>
 #include <stdarg.h>

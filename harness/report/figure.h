@@ -1,15 +1,15 @@
 /*
- * figure.h — a figure of `bench plot` in memory and its drawing by gnuplot (internal to
- * cmd_plot.c and figure.c). A figure is one output file: a title, a subtitle, an optional note
- * and one or two panels side by side sharing one legend. A panel is one pair of axes (labels,
- * log or linear, an optional horizontal reference line) holding series. A series (pseries) is
- * one line of points x, y with its legend label, optional error bars, optional per-point tags
- * and up to two fitted power laws. Its kind sets its colour, marker shape and dash pattern, the
- * same in every figure (bench_fig_kind_style: told apart in grey print too); a further series of
- * the same kind in a figure takes the next shape and dash; markers are open, and filled for the
- * causal series when a figure holds both causal and non-causal ones.
- * The output format (png, svg, pdf: gnuplot's terminal) is chosen in one place, plot_ctx.format,
- * and set by bench_gnuplot_render; a figure's content does not depend on it.
+ * figure.h — a figure of `bench plot` in memory and its drawing by gnuplot (within report/:
+ * the figures of report/figures/ fill it, figure.c draws it). A figure is one output file: a title,
+ * a subtitle, an optional note and one or two panels side by side sharing one legend. A panel is
+ * one pair of axes (labels, log or linear, an optional horizontal reference line) holding series. A
+ * series (pseries) is one line of points x, y with its legend label, optional error bars, optional
+ * per-point tags and up to two fitted power laws. Its kind sets its colour, marker shape and dash
+ * pattern, the same in every figure (bench_fig_kind_style: told apart in grey print too); a further
+ * series of the same kind in a figure takes the next shape and dash; markers are open, and filled
+ * for the causal series when a figure holds both causal and non-causal ones. The output format
+ * (png, svg, pdf: gnuplot's terminal) is chosen in one place, plot_ctx.format, and set by
+ * bench_gnuplot_render; a figure's content does not depend on it.
  */
 #ifndef BENCH_FIGURE_H
 #define BENCH_FIGURE_H

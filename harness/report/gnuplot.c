@@ -107,6 +107,11 @@ static const struct {
     {"pdf", "pdfcairo", "%PDF-"},
 };
 
+const char *bench_gnuplot_format_at(int i)
+{
+    return i >= 0 && i < (int)(sizeof formats / sizeof formats[0]) ? formats[i].name : NULL;
+}
+
 bool bench_gnuplot_format_ok(const char *name)
 {
     for (size_t f = 0; f < sizeof formats / sizeof formats[0]; f++)

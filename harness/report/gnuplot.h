@@ -40,6 +40,8 @@ void bench_gnuplot_quote(const char *text, bool enhanced, char *buf, size_t len)
 
 /* Formats: "png" (pngcairo), "svg", "pdf" (pdfcairo). Is name one of them? */
 bool bench_gnuplot_format_ok(const char *name);
+/* The name of format i ("png"), NULL past the last. */
+const char *bench_gnuplot_format_at(int i);
 
 /* Draw script (the commands after `set terminal`/`set output`, which this adds) as a
  * width x height image (pixels; for pdf, 1/100 inch) in format, and move it to dest.

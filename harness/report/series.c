@@ -506,7 +506,7 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
     int w = 0;
     buf[0] = '\0';
     for (size_t f = 0; f < sizeof shown / sizeof shown[0]; f++) {
-        /* threads and kernel set: the figure's origin says them when shared (cmd_plot.c) */
+        /* threads and kernel set: the figure's origin says them when shared (fig_common.c) */
         if (!(fields & shown[f]) || m == 0 || shown[f] & (BENCH_K_THREADS | BENCH_K_ISA)) continue;
         char a[160], b[160], c[160];
         setting_text(rd, idx[0], shown[f], a, sizeof a);

@@ -1,6 +1,6 @@
 /*
- * atomic.h — within store/ only (h5store.c, tensor_io.c): files created atomically, the writers'
- * lock, and honest reasons for failed writes.
+ * atomic.h — within store/ only (writer.c, reader.c, tensor_io.c): files created atomically, the
+ * writers' lock, and honest reasons for failed writes.
  *
  * A new file is written under a temporary name beside its destination (".NAME.tmp-PID", same
  * directory, so the rename cannot cross filesystems) and renamed into place only once it is a

@@ -1,7 +1,7 @@
 /*
- * results.h — the HDF5 store (h5store.c) of what sweeps record: runs and points (bench_run and
- * bench_point, measure/record.h), their timed repetitions and the fits of `bench fit`
- * (bench_fit_row); and rank-4 tensors written for `bench run --output` (tensor_io.c).
+ * results.h — the HDF5 store (tables.c, writer.c, reader.c, h5file.c) of what sweeps record: runs
+ * and points (bench_run and bench_point, measure/record.h), their timed repetitions and the fits of
+ * `bench fit` (bench_fit_row); and rank-4 tensors written for `bench run --output` (tensor_io.c).
  *
  * Room store/ (above measure/, below report/ and cli/): includes its own headers, measure/'s,
  * attention/ and datasets/, never report/ or cli/.

@@ -1,6 +1,6 @@
 /*
  * fuzz_results.c — libFuzzer target: the results reader behind bench plot and bench fit
- * (harness/store/h5store.c: /runs, /points, /fits) and the loading of a run into series
+ * (harness/store/reader.c: /runs, /points, /fits) and the loading of a run into series
  * (harness/report/series.c: bench_run_load, which normalises the recorded parameters by resolving
  * them for each point's recorded shape). The input is the file's bytes.
  */
