@@ -159,7 +159,8 @@ Test(backward, every_kind_matches_its_float64_gradient)
         for (int c = 0; c < NSHAPES; c++)
             for (int cn = 0; cn < ncases; cn++) {
                 attn_shape s;
-                if (kind_shape(ops, &shapes[c], &s)) check_gradients(ops, &x, &s, cases[cn], 1, 1e-5);
+                if (kind_shape(ops, &shapes[c], &s))
+                    check_gradients(ops, &x, &s, cases[cn], 1, 1e-5);
             }
     }
     cr_expect(kinds >= 11, "only %d kinds have a backward pass", kinds);

@@ -688,8 +688,7 @@ Test(cli, pass_backward_and_train)
     cr_expect_gt(pts[0].saved_bytes, 0);
     cr_expect_float_eq(pts[0].flops, 2.5 * full->flops(full, &s, &p), 1e-6 * pts[0].flops);
     const attn_exec x = tu_exec(1); /* --threads 1 */
-    cr_expect_eq(pts[0].workspace_bytes,
-                 (int64_t)full->train->workspace_bytes(full, &x, &s, &p));
+    cr_expect_eq(pts[0].workspace_bytes, (int64_t)full->train->workspace_bytes(full, &x, &s, &p));
     cr_expect_eq(strcmp(pts[0].status, "ok"), 0, "%s", pts[0].message);
     free(runs), free(pts);
 

@@ -34,8 +34,8 @@ static inputs make(const ds_ops *ds, const attn_shape *s, const ds_params *p, ui
                  bench_alloc((size_t)attn_kv_elems(s) * sizeof(float)),
                  bench_alloc((size_t)attn_kv_elems(s) * sizeof(float))};
     char msg[ATTN_MSG_LEN];
-    cr_assert_eq(ds->fill(s, p, seed, threads, in.q, in.k, in.v, msg, sizeof msg), ATTN_OK, "%s: %s",
-                 ds->name, msg);
+    cr_assert_eq(ds->fill(s, p, seed, threads, in.q, in.k, in.v, msg, sizeof msg), ATTN_OK,
+                 "%s: %s", ds->name, msg);
     return in;
 }
 

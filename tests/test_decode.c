@@ -1,11 +1,11 @@
 /*
  * test_decode.c — decode mode and grouped K/V heads. Generated from the registry: for every
  * kind, decoding the last T positions (T = 1 and 3) against the KV cache equals the last T rows
- * of the causal prefill on the same k and v (through state_bytes/prepare/decode when the kind
- * has a decode state, as harness/measure/point.c does; else forward on the decode shape); a kind
- * may refuse decode shapes only when its refuses_decode (kind_cases.h) says so. Then the KV heads mqa and
- * gqa resolve to, and every kind on the dense engine (ATTN_ENGINE_DENSE: the G heads of a KV
- * head stacked in one tile, keys cut into chunks merged afterwards) against the float64
+ * of the causal prefill on the same k and v (through the decode table's state_bytes, prepare and
+ * step when the kind has one, as harness/measure/point.c does; else forward on the decode shape);
+ * a kind may refuse decode shapes only when kind_cases.h says so (refuses_decode). Then the KV
+ * heads mqa and gqa resolve to, and every kind on the dense engine (ATTN_ENGINE_DENSE: the G heads
+ * of a KV head stacked in one tile, keys cut into chunks merged afterwards) against the float64
  * reference at Hkv = 1, 2, H with odd T, small tiles and explicit chunk counts, and its decode
  * workspace independent of the cache length.
  */
@@ -92,8 +92,8 @@ Test(decode, last_rows_of_prefill_for_every_kind)
             for (int64_t T = 1; T <= 3; T += 2) {
                 const bool ran = decode_matches_prefill(ops, &cases[c], T);
                 cr_expect(ran || tu_cases(ops).refuses_decode,
-                          "%s refused decode case %zu (T=%lld) without refuses_decode",
-                          ops->name, c, (long long)T);
+                          "%s refused decode case %zu (T=%lld) without refuses_decode", ops->name,
+                          c, (long long)T);
                 decoded += ran;
             }
     }

@@ -393,7 +393,8 @@ Test(linear, counts)
             attn_shape a = attn_shape_init(1, 8, 8, 4096, 4096, 64, causal), b = a;
             const attn_exec x = tu_exec(2);
             b.T = b.S = 65536;
-            cr_expect_eq(ops->workspace_bytes(ops, &x, &a, &p), ops->workspace_bytes(ops, &x, &b, &p),
+            cr_expect_eq(ops->workspace_bytes(ops, &x, &a, &p),
+                         ops->workspace_bytes(ops, &x, &b, &p),
                          "%s causal=%d: workspace grows with n", settings, causal);
             cr_expect_lt(ops->workspace_bytes(ops, &x, &b, &p), (size_t)4 << 20);
         }

@@ -158,8 +158,8 @@ Test(mods, every_kind_matches_float64_with_modifiers)
                     join(text, sizeof text, cases[pc], settings[st]);
                     /* sigma 2: scores of std ~4, so softcap=5 bends them; the change the
                      * modifiers make is measured on the kind's defaults */
-                    const double d =
-                        check_case(ops, &x, &s, text, pc == 0 ? cases[pc] : NULL, 2.0, "odd shapes");
+                    const double d = check_case(ops, &x, &s, text, pc == 0 ? cases[pc] : NULL, 2.0,
+                                                "odd shapes");
                     ran += d != -2;
                     moved[st] = fmax(moved[st], d);
                 }

@@ -153,8 +153,7 @@ static void bytes_match_the_mask(const attn_ops *ops, const attn_shape *s, const
         for (int64_t j = 0; j < s->S; j++) {
             bool read = false;
             for (int64_t h = g * group; h < (g + 1) * group && !read; h++)
-                for (int64_t i = 0; i < s->T && !read; i++)
-                    read = ops->allows(ops, s, &p, h, i, j);
+                for (int64_t i = 0; i < s->T && !read; i++) read = ops->allows(ops, s, &p, h, i, j);
             keys += read;
         }
     const double expect = 4.0 * (2.0 * attn_q_elems(s) + 2.0 * s->D * s->B * keys);
@@ -416,7 +415,8 @@ Test(sparse, random_draws_per_block_and_per_token)
             const attn_exec x = tu_exec(THREADS);
             dec.decode = causal;
             attn_params pp = tu_params(ops, texts[t], &pre), pd = tu_params(ops, texts[t], &dec);
-            float *q, *k, *v, *o = run(ops, &x, &pre, &pp, &q, &k, &v), *qd = bench_alloc(2 * D * 4);
+            float *q, *k, *v, *o = run(ops, &x, &pre, &pp, &q, &k, &v),
+                              *qd = bench_alloc(2 * D * 4);
             float *od = bench_alloc(2 * D * 4);
             for (int64_t h = 0; h < 2; h++) {
                 memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
