@@ -13,10 +13,10 @@
 #include "test_util.h"
 
 /* A kind that sees key 0 only: its own definition is o_i = v_0. */
-static bool first_key_only(const attn_shape *s, const attn_params *p, int64_t h, int64_t i,
-                           int64_t j)
+static bool first_key_only(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                           int64_t h, int64_t i, int64_t j)
 {
-    (void)s, (void)p, (void)h, (void)i;
+    (void)self, (void)s, (void)p, (void)h, (void)i;
     return j == 0;
 }
 
@@ -83,26 +83,28 @@ Test(accuracy, retrieval_on_a_case_computed_by_hand)
     const float v[6] = {1, 0, 0, 1, -1, 0};
     const float out[8] = {0.6f, 0.5f, 0.6f, 0.5f, 0.5f, 0.5f, 0.6f, 0.5f};
     const ds_plant plants[4] = {{0, 0}, {1, 1}, {2, 0}, {3, 0}};
-    cr_expect_float_eq(bench_retrieval(&s, v, out, plants, 1), 1.0, 1e-12);
-    cr_expect_float_eq(bench_retrieval(&s, v, out, plants + 1, 1), 0.0, 1e-12);
-    cr_expect_float_eq(bench_retrieval(&s, v, out, plants + 2, 1), 0.0, 1e-12, "a tie");
-    cr_expect_float_eq(bench_retrieval(&s, v, out, plants, 4), 0.5, 1e-12);
-    cr_expect(isnan(bench_retrieval(&s, v, out, plants, 0)));
+    cr_expect_float_eq(bench_retrieval(&s, 1, v, out, plants, 1), 1.0, 1e-12);
+    cr_expect_float_eq(bench_retrieval(&s, 1, v, out, plants + 1, 1), 0.0, 1e-12);
+    cr_expect_float_eq(bench_retrieval(&s, 1, v, out, plants + 2, 1), 0.0, 1e-12, "a tie");
+    cr_expect_float_eq(bench_retrieval(&s, 1, v, out, plants, 4), 0.5, 1e-12);
+    cr_expect(isnan(bench_retrieval(&s, 1, v, out, plants, 0)));
     /* batch 2: row 2 of shape (B=2, H=1, T=1) reads the values of batch 1 */
     attn_shape b2 = attn_shape_init(2, 1, 1, 1, 3, 2, false);
     const float v2[12] = {1, 0, 0, 1, -1, 0, -1, 0, 0, 1, 1, 0};
     const float o2[4] = {0, 0, 0.6f, 0.5f};
     const ds_plant p2 = {1, 2};
-    cr_expect_float_eq(bench_retrieval(&b2, v2, o2, &p2, 1), 1.0, 1e-12);
+    cr_expect_float_eq(bench_retrieval(&b2, 1, v2, o2, &p2, 1), 1.0, 1e-12);
 }
 
-/* One point of kind `kind` on the needle dataset, returning the results row. */
+/* One point of kind `kind` on the needle dataset on `threads` threads, returning the results
+ * row. */
 static bench_point needle_point(const attn_ops *ops, const attn_params *kp, attn_shape s,
-                                const char *needle_sets)
+                                int threads, const char *needle_sets)
 {
     bench_point_spec spec = {.ops = ops,
                              .params = *kp,
                              .shape = s,
+                             .exec = tu_exec(threads),
                              .dataset = ds_find("needle"),
                              .seed = 3,
                              .accuracy_rows = 32,
@@ -132,10 +134,9 @@ Test(accuracy, full_retrieves_every_needle)
     const attn_params p = attn_params_defaults(attn_kind_params(full));
     for (int causal = 0; causal <= 1; causal++) {
         attn_shape s = attn_shape_init(1, 4, 2, 300, 300, 32, causal);
-        s.threads = 2;
         const char *sets[] = {"", "distance=250", "distance=1,needles=40"};
         for (int c = 0; c < 3; c++) {
-            bench_point pt = needle_point(full, &p, s, sets[c]);
+            bench_point pt = needle_point(full, &p, s, 2, sets[c]);
             cr_expect_gt(pt.retrieval_queries, 0);
             cr_expect_eq(pt.retrieval, 1.0, "causal=%d %s: retrieval %g of %d", causal, sets[c],
                          pt.retrieval, pt.retrieval_queries);
@@ -143,7 +144,7 @@ Test(accuracy, full_retrieves_every_needle)
     }
     attn_shape d = attn_shape_init(1, 8, 2, 1, 2000, 64, true); /* decode: the one new query */
     d.decode = true;
-    bench_point pt = needle_point(full, &p, d, "");
+    bench_point pt = needle_point(full, &p, d, 1, "");
     cr_expect_eq(pt.retrieval_queries, 8);
     cr_expect_eq(pt.retrieval, 1.0, "decode: retrieval %g", pt.retrieval);
 }
@@ -160,12 +161,11 @@ Test(accuracy, window_misses_needles_beyond_the_window)
                  ATTN_OK, "%s", msg);
     for (int causal = 0; causal <= 1; causal++) {
         attn_shape s = attn_shape_init(1, 4, 4, 256, 256, 32, causal);
-        s.threads = 2;
-        bench_point far = needle_point(window, &p, s, "distance=64");
+        bench_point far = needle_point(window, &p, s, 2, "distance=64");
         cr_expect_eq(far.retrieval_queries, 4 * 16);
         cr_expect_leq(far.retrieval, 0.05, "causal=%d: needle beyond the window, retrieval %g",
                       causal, far.retrieval);
-        bench_point near = needle_point(window, &p, s, "distance=4");
+        bench_point near = needle_point(window, &p, s, 2, "distance=4");
         cr_expect_eq(near.retrieval, 1.0, "causal=%d: needle inside the window, retrieval %g",
                      causal, near.retrieval);
     }
@@ -180,8 +180,9 @@ Test(accuracy, yardstick_has_the_kinds_modifiers)
     float *q = tu_random(attn_q_elems(&s), 2.0, 1), *k = tu_random(attn_kv_elems(&s), 2.0, 2);
     float *v = tu_random(attn_kv_elems(&s), 1.0, 3), *o = bench_alloc(attn_q_elems(&s) * 4);
     const attn_ops *full = attn_kind_find("full");
+    const attn_exec x = tu_exec(1);
     attn_params p = tu_params(full, "alibi=1,softcap=5", &s);
-    cr_assert_eq(tu_forward(full, &s, &p, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(full, &x, &s, &p, q, k, v, o), ATTN_OK);
     bench_accuracy acc;
     char msg[ATTN_MSG_LEN];
     cr_assert_eq(bench_measure_accuracy(full, &s, &p, q, k, v, o, 64, 1, &acc, msg, sizeof msg),
@@ -195,7 +196,7 @@ Test(accuracy, yardstick_has_the_kinds_modifiers)
     /* a window of 8 with the modifiers: its error is against modified full attention only */
     const attn_ops *window = attn_kind_find("window");
     p = tu_params(window, "window=8,alibi=1,softcap=5", &s);
-    cr_assert_eq(tu_forward(window, &s, &p, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(window, &x, &s, &p, q, k, v, o), ATTN_OK);
     double *exact = malloc((size_t)attn_q_elems(&s) * sizeof *exact);
     int64_t *rows = malloc((size_t)(s.H * s.T) * sizeof *rows);
     for (int64_t r = 0; r < s.H * s.T; r++) rows[r] = r;

@@ -11,6 +11,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "kind_cases.h"
 #include "test_util.h"
 
 static const tu_shape_case shapes[] = {
@@ -39,9 +40,9 @@ static const char *extra_cases(const attn_ops *ops)
 }
 
 /* The kind's shape for a case: its own KV heads (mqa: 1) when they divide H. */
-static bool kind_shape(const attn_ops *ops, const tu_shape_case *c, int threads, attn_shape *s)
+static bool kind_shape(const attn_ops *ops, const tu_shape_case *c, attn_shape *s)
 {
-    *s = tu_make_shape(c, threads);
+    *s = tu_make_shape(c);
     s->Hkv = attn_kind_kv_heads(ops, s->H, c->Hkv);
     return s->Hkv >= 1 && s->H % s->Hkv == 0;
 }
@@ -57,10 +58,10 @@ static void grads_free(grads *g)
     free(g->dq), free(g->dk), free(g->dv), free(g->saved);
 }
 
-/* forward_train and backward with workspaces of exactly the declared sizes (the sanitizer build
- * catches overruns), the weights drawn from the kind's seed. */
-static attn_status run_backward(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                grads *g, double sigma)
+/* forward_train and backward on x with workspaces of exactly the declared sizes (the
+ * sanitizer build catches overruns), the weights drawn from the kind's seed. */
+static attn_status run_backward(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                                const attn_params *p, grads *g, double sigma)
 {
     const int64_t qn = attn_q_elems(s), kvn = attn_kv_elems(s);
     g->q = tu_random(qn, sigma, 1), g->k = tu_random(kvn, sigma, 2), g->v = tu_random(kvn, 1, 3);
@@ -72,25 +73,25 @@ static attn_status run_backward(const attn_ops *ops, const attn_shape *s, const 
     float *owned[ATTN_MAX_WEIGHTS];
     char msg[ATTN_MSG_LEN];
     cr_assert_eq(attn_weights_draw(ops, s, &given, owned, msg, sizeof msg), ATTN_OK, "%s", msg);
-    void *ws = bench_alloc(ops->workspace_bytes(s, &given));
+    void *ws = bench_alloc(ops->workspace_bytes(ops, x, s, &given));
     attn_status st =
-        attn_kind_forward_train(ops, s, &given, g->q, g->k, g->v, g->out, g->saved, ws);
+        attn_kind_forward_train(ops, x, s, &given, g->q, g->k, g->v, g->out, g->saved, ws);
     free(ws);
-    ws = bench_alloc(ops->backward_workspace_bytes(s, &given));
+    ws = bench_alloc(ops->train->workspace_bytes(ops, x, s, &given));
     if (st == ATTN_OK)
-        st = ops->backward(s, &given, g->q, g->k, g->v, g->out, g->saved, g->dout, g->dq, g->dk,
-                           g->dv, ws);
+        st = ops->train->backward(ops, x, s, &given, g->q, g->k, g->v, g->out, g->saved, g->dout,
+                                  g->dq, g->dk, g->dv, ws);
     free(ws);
     attn_weights_free(owned);
     return st;
 }
 
-static void label_of(const attn_ops *ops, const attn_shape *s, const char *params, char *buf,
-                     size_t len)
+static void label_of(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                     const char *params, char *buf, size_t len)
 {
     snprintf(buf, len, "%s [B=%lld H=%lld Hkv=%lld T=%lld S=%lld D=%lld causal=%d threads=%d %s]",
              ops->name, (long long)s->B, (long long)s->H, (long long)s->Hkv, (long long)s->T,
-             (long long)s->S, (long long)s->D, s->causal, s->threads, params);
+             (long long)s->S, (long long)s->D, s->causal, x->threads, params);
 }
 
 /* Relative L2 error of a against r; a gradient that is exactly 0 (|r| below 1e-9 of |dv| per
@@ -109,16 +110,16 @@ static double rel_err(const float *a, const double *r, int64_t n, const double *
     return 0;
 }
 
-/* dq, dk, dv against the float64 gradients; returns the worst relative L2 error. */
-static double check_gradients(const attn_ops *ops, const attn_shape *s, const char *text,
-                              double sigma, double tol)
+/* dq, dk, dv computed on x against the float64 gradients; returns the worst relative L2 error. */
+static double check_gradients(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                              const char *text, double sigma, double tol)
 {
     char lab[320], msg[ATTN_MSG_LEN];
     const attn_params p = tu_params(ops, text, s);
-    label_of(ops, s, text, lab, sizeof lab);
+    label_of(ops, x, s, text, lab, sizeof lab);
     if (attn_backward_check(ops, s, &p, msg, sizeof msg) != ATTN_OK) return 0; /* not a case */
     grads g = {0};
-    cr_assert_eq(run_backward(ops, s, &p, &g, sigma), ATTN_OK, "%s: backward failed", lab);
+    cr_assert_eq(run_backward(ops, x, s, &p, &g, sigma), ATTN_OK, "%s: backward failed", lab);
     const int64_t qn = attn_q_elems(s), kvn = attn_kv_elems(s);
     double *rq = malloc((size_t)qn * sizeof *rq), *rk = malloc((size_t)kvn * sizeof *rk);
     double *rv = malloc((size_t)kvn * sizeof *rv);
@@ -133,12 +134,13 @@ static double check_gradients(const attn_ops *ops, const attn_shape *s, const ch
     return fmax(eq, fmax(ek, ev));
 }
 
-/* Every parameter case of a kind: the defaults, its `small` cases, its engine's extra cases. */
+/* Every parameter case of a kind: the defaults, its `small` cases (kind_cases.h), its engine's
+ * extra cases. */
 static int kind_cases(const attn_ops *ops, char cases[][128], int max)
 {
     int n = 0;
     snprintf(cases[n++], 128, "%s", "");
-    const char *lists[2] = {ops->tests.small, extra_cases(ops)};
+    const char *lists[2] = {tu_cases(ops).small, extra_cases(ops)};
     for (int l = 0; l < 2; l++)
         for (int c = 0; n < max && tu_case(lists[l], c, cases[n], 128); c++) n++;
     return n;
@@ -153,10 +155,12 @@ Test(backward, every_kind_matches_its_float64_gradient)
         kinds++;
         char cases[16][128];
         const int ncases = kind_cases(ops, cases, 16);
+        const attn_exec x = tu_exec(2);
         for (int c = 0; c < NSHAPES; c++)
-            for (int x = 0; x < ncases; x++) {
+            for (int cn = 0; cn < ncases; cn++) {
                 attn_shape s;
-                if (kind_shape(ops, &shapes[c], 2, &s)) check_gradients(ops, &s, cases[x], 1, 1e-5);
+                if (kind_shape(ops, &shapes[c], &s))
+                    check_gradients(ops, &x, &s, cases[cn], 1, 1e-5);
             }
     }
     cr_expect(kinds >= 11, "only %d kinds have a backward pass", kinds);
@@ -174,13 +178,15 @@ Test(backward, every_isa_matches_the_float64_gradient)
             if (!attn_kind_has_backward(ops)) continue;
             char cases[16][128];
             const int ncases = kind_cases(ops, cases, 16);
+            const attn_exec x = tu_exec(2); /* on isa, in force */
+            cr_assert_eq(attn_exec_isa(&x), isa);
             for (int c = 0; c < 2; c++)
-                for (int x = 0; x < ncases; x++) {
+                for (int cn = 0; cn < ncases; cn++) {
                     attn_shape s;
-                    if (!kind_shape(ops, &shapes[few[c]], 2, &s)) continue;
-                    const double err = check_gradients(ops, &s, cases[x], 1, 1e-5);
+                    if (!kind_shape(ops, &shapes[few[c]], &s)) continue;
+                    const double err = check_gradients(ops, &x, &s, cases[cn], 1, 1e-5);
                     cr_expect(err <= 1e-5, "isa=%s: %s '%s' shape %d: %.3g", attn_isa_name(isa),
-                              ops->name, cases[x], few[c], err);
+                              ops->name, cases[cn], few[c], err);
                 }
         }
 }
@@ -192,29 +198,31 @@ Test(backward, linear_trig_with_few_features)
 {
     const attn_ops *ops = attn_kind_find("linear");
     cr_assert_not_null(ops);
+    const attn_exec x = tu_exec(2);
     for (int c = 0; c < NSHAPES; c++) {
         attn_shape s;
-        if (kind_shape(ops, &shapes[c], 2, &s)) {
-            check_gradients(ops, &s, "map=trig,chunk=4,features=9", 1, 1e-4);
-            check_gradients(ops, &s, "map=trig,chunk=4", 1, 1e-4);
-            check_gradients(ops, &s, "map=trig,features=1", 1, 1e-4);
+        if (kind_shape(ops, &shapes[c], &s)) {
+            check_gradients(ops, &x, &s, "map=trig,chunk=4,features=9", 1, 1e-4);
+            check_gradients(ops, &x, &s, "map=trig,chunk=4", 1, 1e-4);
+            check_gradients(ops, &x, &s, "map=trig,features=1", 1, 1e-4);
         }
     }
 }
 
-/* The block-sparse `large` cases (several tasks and visits, gathered and strided keys, longer
- * key sets than a visit) at a few hundred rows. */
+/* The block-sparse `large` cases (kind_cases.h: several tasks and visits, gathered and strided
+ * keys, longer key sets than a visit) at a few hundred rows. */
 Test(backward, block_sparse_large_cases)
 {
     const tu_shape_case cases[] = {{1, 2, 1, 600, 600, 8, false}, {1, 2, 2, 333, 777, 4, true}};
+    const attn_exec x = tu_exec(2);
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *ops = attn_kind_at(n);
         if (!attn_kind_has_backward(ops) || ops->engine != ATTN_ENGINE_BLOCK_SPARSE) continue;
         char text[128];
-        for (int c = 0; tu_case(ops->tests.large, c, text, sizeof text); c++)
-            for (size_t x = 0; x < sizeof cases / sizeof cases[0]; x++) {
+        for (int c = 0; tu_case(tu_cases(ops).large, c, text, sizeof text); c++)
+            for (size_t cn = 0; cn < sizeof cases / sizeof cases[0]; cn++) {
                 attn_shape s;
-                if (kind_shape(ops, &cases[x], 2, &s)) check_gradients(ops, &s, text, 1, 1e-5);
+                if (kind_shape(ops, &cases[cn], &s)) check_gradients(ops, &x, &s, text, 1, 1e-5);
             }
     }
 }
@@ -224,11 +232,12 @@ Test(backward, block_sparse_large_cases)
 Test(backward, large_logits)
 {
     const tu_shape_case c = {1, 2, 2, 40, 57, 16, true};
+    const attn_exec x = tu_exec(2);
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *ops = attn_kind_at(n);
         attn_shape s;
-        if (!attn_kind_has_backward(ops) || !ops->allows || !kind_shape(ops, &c, 2, &s)) continue;
-        check_gradients(ops, &s, "", 10, 1e-4);
+        if (!attn_kind_has_backward(ops) || !ops->allows || !kind_shape(ops, &c, &s)) continue;
+        check_gradients(ops, &x, &s, "", 10, 1e-4);
     }
 }
 
@@ -237,18 +246,18 @@ Test(backward, large_logits)
 Test(backward, forward_train_and_threads)
 {
     const tu_shape_case c = {2, 4, 2, 70, 90, 16, true};
+    const attn_exec x1 = tu_exec(1), x2 = tu_exec(2);
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *ops = attn_kind_at(n);
-        attn_shape s1, s2;
-        if (!attn_kind_has_backward(ops) || !kind_shape(ops, &c, 1, &s1)) continue;
-        kind_shape(ops, &c, 2, &s2);
-        const attn_params p = tu_params(ops, "", &s1);
+        attn_shape s;
+        if (!attn_kind_has_backward(ops) || !kind_shape(ops, &c, &s)) continue;
+        const attn_params p = tu_params(ops, "", &s);
         grads a = {0}, b = {0};
-        cr_assert_eq(run_backward(ops, &s1, &p, &a, 1), ATTN_OK);
-        cr_assert_eq(run_backward(ops, &s2, &p, &b, 1), ATTN_OK);
-        const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
+        cr_assert_eq(run_backward(ops, &x1, &s, &p, &a, 1), ATTN_OK);
+        cr_assert_eq(run_backward(ops, &x2, &s, &p, &b, 1), ATTN_OK);
+        const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
         float *o = bench_alloc((size_t)qn * 4);
-        cr_assert_eq(tu_forward(ops, &s1, &p, a.q, a.k, a.v, o), ATTN_OK);
+        cr_assert_eq(tu_forward(ops, &x1, &s, &p, a.q, a.k, a.v, o), ATTN_OK);
         cr_expect(memcmp(o, a.out, (size_t)qn * 4) == 0, "%s: forward_train's out differs",
                   ops->name);
         double *ref = malloc((size_t)kvn * sizeof *ref);
@@ -277,7 +286,7 @@ static double loss(const attn_ops *ops, const attn_shape *s, const attn_params *
 static void finite_difference(const attn_ops *ops, const tu_shape_case *c, const char *text)
 {
     attn_shape s;
-    cr_assert(kind_shape(ops, c, 1, &s));
+    cr_assert(kind_shape(ops, c, &s));
     const attn_params p = tu_params(ops, text, &s);
     const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
     float *x[3] = {tu_random(qn, 1, 1), tu_random(kvn, 1, 2), tu_random(kvn, 1, 3)};
@@ -317,9 +326,9 @@ Test(backward, float64_gradients_match_finite_differences)
         if (!attn_kind_has_backward(ops)) continue;
         char cases[16][128];
         const int ncases = kind_cases(ops, cases, 16);
-        for (int x = 0; x < ncases; x++) {
-            finite_difference(ops, &causal, cases[x]);
-            finite_difference(ops, &cross, cases[x]);
+        for (int cn = 0; cn < ncases; cn++) {
+            finite_difference(ops, &causal, cases[cn]);
+            finite_difference(ops, &cross, cases[cn]);
         }
     }
 }

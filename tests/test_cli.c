@@ -686,14 +686,15 @@ Test(cli, pass_backward_and_train)
     cr_expect_str_eq(pts[0].pass, "backward");
     cr_expect_eq(pts[0].saved_bytes, (int64_t)attn_kind_saved_bytes(full, &s, &p));
     cr_expect_gt(pts[0].saved_bytes, 0);
-    cr_expect_float_eq(pts[0].flops, 2.5 * full->flops(&s, &p), 1e-6 * pts[0].flops);
-    cr_expect_eq(pts[0].workspace_bytes, (int64_t)full->backward_workspace_bytes(&s, &p));
+    cr_expect_float_eq(pts[0].flops, 2.5 * full->flops(full, &s, &p), 1e-6 * pts[0].flops);
+    const attn_exec x = tu_exec(1); /* --threads 1 */
+    cr_expect_eq(pts[0].workspace_bytes, (int64_t)full->train->workspace_bytes(full, &x, &s, &p));
     cr_expect_eq(strcmp(pts[0].status, "ok"), 0, "%s", pts[0].message);
     free(runs), free(pts);
 
     for (int k = 0; k < attn_kind_count() && !none; k++) { /* a kind without a backward */
         const attn_ops *ops = attn_kind_at(k);
-        if (!attn_kind_has_backward(ops) && !ops->collective &&
+        if (!attn_kind_has_backward(ops) && !ops->distributed &&
             bench("run %s --n 32 --heads 2 --head-dim 8 --reps 1 --warmup 0 --min-time 0 "
                   "--threads 1",
                   ops->name) == 0)
@@ -724,7 +725,7 @@ Test(cli, pass_backward_and_train)
         if (!train) continue;
         trains++;
         cr_expect_str_eq(pts[q].kind, "full");
-        cr_expect_float_eq(pts[q].flops, 3.5 * full->flops(&s, &p), 1e-6 * pts[q].flops);
+        cr_expect_float_eq(pts[q].flops, 3.5 * full->flops(full, &s, &p), 1e-6 * pts[q].flops);
     }
     cr_expect_eq(trains, 1);
     free(runs), free(pts);

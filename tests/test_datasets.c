@@ -26,14 +26,16 @@ static attn_shape shape(int64_t B, int64_t H, int64_t Hkv, int64_t T, int64_t S,
     return attn_shape_init(B, H, Hkv, T, S, D, causal);
 }
 
-static inputs make(const ds_ops *ds, const attn_shape *s, const ds_params *p, uint64_t seed)
+/* q, k, v of dataset ds for s, filled on `threads` threads. */
+static inputs make(const ds_ops *ds, const attn_shape *s, const ds_params *p, uint64_t seed,
+                   int threads)
 {
     inputs in = {bench_alloc((size_t)attn_q_elems(s) * sizeof(float)),
                  bench_alloc((size_t)attn_kv_elems(s) * sizeof(float)),
                  bench_alloc((size_t)attn_kv_elems(s) * sizeof(float))};
     char msg[ATTN_MSG_LEN];
-    cr_assert_eq(ds->fill(s, p, seed, in.q, in.k, in.v, msg, sizeof msg), ATTN_OK, "%s: %s",
-                 ds->name, msg);
+    cr_assert_eq(ds->fill(s, p, seed, threads, in.q, in.k, in.v, msg, sizeof msg), ATTN_OK,
+                 "%s: %s", ds->name, msg);
     return in;
 }
 
@@ -104,13 +106,11 @@ Test(datasets, deterministic_per_seed_and_thread_count)
         if (ds->takes_path) continue;
         const ds_params p = ds_params_defaults(ds);
         for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++) {
-            attn_shape s = shapes[c];
+            const attn_shape s = shapes[c];
             omp_set_num_threads(1);
-            s.threads = 1;
-            inputs a = make(ds, &s, &p, 7);
+            inputs a = make(ds, &s, &p, 7, 1);
             omp_set_num_threads(2);
-            s.threads = 2;
-            inputs b = make(ds, &s, &p, 7), other = make(ds, &s, &p, 8);
+            inputs b = make(ds, &s, &p, 7, 2), other = make(ds, &s, &p, 8, 2);
             const size_t qb = (size_t)attn_q_elems(&s) * 4, kb = (size_t)attn_kv_elems(&s) * 4;
             cr_expect(memcmp(a.q, b.q, qb) == 0 && memcmp(a.k, b.k, kb) == 0 &&
                           memcmp(a.v, b.v, kb) == 0,
@@ -135,7 +135,7 @@ Test(datasets, gaussian_moments_and_temperature)
         snprintf(sets, sizeof sets, "temperature=%g", temps[t]);
         ds_params p;
         const ds_ops *ds = dataset("gaussian", &p, sets);
-        inputs in = make(ds, &s, &p, 3);
+        inputs in = make(ds, &s, &p, 3, 1);
         double m, var;
         moments(in.q, attn_q_elems(&s), &m, &var);
         cr_expect(fabs(m) < 0.01 && fabs(var * temps[t] - 1) < 0.03, "q: mean %g var %g", m, var);
@@ -176,7 +176,7 @@ Test(datasets, local_is_an_ar1_sequence)
         snprintf(sets, sizeof sets, "rho=%g,temperature=2", rhos[r]);
         ds_params p;
         const ds_ops *ds = dataset("local", &p, sets);
-        inputs in = make(ds, &s, &p, 5);
+        inputs in = make(ds, &s, &p, 5, 1);
         double m, var;
         moments(in.k, attn_kv_elems(&s), &m, &var);
         cr_expect(fabs(m) < 0.06 && fabs(var * 2 - 1) < 0.1, "rho %g: mean %g var %g", rhos[r], m,
@@ -195,7 +195,7 @@ Test(datasets, local_is_an_ar1_sequence)
     attn_shape d = shape(1, 2, 2, 3, 50, 8, true);
     ds_params p;
     const ds_ops *ds = dataset("local", &p, "");
-    inputs in = make(ds, &d, &p, 5);
+    inputs in = make(ds, &d, &p, 5, 1);
     cr_expect(memcmp(in.q, in.k + 47 * 8, 3 * 8 * 4) == 0);
     release(&in);
 }
@@ -235,7 +235,7 @@ Test(datasets, lowrank_has_the_stated_rank)
     const attn_shape s = shape(2, 4, 2, 64, 96, 16, false);
     ds_params p;
     const ds_ops *ds = dataset("lowrank", &p, "rank=5,noise=0");
-    inputs in = make(ds, &s, &p, 9);
+    inputs in = make(ds, &s, &p, 9, 1);
     for (int64_t bg = 0; bg < s.B * s.Hkv; bg++) {
         cr_expect_eq(rank_of(in.k + bg * s.S * s.D, s.S, s.D, 1e-4), 5, "keys of head %lld",
                      (long long)bg);
@@ -250,7 +250,7 @@ Test(datasets, lowrank_has_the_stated_rank)
     }
     release(&in);
     ds = dataset("lowrank", &p, "rank=5,noise=0.3");
-    in = make(ds, &s, &p, 9);
+    in = make(ds, &s, &p, 9, 1);
     cr_expect_eq(rank_of(in.k, s.S, s.D, 1e-4), 16, "noise makes it full rank");
     double m, var;
     moments(in.k, attn_kv_elems(&s), &m, &var);
@@ -263,7 +263,7 @@ Test(datasets, clustered_rows_gather_around_centroids)
     const attn_shape s = shape(1, 2, 1, 150, 200, 64, false);
     ds_params p;
     const ds_ops *ds = dataset("clustered", &p, "clusters=4,spread=0.3");
-    inputs in = make(ds, &s, &p, 11);
+    inputs in = make(ds, &s, &p, 11, 1);
     /* pairs of keys: same cluster (cos ~ 1/(1+0.09) = 0.92) a quarter of the time, else ~0 */
     int64_t close = 0, middle = 0, pairs = 0;
     double close_cos = 0;
@@ -296,7 +296,7 @@ Test(datasets, tied_is_q_equals_k_equals_v)
     attn_shape s = shape(2, 3, 3, 40, 40, 16, true);
     ds_params p;
     const ds_ops *ds = dataset("tied", &p, "");
-    inputs in = make(ds, &s, &p, 13);
+    inputs in = make(ds, &s, &p, 13, 1);
     const size_t bytes = (size_t)attn_q_elems(&s) * 4;
     cr_expect(memcmp(in.q, in.k, bytes) == 0 && memcmp(in.k, in.v, bytes) == 0);
     double m, var;
@@ -304,7 +304,7 @@ Test(datasets, tied_is_q_equals_k_equals_v)
     cr_expect(fabs(m) < 0.05 && fabs(var - 1) < 0.06, "mean %g var %g", m, var);
     release(&in);
     s = shape(1, 4, 2, 5, 9, 8, true); /* GQA, T < S: q[h] = the newest keys of its group */
-    in = make(ds, &s, &p, 13);
+    in = make(ds, &s, &p, 13, 1);
     for (int64_t h = 0; h < 4; h++)
         cr_expect(memcmp(in.q + h * 5 * 8, in.k + (h / 2 * 9 + 4) * 8, 5 * 8 * 4) == 0);
     cr_expect(memcmp(in.k, in.v, (size_t)attn_kv_elems(&s) * 4) == 0);
@@ -327,7 +327,7 @@ static void check_needle(const attn_shape *s, const char *sets, int64_t min_plan
 {
     ds_params p;
     const ds_ops *ds = dataset("needle", &p, sets);
-    inputs in = make(ds, s, &p, 17);
+    inputs in = make(ds, s, &p, 17, 1);
     int64_t n;
     ds_plant *pl = plants_of(ds, s, &p, 17, &n);
     cr_expect(n >= min_plants && n <= max_plants, "%s: %lld plants", sets, (long long)n);
@@ -408,7 +408,6 @@ Test(datasets, needle_plants_what_it_states)
                                .D = 64,
                                .causal = true,
                                .scale = 1 / 8.0,
-                               .threads = 1,
                                .decode = true},
                  "", 4, 4);
     const attn_shape mqa = shape(1, 4, 1, 1, 500, 64, true);
@@ -450,7 +449,7 @@ Test(datasets, file_reads_the_newest_queries_of_the_file)
         const int64_t t = T ? T : 6;
         cr_expect(s.B == 2 && s.H == 4 && s.Hkv == 2 && s.T == t && s.S == 9 && s.D == 3);
         cr_expect_float_eq(s.scale, 1 / sqrt(3.0), 1e-12);
-        inputs in = make(ds, &s, &p, 0);
+        inputs in = make(ds, &s, &p, 0, 1);
         for (int64_t bh = 0; bh < 8; bh++)
             cr_expect(memcmp(in.q + bh * t * 3, q + (bh * 6 + 6 - t) * 3, (size_t)t * 12) == 0);
         cr_expect(memcmp(in.k, k, sizeof(float) * 2 * 2 * 9 * 3) == 0);

@@ -1,31 +1,34 @@
 /*
  * test_decode.c — decode mode and grouped K/V heads. Generated from the registry: for every
  * kind, decoding the last T positions (T = 1 and 3) against the KV cache equals the last T rows
- * of the causal prefill on the same k and v (through state_bytes/prepare/decode when the kind
- * has a decode state, as harness/measure/point.c does; else forward on the decode shape); a kind
- * may refuse decode shapes only when its .tests.refuses_decode says so. Then the KV heads mqa and
- * gqa resolve to, and every kind on the dense engine (ATTN_ENGINE_DENSE: the G heads of a KV
- * head stacked in one tile, keys cut into chunks merged afterwards) against the float64
+ * of the causal prefill on the same k and v (through the decode table's state_bytes, prepare and
+ * step when the kind has one, as harness/measure/point.c does; else forward on the decode shape);
+ * a kind may refuse decode shapes only when kind_cases.h says so (refuses_decode). Then the KV
+ * heads mqa and gqa resolve to, and every kind on the dense engine (ATTN_ENGINE_DENSE: the G heads
+ * of a KV head stacked in one tile, keys cut into chunks merged afterwards) against the float64
  * reference at Hkv = 1, 2, H with odd T, small tiles and explicit chunk counts, and its decode
  * workspace independent of the cache length.
  */
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "kind_cases.h"
 #include "test_util.h"
 
-/* The kind's output on shape s: forward, or prepare + decode when s->decode and it has a state. */
-static attn_status run_kind(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                            const float *q, const float *k, const float *v, float *out)
+/* The kind's output on shape s, run on x: forward, or prepare + step when s->decode and it has a
+ * decode state. */
+static attn_status run_kind(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            float *out)
 {
-    if (!(s->decode && ops->decode)) return tu_forward(ops, s, p, q, k, v, out);
+    if (!(s->decode && ops->decode)) return tu_forward(ops, x, s, p, q, k, v, out);
     attn_params given = *p;
     float *owned[ATTN_MAX_WEIGHTS];
     cr_assert_eq(attn_weights_draw(ops, s, &given, owned, NULL, 0), ATTN_OK);
-    void *ws = bench_alloc(ops->workspace_bytes(s, &given)),
-         *state = bench_alloc(ops->state_bytes(s, &given));
-    attn_status st = ops->prepare(s, &given, k, v, state, ws);
-    if (st == ATTN_OK) st = ops->decode(s, &given, q, k, v, out, state, ws);
+    void *ws = bench_alloc(ops->workspace_bytes(ops, x, s, &given)),
+         *state = bench_alloc(ops->decode->state_bytes(ops, s, &given));
+    attn_status st = ops->decode->prepare(ops, x, s, &given, k, v, state, ws);
+    if (st == ATTN_OK) st = ops->decode->step(ops, x, s, &given, q, k, v, out, state, ws);
     free(ws), free(state);
     attn_weights_free(owned);
     return st;
@@ -42,7 +45,7 @@ static bool decode_matches_prefill(const attn_ops *ops, const decode_case *c, in
     const int64_t Hkv = attn_kind_kv_heads(ops, c->H, c->kv_request);
     attn_shape pre = attn_shape_init(c->B, c->H, Hkv, c->S, c->S, c->D, true);
     attn_shape dec = attn_shape_init(c->B, c->H, Hkv, T, c->S, c->D, true);
-    pre.threads = dec.threads = 2;
+    const attn_exec x = tu_exec(2);
     dec.decode = true;
     attn_params pp = attn_params_defaults(attn_kind_params(ops)), pd = pp;
     attn_params_resolve(ops, &pre, &pp);
@@ -62,13 +65,13 @@ static bool decode_matches_prefill(const attn_ops *ops, const decode_case *c, in
     float *qd = bench_alloc((size_t)(rows * T * D) * 4),
           *od = bench_alloc((size_t)(rows * T * D) * 4);
     double *last = malloc((size_t)(rows * T * D) * sizeof *last);
-    cr_assert_eq(run_kind(ops, &pre, &pp, q, k, v, o), ATTN_OK, "%s: prefill failed", label);
+    cr_assert_eq(run_kind(ops, &x, &pre, &pp, q, k, v, o), ATTN_OK, "%s: prefill failed", label);
     for (int64_t bh = 0; bh < rows; bh++) { /* the newest T positions of every (b, h) */
         const int64_t from = (bh * c->S + c->S - T) * D;
         memcpy(qd + bh * T * D, q + from, (size_t)(T * D) * 4);
         for (int64_t e = 0; e < T * D; e++) last[bh * T * D + e] = o[from + e];
     }
-    cr_assert_eq(run_kind(ops, &dec, &pd, qd, k, v, od), ATTN_OK, "%s: decode failed", label);
+    cr_assert_eq(run_kind(ops, &x, &dec, &pd, qd, k, v, od), ATTN_OK, "%s: decode failed", label);
     const double err = tu_rel_l2(od, last, rows * T * D);
     cr_expect(err <= 1e-5, "%s: decode vs last rows of prefill: rel L2 %.3g > 1e-5", label, err);
     free(q), free(k), free(v), free(o), free(qd), free(od), free(last);
@@ -88,9 +91,9 @@ Test(decode, last_rows_of_prefill_for_every_kind)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             for (int64_t T = 1; T <= 3; T += 2) {
                 const bool ran = decode_matches_prefill(ops, &cases[c], T);
-                cr_expect(ran || ops->tests.refuses_decode,
-                          "%s refused decode case %zu (T=%lld) without .tests.refuses_decode",
-                          ops->name, c, (long long)T);
+                cr_expect(ran || tu_cases(ops).refuses_decode,
+                          "%s refused decode case %zu (T=%lld) without refuses_decode", ops->name,
+                          c, (long long)T);
                 decoded += ran;
             }
     }
@@ -133,14 +136,15 @@ Test(decode, mqa_and_gqa_resolve_their_kv_heads)
     cr_expect(strstr(msg, "kv_heads 2") != NULL, "message: %s", msg);
 }
 
-/* Relative L2 error of the kind's forward on s (q, k, v drawn from seed, seed + 1, seed + 2)
- * against its float64 definition. */
-static double rel_err(const attn_ops *ops, const attn_shape *s, const attn_params *p, uint64_t seed)
+/* Relative L2 error of the kind's forward on s, run on x (q, k, v drawn from seed, seed + 1,
+ * seed + 2) against its float64 definition. */
+static double rel_err(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                      const attn_params *p, uint64_t seed)
 {
     const int64_t qn = attn_q_elems(s), kvn = attn_kv_elems(s);
     float *q = tu_random(qn, 1, seed), *k = tu_random(kvn, 1, seed + 1);
     float *v = tu_random(kvn, 1, seed + 2), *o = bench_alloc((size_t)qn * 4);
-    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(ops, x, s, p, q, k, v, o), ATTN_OK);
     double *ref = tu_reference(ops, s, p, q, k, v);
     const double err = tu_rel_l2(o, ref, qn);
     free(q), free(k), free(v), free(o), free(ref);
@@ -171,7 +175,7 @@ Test(decode, grouped_kernel_matches_float64_reference)
                 for (size_t st = 0; st < sizeof settings / sizeof settings[0]; st++) {
                     attn_shape s = attn_shape_init(1, H, Hkv, shapes[c][0], shapes[c][1], 16,
                                                    shapes[c][2] != 0);
-                    s.threads = 2;
+                    const attn_exec x = tu_exec(2);
                     attn_params p = attn_params_defaults(attn_kind_params(ops));
                     char msg[ATTN_MSG_LEN];
                     const char *names[] = {"block_q", "block_k", "split"};
@@ -182,7 +186,7 @@ Test(decode, grouped_kernel_matches_float64_reference)
                                          ATTN_OK, "%s", msg);
                     if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK)
                         continue; /* mqa, Hkv>1 */
-                    const double err = rel_err(ops, &s, &p, 21);
+                    const double err = rel_err(ops, &x, &s, &p, 21);
                     cr_expect(err <= 1e-5, "%s Hkv=%lld T=%lld S=%lld causal=%d, %s: rel L2 %.3g",
                               ops->name, (long long)Hkv, (long long)s.T, (long long)s.S, s.causal,
                               settings[st][3], err);
@@ -203,11 +207,11 @@ Test(decode, workspace_does_not_grow_with_the_cache)
         if (ops->engine != ATTN_ENGINE_DENSE) continue;
         attn_params p = attn_params_defaults(attn_kind_params(ops));
         attn_shape s = attn_shape_init(1, 32, attn_kind_kv_heads(ops, 32, 0), 1, 32768, 128, true);
-        s.threads = 2;
+        const attn_exec x = tu_exec(2);
         s.decode = true;
-        const size_t at32k = ops->workspace_bytes(&s, &p);
+        const size_t at32k = ops->workspace_bytes(ops, &x, &s, &p);
         s.S = 1 << 20;
-        const size_t at1m = ops->workspace_bytes(&s, &p);
+        const size_t at1m = ops->workspace_bytes(ops, &x, &s, &p);
         cr_expect_eq(at1m, at32k, "%s: decode workspace %zu at S=32K, %zu at S=1M", ops->name,
                      at32k, at1m);
         cr_expect_lt(at1m, (size_t)1 << 20, "%s: decode workspace %zu bytes", ops->name, at1m);
@@ -234,11 +238,12 @@ Test(decode, in_place_rows_in_every_kernel_set)
                 for (size_t sp = 0; sp < 4; sp++) {
                     attn_shape s = attn_shape_init(1, groups[g][0], groups[g][1], 1, lengths[n],
                                                    sp < 2 ? 32 : 128, true);
-                    s.threads = 2, s.decode = true;
+                    s.decode = true;
+                    const attn_exec x = tu_exec(2); /* on the set in force */
                     const attn_params p = tu_params(full, splits[sp % 2], &s);
-                    const double err = rel_err(full, &s, &p, 31);
+                    const double err = rel_err(full, &x, &s, &p, 31);
                     cr_expect(err <= 1e-5, "isa=%s H=%lld Hkv=%lld S=%lld D=%lld %s: rel L2 %.3g",
-                              attn_isa_name(attn_isa_current()), (long long)s.H, (long long)s.Hkv,
+                              attn_isa_name(attn_exec_isa(&x)), (long long)s.H, (long long)s.Hkv,
                               (long long)s.S, (long long)s.D, splits[sp % 2], err);
                     ran++;
                 }

@@ -114,14 +114,14 @@ static void check_case(const attn_ops *ops, const dcase *c, attn_dtype t)
 {
     const int64_t Hkv = attn_kind_kv_heads(ops, c->H, c->kv_request);
     attn_shape s = attn_shape_init(1, c->H, Hkv, c->T, c->S, c->D, c->causal);
-    s.threads = 2;
+    const attn_exec x = tu_exec(2); /* on the ISA in force */
     s.decode = c->T == 1;
     attn_shape s32 = s;
     s.dtype = t;
     attn_params p = tu_params(ops, c->params, &s);
     char msg[ATTN_MSG_LEN], label[200];
     snprintf(label, sizeof label, "%s %s isa=%s H=%lld Hkv=%lld T=%lld S=%lld D=%lld%s %s",
-             ops->name, attn_dtype_name(t), attn_isa_name(attn_isa_current()), (long long)c->H,
+             ops->name, attn_dtype_name(t), attn_isa_name(attn_exec_isa(&x)), (long long)c->H,
              (long long)Hkv, (long long)c->T, (long long)c->S, (long long)c->D,
              c->causal ? " causal" : "", c->params);
     cr_assert_eq(attn_check(ops, &s, &p, msg, sizeof msg), ATTN_OK, "%s: %s", label, msg);
@@ -132,8 +132,8 @@ static void check_case(const attn_ops *ops, const dcase *c, attn_dtype t)
     round_to(t, q, qn, &qh, &qr);
     round_to(t, k, kvn, &kh, &kr);
     round_to(t, v, kvn, &vh, &vr);
-    cr_assert_eq(tu_forward(ops, &s, &p, (const float *)qh, (const float *)kh, (const float *)vh,
-                            o),
+    cr_assert_eq(tu_forward(ops, &x, &s, &p, (const float *)qh, (const float *)kh,
+                            (const float *)vh, o),
                  ATTN_OK, "%s: forward failed", label);
     double *exact = tu_reference(ops, &s32, &p, qr, kr, vr);
     double *orig = tu_reference(ops, &s32, &p, q, k, v);
@@ -190,7 +190,8 @@ Test(dtype, decode_is_last_prefill_row)
             const int64_t Hkv = attn_kind_kv_heads(ops, H, 2);
             attn_shape pre = attn_shape_init(1, H, Hkv, S, S, D, true);
             attn_shape dec = attn_shape_init(1, H, Hkv, 1, S, D, true);
-            pre.threads = dec.threads = 2, dec.decode = true, pre.dtype = dec.dtype = t;
+            const attn_exec x = tu_exec(2); /* on the ISA selected above */
+            dec.decode = true, pre.dtype = dec.dtype = t;
             attn_params pp = tu_params(ops, "", &pre), pd = tu_params(ops, "", &dec);
             const int64_t qn = attn_q_elems(&pre), kvn = attn_kv_elems(&pre),
                           es = attn_dtype_size(t);
@@ -203,8 +204,10 @@ Test(dtype, decode_is_last_prefill_row)
                 memcpy(qd + h * D * es, qh + ((h * S + S - 1) * D) * es, (size_t)D * es);
             float *o = bench_alloc((size_t)qn * 4), *od = bench_alloc((size_t)(H * D) * 4);
             double *last = malloc((size_t)(H * D) * sizeof *last);
-            cr_assert_eq(tu_forward(ops, &pre, &pp, (float *)qh, (float *)kh, (float *)vh, o), 0);
-            cr_assert_eq(tu_forward(ops, &dec, &pd, (float *)qd, (float *)kh, (float *)vh, od), 0);
+            cr_assert_eq(tu_forward(ops, &x, &pre, &pp, (float *)qh, (float *)kh, (float *)vh, o),
+                         0);
+            cr_assert_eq(tu_forward(ops, &x, &dec, &pd, (float *)qd, (float *)kh, (float *)vh, od),
+                         0);
             for (int64_t h = 0; h < H; h++)
                 for (int64_t d = 0; d < D; d++) last[h * D + d] = o[(h * S + S - 1) * D + d];
             const double err = tu_rel_l2(od, last, H * D);

@@ -738,7 +738,7 @@ static attn_status file_fill(const char *path, const attn_shape *s, float *q, fl
     const ds_ops *ds = ds_find("file");
     ds_params p = ds_params_defaults(ds);
     p.path = path;
-    return ds->fill(s, &p, 0, q, k, v, msg, ATTN_MSG_LEN);
+    return ds->fill(s, &p, 0, 1, q, k, v, msg, ATTN_MSG_LEN);
 }
 
 Test(h5store, closes_every_hdf5_handle)

@@ -53,8 +53,9 @@ static int variants(const attn_ops *ops, attn_params *out, char names[][96])
     return n;
 }
 
-static void check_against_definition(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                     const char *label, double sigma, double tol)
+static void check_against_definition(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                                     const attn_params *p, const char *label, double sigma,
+                                     double tol)
 {
     char msg[ATTN_MSG_LEN];
     attn_params resolved = *p;
@@ -63,7 +64,7 @@ static void check_against_definition(const attn_ops *ops, const attn_shape *s, c
     if (attn_check(ops, s, p, msg, sizeof msg) != ATTN_OK) return; /* refused: not a case */
     float *q = tu_random(attn_q_elems(s), sigma, 1), *k = tu_random(attn_kv_elems(s), sigma, 2);
     float *v = tu_random(attn_kv_elems(s), 1.0, 3), *o = bench_alloc(attn_q_elems(s) * 4);
-    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name,
+    cr_assert_eq(tu_forward(ops, x, s, p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name,
                  label);
     double *ref = tu_reference(ops, s, p, q, k, v);
     int64_t n = attn_q_elems(s);
@@ -75,11 +76,12 @@ static void check_against_definition(const attn_ops *ops, const attn_shape *s, c
     free(q), free(k), free(v), free(o), free(ref);
 }
 
-static void shape_label(const attn_shape *s, const char *variant, char *buf, size_t len)
+static void shape_label(const attn_shape *s, const attn_exec *x, const char *variant, char *buf,
+                        size_t len)
 {
     snprintf(buf, len, "[B=%lld H=%lld Hkv=%lld T=%lld S=%lld D=%lld causal=%d threads=%d %s]",
              (long long)s->B, (long long)s->H, (long long)s->Hkv, (long long)s->T, (long long)s->S,
-             (long long)s->D, s->causal, s->threads, variant);
+             (long long)s->D, s->causal, x->threads, variant);
 }
 
 Test(kinds, registry_is_valid)
@@ -91,9 +93,9 @@ Test(kinds, registry_is_valid)
     cr_assert_null(attn_kind_find("no_such_kind"));
 }
 
-static attn_status dummy_reference(const attn_shape *s, const attn_params *p, const float *q,
-                                   const float *k, const float *v, const int64_t *rows,
-                                   int64_t nrows, double *out)
+static attn_status dummy_reference(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                   const float *q, const float *k, const float *v,
+                                   const int64_t *rows, int64_t nrows, double *out)
 {
     return ATTN_OK;
 }
@@ -126,10 +128,11 @@ Test(kinds, match_their_definition_at_awkward_shapes)
         int nv = variants(ops, ps, names);
         for (int c = 0; c < NSHAPES; c++)
             for (int pv = 0; pv < nv; pv++) {
-                attn_shape s = tu_make_shape(&shapes[c], 2);
+                const attn_shape s = tu_make_shape(&shapes[c]);
+                const attn_exec x = tu_exec(2);
                 char label[256];
-                shape_label(&s, names[pv], label, sizeof label);
-                check_against_definition(ops, &s, &ps[pv], label, 1.0, 1e-5);
+                shape_label(&s, &x, names[pv], label, sizeof label);
+                check_against_definition(ops, &x, &s, &ps[pv], label, 1.0, 1e-5);
             }
     }
 }
@@ -157,12 +160,14 @@ Test(kinds, every_isa_matches_the_definition)
             const int nv = variants(ops, ps, names);
             for (int c = 0; c < NFEW; c++)
                 for (int pv = 0; pv < (c == 0 ? nv : 1); pv++) {
-                    attn_shape s = tu_make_shape(&few[c], 2);
+                    const attn_shape s = tu_make_shape(&few[c]);
+                    const attn_exec x = tu_exec(2); /* on isa, in force */
+                    cr_assert_eq(attn_exec_isa(&x), isa);
                     snprintf(variant, sizeof variant, "isa=%s %s", attn_isa_name(isa), names[pv]);
-                    shape_label(&s, variant, label, sizeof label);
-                    check_against_definition(ops, &s, &ps[pv], label, 1.0, 1e-5);
+                    shape_label(&s, &x, variant, label, sizeof label);
+                    check_against_definition(ops, &x, &s, &ps[pv], label, 1.0, 1e-5);
                     if (c == NFEW - 1)
-                        check_against_definition(ops, &s, &ps[pv], label, 30.0, 1e-3);
+                        check_against_definition(ops, &x, &s, &ps[pv], label, 30.0, 1e-3);
                 }
         }
     cr_expect_eq(sets, supported - 1, "ran %d sets besides the starting one, %d supported", sets,
@@ -179,10 +184,11 @@ Test(kinds, large_logits_stay_finite_and_accurate)
         const attn_ops *ops = attn_kind_at(kn);
         attn_params p = attn_params_defaults(attn_kind_params(ops));
         for (int c = 0; c < NSHAPES; c++) {
-            attn_shape s = tu_make_shape(&shapes[c], 2);
+            const attn_shape s = tu_make_shape(&shapes[c]);
+            const attn_exec x = tu_exec(2);
             char label[256];
-            shape_label(&s, "large logits", label, sizeof label);
-            check_against_definition(ops, &s, &p, label, 30.0, 1e-3);
+            shape_label(&s, &x, "large logits", label, sizeof label);
+            check_against_definition(ops, &x, &s, &p, label, 30.0, 1e-3);
         }
     }
 }
@@ -200,7 +206,8 @@ Test(kinds, masked_keys_have_zero_influence)
         const attn_ops *ops = attn_kind_at(kn);
         if (!ops->allows) continue;
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
-            attn_shape s = tu_make_shape(&cases[c], 2);
+            const attn_shape s = tu_make_shape(&cases[c]);
+            const attn_exec x = tu_exec(2);
             attn_params p = attn_params_defaults(attn_kind_params(ops));
             attn_params_resolve(ops, &s, &p);
             char msg[ATTN_MSG_LEN];
@@ -209,21 +216,21 @@ Test(kinds, masked_keys_have_zero_influence)
             float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
             float *k2 = bench_alloc(kvn * 4), *v2 = bench_alloc(kvn * 4);
             float *o = bench_alloc(qn * 4), *o2 = bench_alloc(qn * 4);
-            tu_forward(ops, &s, &p, q, k, v, o);
+            tu_forward(ops, &x, &s, &p, q, k, v, o);
             int64_t masked_pairs = 0;
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < s.T; i++) {
                     memcpy(k2, k, kvn * 4), memcpy(v2, v, kvn * 4);
                     const int64_t g = h / (s.H / s.Hkv);
                     for (int64_t j = 0; j < s.S; j++) {
-                        if (ops->allows(&s, &p, h, i, j)) continue;
+                        if (ops->allows(ops, &s, &p, h, i, j)) continue;
                         masked_pairs++;
                         for (int64_t d = 0; d < D; d++) {
                             k2[(g * s.S + j) * D + d] = 1e3f;
                             v2[(g * s.S + j) * D + d] = -1e3f;
                         }
                     }
-                    tu_forward(ops, &s, &p, q, k2, v2, o2);
+                    tu_forward(ops, &x, &s, &p, q, k2, v2, o2);
                     const int64_t row = (h * s.T + i) * D;
                     cr_expect(memcmp(o + row, o2 + row, D * 4) == 0,
                               "%s: masked keys moved output row h=%lld i=%lld (case %zu)",
@@ -248,7 +255,7 @@ Test(kinds, flops_count_the_allowed_scores)
         int nv = variants(ops, ps, names);
         for (int c = 0; c < NSHAPES; c++)
             for (int pv = 0; pv < nv; pv++) {
-                attn_shape s = tu_make_shape(&shapes[c], 1);
+                const attn_shape s = tu_make_shape(&shapes[c]);
                 attn_params p = ps[pv];
                 attn_params_resolve(ops, &s, &p);
                 char msg[ATTN_MSG_LEN];
@@ -256,11 +263,12 @@ Test(kinds, flops_count_the_allowed_scores)
                 double allowed = 0;
                 for (int64_t h = 0; h < s.H; h++)
                     for (int64_t i = 0; i < s.T; i++)
-                        for (int64_t j = 0; j < s.S; j++) allowed += ops->allows(&s, &p, h, i, j);
+                        for (int64_t j = 0; j < s.S; j++)
+                            allowed += ops->allows(ops, &s, &p, h, i, j);
                 double expect = 4.0 * (double)s.D * (double)s.B * allowed;
-                cr_expect_eq(ops->flops(&s, &p), expect,
+                cr_expect_eq(ops->flops(ops, &s, &p), expect,
                              "%s case %d %s: flops %.0f, mask says %.0f", ops->name, c, names[pv],
-                             ops->flops(&s, &p), expect);
+                             ops->flops(ops, &s, &p), expect);
             }
     }
 }
@@ -273,16 +281,17 @@ Test(kinds, threads_do_not_change_the_result)
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         attn_params p = attn_params_defaults(attn_kind_params(ops));
-        attn_shape s1 = tu_make_shape(&c, 1), s2 = tu_make_shape(&c, 2);
+        attn_shape s = tu_make_shape(&c);
+        const attn_exec x1 = tu_exec(1), x2 = tu_exec(2);
         char msg[ATTN_MSG_LEN];
-        attn_params_resolve(ops, &s1, &p);
-        if (attn_check(ops, &s1, &p, msg, sizeof msg) == ATTN_ENODEF) /* defined without a mask */
-            s1.causal = s2.causal = false;
-        const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
+        attn_params_resolve(ops, &s, &p);
+        if (attn_check(ops, &s, &p, msg, sizeof msg) == ATTN_ENODEF) /* defined without a mask */
+            s.causal = false;
+        const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
         float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
         float *o1 = bench_alloc(qn * 4), *o2 = bench_alloc(qn * 4);
-        tu_forward(ops, &s1, &p, q, k, v, o1);
-        tu_forward(ops, &s2, &p, q, k, v, o2);
+        tu_forward(ops, &x1, &s, &p, q, k, v, o1);
+        tu_forward(ops, &x2, &s, &p, q, k, v, o2);
         double max_diff = 0;
         for (int64_t e = 0; e < qn; e++) max_diff = tu_max(max_diff, fabs(o1[e] - o2[e]));
         cr_expect_leq(max_diff, 1e-6, "%s: 1 vs 2 threads differ by %g", ops->name, max_diff);
@@ -302,12 +311,13 @@ Test(kinds, dense_workspace_is_independent_of_n)
         attn_params p = attn_params_defaults(attn_kind_params(ops));
         const int64_t Hkv = attn_kind_kv_heads(ops, 8, 0);
         attn_shape s = attn_shape_init(1, 8, Hkv, 65536, 65536, 64, false);
-        s.threads = 2;
-        size_t big = ops->workspace_bytes(&s, &p);
+        const attn_exec x = tu_exec(2);
+        size_t big = ops->workspace_bytes(ops, &x, &s, &p);
         cr_expect_lt(big, (size_t)64 << 20, "%s: workspace at n=65536 is %zu bytes", ops->name,
                      big);
         s.T = s.S = 4096;
-        cr_expect_eq(ops->workspace_bytes(&s, &p), big, "%s: workspace grows with n", ops->name);
+        cr_expect_eq(ops->workspace_bytes(ops, &x, &s, &p), big, "%s: workspace grows with n",
+                     ops->name);
     }
     cr_expect_gt(dense, 0, "no kind on the dense engine");
 }
@@ -426,8 +436,9 @@ Test(kinds, weights_are_inputs)
         float *q = tu_random(attn_q_elems(&s), 1.0, 1), *k = tu_random(attn_kv_elems(&s), 1.0, 2);
         float *v = tu_random(attn_kv_elems(&s), 1.0, 3);
         float *o = bench_alloc(attn_q_elems(&s) * 4), *od = bench_alloc(attn_q_elems(&s) * 4);
-        cr_assert_eq(tu_forward(ops, &s, &given, q, k, v, o), ATTN_OK, "%s", ops->name);
-        cr_assert_eq(tu_forward(ops, &s, &drawn, q, k, v, od), ATTN_OK, "%s", ops->name);
+        const attn_exec x = tu_exec(1);
+        cr_assert_eq(tu_forward(ops, &x, &s, &given, q, k, v, o), ATTN_OK, "%s", ops->name);
+        cr_assert_eq(tu_forward(ops, &x, &s, &drawn, q, k, v, od), ATTN_OK, "%s", ops->name);
         double *ref = tu_reference(ops, &s, &given, q, k, v);
         const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
         double diff = 0, norm = 0;
@@ -441,26 +452,30 @@ Test(kinds, weights_are_inputs)
     }
 }
 
-static int bad_weights(const attn_shape *s, const attn_params *p, attn_weight *out)
+static int bad_weights(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                       attn_weight *out)
 {
     out[0] = (attn_weight){"k", "clashes with the tensor k", 2, {s->D, s->D}};
     return 1;
 }
 
-static attn_status draw_nothing(const attn_shape *s, const attn_params *p, float *const *w)
+static attn_status draw_nothing(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                                float *const *w)
 {
     return ATTN_OK;
 }
 
-/* Weight slots come in pairs and weight names never shadow q, k, v, o or the gradients. */
+/* The weights table sets both of its slots and weight names never shadow q, k, v, o or the
+ * gradients. */
 Test(kinds, weight_names_are_validated)
 {
     attn_ops ops = *attn_kind_find("full");
     char msg[ATTN_MSG_LEN];
-    ops.weights = bad_weights;
+    attn_weight_ops weights = {.list = bad_weights};
+    ops.weights = &weights;
     cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
     cr_expect(strstr(msg, "both") != NULL, "%s", msg);
-    ops.draw_weights = draw_nothing;
+    weights.draw = draw_nothing;
     cr_expect_eq(attn_kind_validate(&ops, msg, sizeof msg), ATTN_EFAIL);
     cr_expect(strstr(msg, "'k'") != NULL, "%s", msg);
 }

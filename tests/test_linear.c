@@ -57,9 +57,10 @@ static void label(const attn_shape *s, const char *settings, char *buf, size_t l
              (long long)s->D, s->causal, settings);
 }
 
-/* Forward vs the kind's float64 reference; returns the relative L2 error (inf if not finite). */
-static double error_vs_reference(const attn_shape *s, const attn_params *p, double sigma,
-                                 float *max_abs_out)
+/* Forward on x vs the kind's float64 reference; returns the relative L2 error (inf if not
+ * finite). */
+static double error_vs_reference(const attn_exec *x, const attn_shape *s, const attn_params *p,
+                                 double sigma, float *max_abs_out)
 {
     const attn_ops *ops = linear();
     char msg[ATTN_MSG_LEN];
@@ -67,7 +68,7 @@ static double error_vs_reference(const attn_shape *s, const attn_params *p, doub
     const int64_t qn = attn_q_elems(s), kvn = attn_kv_elems(s);
     float *q = tu_random(qn, sigma, 1), *k = tu_random(kvn, sigma, 2), *v = tu_random(kvn, 1, 3);
     float *o = bench_alloc((size_t)qn * 4);
-    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(ops, x, s, p, q, k, v, o), ATTN_OK);
     double *ref = tu_reference(ops, s, p, q, k, v);
     double err = tu_rel_l2(o, ref, qn);
     float mx = 0;
@@ -85,13 +86,14 @@ Test(linear, every_map_matches_its_reference)
     const char *extra[] = {"", "chunk=1", "chunk=5", "features=7", "features=33 chunk=16"};
     for (int m = 0; m < MAPS; m++)
         for (int c = 0; c < NSHAPES; c++)
-            for (size_t x = 0; x < sizeof extra / sizeof extra[0]; x++) {
+            for (size_t ex = 0; ex < sizeof extra / sizeof extra[0]; ex++) {
                 char settings[96], lab[256];
-                snprintf(settings, sizeof settings, "map=%s %s", map_names[m], extra[x]);
-                attn_shape s = tu_make_shape(&shapes[c], 2);
+                snprintf(settings, sizeof settings, "map=%s %s", map_names[m], extra[ex]);
+                const attn_shape s = tu_make_shape(&shapes[c]);
+                const attn_exec x = tu_exec(2);
                 attn_params p = with(settings);
                 label(&s, settings, lab, sizeof lab);
-                double err = error_vs_reference(&s, &p, 1.0, NULL);
+                double err = error_vs_reference(&x, &s, &p, 1.0, NULL);
                 cr_expect(err <= 1e-5, "%s: rel L2 error %.3g > 1e-5", lab, err);
             }
 }
@@ -110,11 +112,12 @@ Test(linear, large_logits_stay_finite_and_accurate)
                     char settings[96], lab[256];
                     snprintf(settings, sizeof settings, "map=%s chunk=%d", map_names[m],
                              chunk ? 7 : 64);
-                    attn_shape s = tu_make_shape(&shapes[c], 2);
+                    const attn_shape s = tu_make_shape(&shapes[c]);
+                    const attn_exec x = tu_exec(2);
                     attn_params p = with(settings);
                     label(&s, settings, lab, sizeof lab);
                     float mx;
-                    double err = error_vs_reference(&s, &p, sigmas[si], &mx);
+                    double err = error_vs_reference(&x, &s, &p, sigmas[si], &mx);
                     cr_expect(err <= 1e-3, "%s sigma=%g: rel L2 error %.3g > 1e-3", lab, sigmas[si],
                               err);
                 }
@@ -127,10 +130,11 @@ Test(linear, trig_denominator_floor)
 {
     const tu_shape_case cases[] = {{1, 4, 2, 40, 40, 16, true}, {1, 4, 4, 40, 60, 16, false}};
     for (size_t c = 0; c < 2; c++) {
-        attn_shape s = tu_make_shape(&cases[c], 2);
+        const attn_shape s = tu_make_shape(&cases[c]);
+        const attn_exec x = tu_exec(2);
         attn_params p = with("map=trig features=1 chunk=8");
         float mx;
-        double err = error_vs_reference(&s, &p, 1.0, &mx);
+        double err = error_vs_reference(&x, &s, &p, 1.0, &mx);
         cr_expect(err <= 1e-3, "case %zu: rel L2 error %.3g", c, err);
         /* v ~ N(0,1) over a few thousand draws: |v| < 6 */
         cr_expect(mx <= 6.0f / 1e-3f, "case %zu: |out| = %g beyond max|v| / floor", c, mx);
@@ -143,11 +147,12 @@ Test(linear, relu_row_without_features_is_zero)
     const attn_ops *ops = linear();
     for (int causal = 0; causal < 2; causal++) {
         attn_shape s = attn_shape_init(1, 1, 1, 4, 6, 3, causal);
+        const attn_exec x = tu_exec(1);
         attn_params p = with("map=relu");
         float *q = tu_random(12, 1, 1), *k = tu_random(18, 1, 2), *v = tu_random(18, 1, 3);
         float o[12];
         for (int d = 0; d < 3; d++) q[2 * 3 + d] = -fabsf(q[2 * 3 + d]) - 0.1f; /* row 2 */
-        cr_assert_eq(tu_forward(ops, &s, &p, q, k, v, o), ATTN_OK);
+        cr_assert_eq(tu_forward(ops, &x, &s, &p, q, k, v, o), ATTN_OK);
         double *ref = tu_reference(ops, &s, &p, q, k, v);
         for (int d = 0; d < 3; d++) {
             cr_expect_eq(o[2 * 3 + d], 0.0f);
@@ -168,23 +173,23 @@ Test(linear, decode_equals_last_rows_of_prefill)
     const char *extra[] = {"", "chunk=16", "chunk=1"};
     char msg[ATTN_MSG_LEN];
     for (int m = 0; m < MAPS; m++)
-        for (size_t x = 0; x < 3; x++)
+        for (size_t ex = 0; ex < 3; ex++)
             for (int ti = 0; ti < 4; ti++) {
                 char settings[64];
-                snprintf(settings, sizeof settings, "map=%s %s", map_names[m], extra[x]);
+                snprintf(settings, sizeof settings, "map=%s %s", map_names[m], extra[ex]);
                 attn_params p = with(settings);
-                attn_shape pre = attn_shape_init(B, H, Hkv, S, S, D, true);
-                pre.threads = 2;
+                const attn_shape pre = attn_shape_init(B, H, Hkv, S, S, D, true);
+                const attn_exec x = tu_exec(2);
                 const int64_t T = Ts[ti], qn = attn_q_elems(&pre), kvn = attn_kv_elems(&pre);
                 float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2),
                       *v = tu_random(kvn, 1, 3);
                 float *o = bench_alloc((size_t)qn * 4);
-                cr_assert_eq(tu_forward(ops, &pre, &p, q, k, v, o), ATTN_OK);
+                cr_assert_eq(tu_forward(ops, &x, &pre, &p, q, k, v, o), ATTN_OK);
 
                 attn_shape dec = attn_shape_init(B, H, Hkv, T, S, D, true);
-                dec.threads = 2, dec.decode = true;
+                dec.decode = true;
                 cr_assert_eq(attn_check(ops, &dec, &p, msg, sizeof msg), ATTN_OK, "%s", msg);
-                const size_t sb = ops->state_bytes(&dec, &p);
+                const size_t sb = ops->decode->state_bytes(ops, &dec, &p);
                 float *qd = bench_alloc((size_t)(B * H * T * D) * 4);
                 float *od = bench_alloc((size_t)(B * H * T * D) * 4);
                 float *od2 = bench_alloc((size_t)(B * H * T * D) * 4);
@@ -195,13 +200,15 @@ Test(linear, decode_equals_last_rows_of_prefill)
                         want[bh * T * D + e] = o[(bh * S + S - T) * D + e];
                 }
                 void *state = bench_alloc(sb), *copy = bench_alloc(sb);
-                void *ws = bench_alloc(ops->workspace_bytes(&dec, &p));
+                void *ws = bench_alloc(ops->workspace_bytes(ops, &x, &dec, &p));
                 float *owned[ATTN_MAX_WEIGHTS]; /* the features tu_forward drew for the prefill */
                 cr_assert_eq(attn_weights_draw(ops, &dec, &p, owned, msg, sizeof msg), ATTN_OK);
-                cr_assert_eq(ops->prepare(&dec, &p, k, v, state, ws), ATTN_OK);
+                cr_assert_eq(ops->decode->prepare(ops, &x, &dec, &p, k, v, state, ws), ATTN_OK);
                 memcpy(copy, state, sb);
-                cr_assert_eq(ops->decode(&dec, &p, qd, k, v, od, state, ws), ATTN_OK);
-                cr_assert_eq(ops->decode(&dec, &p, qd, k, v, od2, state, ws), ATTN_OK);
+                cr_assert_eq(ops->decode->step(ops, &x, &dec, &p, qd, k, v, od, state, ws),
+                             ATTN_OK);
+                cr_assert_eq(ops->decode->step(ops, &x, &dec, &p, qd, k, v, od2, state, ws),
+                             ATTN_OK);
                 double err = tu_rel_l2(od, want, B * H * T * D);
                 cr_expect(err <= 1e-5, "%s T=%lld: decode vs prefill rel L2 %.3g", settings,
                           (long long)T, err);
@@ -224,18 +231,20 @@ Test(linear, decode_cost_is_independent_of_the_cache)
         snprintf(settings, sizeof settings, "map=%s", map_names[m]);
         attn_params p = with(settings);
         attn_shape a = attn_shape_init(1, 8, 8, 1, 1000, 64, true), b = a;
-        a.decode = b.decode = true, a.threads = b.threads = 2;
+        const attn_exec x = tu_exec(2);
+        a.decode = b.decode = true;
         b.S = 1000000;
-        cr_expect_eq(ops->flops(&a, &p), ops->flops(&b, &p), "%s flops", settings);
-        cr_expect_eq(ops->bytes(&a, &p), ops->bytes(&b, &p), "%s bytes", settings);
-        cr_expect_eq(ops->workspace_bytes(&a, &p), ops->workspace_bytes(&b, &p), "%s workspace",
-                     settings);
-        cr_expect_eq(ops->state_bytes(&a, &p), ops->state_bytes(&b, &p), "%s state", settings);
+        cr_expect_eq(ops->flops(ops, &a, &p), ops->flops(ops, &b, &p), "%s flops", settings);
+        cr_expect_eq(ops->bytes(ops, &a, &p), ops->bytes(ops, &b, &p), "%s bytes", settings);
+        cr_expect_eq(ops->workspace_bytes(ops, &x, &a, &p), ops->workspace_bytes(ops, &x, &b, &p),
+                     "%s workspace", settings);
+        cr_expect_eq(ops->decode->state_bytes(ops, &a, &p), ops->decode->state_bytes(ops, &b, &p),
+                     "%s state", settings);
         /* bytes: q, out, the state read and one new k, v row per KV head */
         const double W = m >= 2 ? 256.0 * 64 : 0, M = m == 3 ? 512 : (m == 2 ? 256 : 64);
         const double want = 4.0 * (2 * 8 * 64 + W + 8 * (M * 65 + M + 1) + 2 * 8 * 64);
-        cr_expect_eq(ops->bytes(&a, &p), want, "%s bytes %.0f, want %.0f", settings,
-                     ops->bytes(&a, &p), want);
+        cr_expect_eq(ops->bytes(ops, &a, &p), want, "%s bytes %.0f, want %.0f", settings,
+                     ops->bytes(ops, &a, &p), want);
     }
 }
 
@@ -249,8 +258,8 @@ Test(linear, favor_error_shrinks_with_features)
     const attn_ops *ops = linear();
     const int64_t D = 16, n = 128, ms[] = {16, 64, 256};
     for (int causal = 0; causal < 2; causal++) {
-        attn_shape s = attn_shape_init(1, 4, 4, n, n, D, causal);
-        s.threads = 2;
+        const attn_shape s = attn_shape_init(1, 4, 4, n, n, D, causal);
+        const attn_exec x = tu_exec(2);
         const int64_t qn = attn_q_elems(&s), rows = s.B * s.H * s.T;
         float *q = tu_random(qn, 0.5, 11), *k = tu_random(qn, 0.5, 12), *v = tu_random(qn, 1, 13);
         float *o = bench_alloc((size_t)qn * 4);
@@ -264,7 +273,7 @@ Test(linear, favor_error_shrinks_with_features)
                 snprintf(settings, sizeof settings, "map=favor features=%lld seed=%d",
                          (long long)ms[mi], seed);
                 attn_params p = with(settings);
-                cr_assert_eq(tu_forward(ops, &s, &p, q, k, v, o), ATTN_OK);
+                cr_assert_eq(tu_forward(ops, &x, &s, &p, q, k, v, o), ATTN_OK);
                 err[mi] += tu_rel_l2(o, exact, qn) / 4;
             }
         cr_log_info("causal=%d: mean error %.3f %.3f %.3f at m = 16, 64, 256", causal, err[0],
@@ -291,19 +300,20 @@ Test(linear, future_keys_have_no_influence)
         char settings[64];
         snprintf(settings, sizeof settings, "map=%s chunk=16", map_names[m]);
         attn_params p = with(settings);
-        attn_shape s = tu_make_shape(&c, 2);
+        const attn_shape s = tu_make_shape(&c);
+        const attn_exec x = tu_exec(2);
         const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
         float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
         float *noise = tu_random(kvn, 30, 4), *k2 = bench_alloc((size_t)kvn * 4);
         float *v2 = bench_alloc((size_t)kvn * 4), *o = bench_alloc((size_t)qn * 4);
         float *o2 = bench_alloc((size_t)qn * 4);
-        tu_forward(ops, &s, &p, q, k, v, o);
+        tu_forward(ops, &x, &s, &p, q, k, v, o);
         const int64_t positions[] = {0, 7, 20, 31};
         for (int pi = 0; pi < 4; pi++) {
             const int64_t i = positions[pi];
             memcpy(k2, k, (size_t)kvn * 4), memcpy(v2, v, (size_t)kvn * 4);
             for (int64_t e = (i + 1) * D; e < kvn; e++) k2[e] = noise[e], v2[e] = -1e3f;
-            tu_forward(ops, &s, &p, q, k2, v2, o2);
+            tu_forward(ops, &x, &s, &p, q, k2, v2, o2);
             for (int64_t h = 0; h < s.H; h++) {
                 const float *a = o + (h * s.T + i) * D, *b = o2 + (h * s.T + i) * D;
                 if (m < 2) {
@@ -336,14 +346,15 @@ Test(linear, features_depend_on_the_seed_only)
             attn_params p = with(settings), p2 = with(other);
             tu_shape_case cc = c;
             cc.causal = causal;
-            attn_shape s1 = tu_make_shape(&cc, 1), s2 = tu_make_shape(&cc, 2);
-            const int64_t qn = attn_q_elems(&s1), kvn = attn_kv_elems(&s1);
+            const attn_shape s = tu_make_shape(&cc);
+            const attn_exec x1 = tu_exec(1), x2 = tu_exec(2);
+            const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
             float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
             float *o1 = bench_alloc((size_t)qn * 4), *o2 = bench_alloc((size_t)qn * 4);
             float *o3 = bench_alloc((size_t)qn * 4);
-            tu_forward(ops, &s1, &p, q, k, v, o1);
-            tu_forward(ops, &s2, &p, q, k, v, o2);
-            tu_forward(ops, &s2, &p2, q, k, v, o3);
+            tu_forward(ops, &x1, &s, &p, q, k, v, o1);
+            tu_forward(ops, &x2, &s, &p, q, k, v, o2);
+            tu_forward(ops, &x2, &s, &p2, q, k, v, o3);
             double same = 0, diff = 0;
             for (int64_t e = 0; e < qn; e++)
                 same = tu_max(same, fabs(o1[e] - o2[e])), diff = tu_max(diff, fabs(o1[e] - o3[e]));
@@ -364,27 +375,28 @@ Test(linear, counts)
     const double n = 1000, D = 64, E = D + 1, H = 8;
     attn_shape s = attn_shape_init(1, 8, 8, 1000, 1000, 64, false);
     /* per head: key features n·D + φ(K)ᵀ[V 1] 2·n·D·E; queries n·D + 2·n·D·E; division n·D */
-    cr_expect_eq(ops->flops(&s, &p), H * (3 * n * D + 4 * n * D * E), "flops %.0f",
-                 ops->flops(&s, &p));
-    cr_expect_eq(ops->bytes(&s, &p), 4.0 * 4 * 8 * 1000 * 64);
+    cr_expect_eq(ops->flops(ops, &s, &p), H * (3 * n * D + 4 * n * D * E), "flops %.0f",
+                 ops->flops(ops, &s, &p));
+    cr_expect_eq(ops->bytes(ops, &s, &p), 4.0 * 4 * 8 * 1000 * 64);
     for (int m = 0; m < MAPS; m++) {
         char settings[32];
         snprintf(settings, sizeof settings, "map=%s", map_names[m]);
         p = with(settings);
         s = attn_shape_init(1, 8, 8, 64 * 10, 64 * 10, 64, true);
-        double f10 = ops->flops(&s, &p);
+        double f10 = ops->flops(ops, &s, &p);
         s.T = s.S = 64 * 20;
-        double f20 = ops->flops(&s, &p);
+        double f20 = ops->flops(ops, &s, &p);
         s.T = s.S = 64 * 30;
-        double f30 = ops->flops(&s, &p);
+        double f30 = ops->flops(ops, &s, &p);
         cr_expect_eq(f30 - f20, f20 - f10, "%s: causal flops not linear in n", settings);
         for (int causal = 0; causal < 2; causal++) {
             attn_shape a = attn_shape_init(1, 8, 8, 4096, 4096, 64, causal), b = a;
-            a.threads = b.threads = 2;
+            const attn_exec x = tu_exec(2);
             b.T = b.S = 65536;
-            cr_expect_eq(ops->workspace_bytes(&a, &p), ops->workspace_bytes(&b, &p),
+            cr_expect_eq(ops->workspace_bytes(ops, &x, &a, &p),
+                         ops->workspace_bytes(ops, &x, &b, &p),
                          "%s causal=%d: workspace grows with n", settings, causal);
-            cr_expect_lt(ops->workspace_bytes(&b, &p), (size_t)4 << 20);
+            cr_expect_lt(ops->workspace_bytes(ops, &x, &b, &p), (size_t)4 << 20);
         }
     }
 }
@@ -420,8 +432,8 @@ Test(linear, features_are_a_weight)
             char settings[64];
             snprintf(settings, sizeof settings, "map=%s features=24", map_names[m]);
             attn_params p = with(settings);
-            attn_shape s = attn_shape_init(1, 4, 2, 40, 40, 16, causal);
-            s.threads = 2;
+            const attn_shape s = attn_shape_init(1, 4, 2, 40, 40, 16, causal);
+            const attn_exec x = tu_exec(2);
             attn_weight w[ATTN_MAX_WEIGHTS];
             const int nw = attn_kind_weights(ops, &s, &p, w);
             cr_expect_eq(nw, m >= 2, "%s: %d weights", settings, nw);
@@ -431,8 +443,9 @@ Test(linear, features_are_a_weight)
             const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s);
             float *q = tu_random(qn, 1, 1), *k = tu_random(kvn, 1, 2), *v = tu_random(kvn, 1, 3);
             float *o = bench_alloc((size_t)qn * 4), *od = bench_alloc((size_t)qn * 4);
-            void *ws = bench_alloc(ops->workspace_bytes(&s, &p));
-            cr_expect_eq(ops->forward(&s, &p, q, k, v, o, ws), ATTN_EINVAL, "%s", settings);
+            void *ws = bench_alloc(ops->workspace_bytes(ops, &x, &s, &p));
+            cr_expect_eq(ops->forward(ops, &x, &s, &p, q, k, v, o, ws), ATTN_EINVAL, "%s",
+                         settings);
             free(ws);
             float *owned[ATTN_MAX_WEIGHTS], *noise = tu_random(24 * 16, 0.5, 9);
             attn_params drawn = p, given = p;
@@ -440,8 +453,8 @@ Test(linear, features_are_a_weight)
             float mine[24 * 16];
             for (int e = 0; e < 24 * 16; e++) mine[e] = owned[0][e] + noise[e];
             given.w[0] = mine;
-            cr_assert_eq(tu_forward(ops, &s, &given, q, k, v, o), ATTN_OK);
-            cr_assert_eq(tu_forward(ops, &s, &drawn, q, k, v, od), ATTN_OK);
+            cr_assert_eq(tu_forward(ops, &x, &s, &given, q, k, v, o), ATTN_OK);
+            cr_assert_eq(tu_forward(ops, &x, &s, &drawn, q, k, v, od), ATTN_OK);
             double *ref = tu_reference(ops, &s, &given, q, k, v);
             const double err = tu_rel_l2(o, ref, qn), moved = tu_rel_l2(od, ref, qn);
             cr_expect_leq(err, 1e-5, "%s causal=%d: rel L2 %.3g with given features", settings,
@@ -450,17 +463,18 @@ Test(linear, features_are_a_weight)
                          causal);
             if (causal) { /* decode the last 5 rows from a state prepared with them */
                 attn_shape dec = attn_shape_init(1, 4, 2, 5, 40, 16, true);
-                dec.threads = 2, dec.decode = true;
+                dec.decode = true;
                 float *qd = bench_alloc(4 * 5 * 16 * 4), *odec = bench_alloc(4 * 5 * 16 * 4);
                 double want[4 * 5 * 16];
                 for (int64_t h = 0; h < 4; h++)
                     for (int64_t e = 0; e < 5 * 16; e++)
                         qd[h * 80 + e] = q[(h * 40 + 35) * 16 + e],
                                     want[h * 80 + e] = o[(h * 40 + 35) * 16 + e];
-                void *st = bench_alloc(ops->state_bytes(&dec, &given));
-                void *dws = bench_alloc(ops->workspace_bytes(&dec, &given));
-                cr_assert_eq(ops->prepare(&dec, &given, k, v, st, dws), ATTN_OK);
-                cr_assert_eq(ops->decode(&dec, &given, qd, k, v, odec, st, dws), ATTN_OK);
+                void *st = bench_alloc(ops->decode->state_bytes(ops, &dec, &given));
+                void *dws = bench_alloc(ops->workspace_bytes(ops, &x, &dec, &given));
+                cr_assert_eq(ops->decode->prepare(ops, &x, &dec, &given, k, v, st, dws), ATTN_OK);
+                cr_assert_eq(ops->decode->step(ops, &x, &dec, &given, qd, k, v, odec, st, dws),
+                             ATTN_OK);
                 cr_expect_leq(tu_rel_l2(odec, want, 4 * 5 * 16), 1e-5, "%s decode", settings);
                 free(qd), free(odec), free(st), free(dws);
             }

@@ -10,9 +10,9 @@
 
 #include "test_util.h"
 
-/* Output of ops on s with parameters text and the given weights (NULL: drawn). */
-static float *run(const char *kind, const attn_shape *s, const char *text, const float *w0,
-                  const float *w1)
+/* Output of ops on s, run on x, with parameters text and the given weights (NULL: drawn). */
+static float *run(const char *kind, const attn_exec *x, const attn_shape *s, const char *text,
+                  const float *w0, const float *w1)
 {
     const attn_ops *ops = attn_kind_find(kind);
     cr_assert_not_null(ops);
@@ -21,7 +21,7 @@ static float *run(const char *kind, const attn_shape *s, const char *text, const
     const float *q = tu_random(attn_q_elems(s), 1, 1), *k = tu_random(attn_kv_elems(s), 1, 2);
     const float *v = tu_random(attn_kv_elems(s), 1, 3);
     float *o = bench_alloc((size_t)attn_q_elems(s) * sizeof(float));
-    cr_assert_eq(tu_forward(ops, s, &p, q, k, v, o), ATTN_OK, "%s %s", kind, text);
+    cr_assert_eq(tu_forward(ops, x, s, &p, q, k, v, o), ATTN_OK, "%s %s", kind, text);
     free((void *)q), free((void *)k), free((void *)v);
     return o;
 }
@@ -35,8 +35,8 @@ static double rel_diff(const float *a, const float *b, int64_t n)
 
 Test(lowrank, linformer_sharing_modes_agree_on_the_same_matrices)
 {
-    attn_shape s = attn_shape_init(2, 4, 2, 37, 53, 16, false);
-    s.threads = 2;
+    const attn_shape s = attn_shape_init(2, 4, 2, 37, 53, 16, false);
+    const attn_exec x = tu_exec(2);
     const int64_t kk = 20, es = kk * s.S;
     float *E = tu_random(es, 0.2, 7), *F = tu_random(es, 0.2, 8);
     float *E2 = bench_alloc((size_t)(2 * es) * sizeof(float)),
@@ -44,17 +44,17 @@ Test(lowrank, linformer_sharing_modes_agree_on_the_same_matrices)
     for (int g = 0; g < 2; g++) /* share=none with both KV heads' matrices equal to E and F */
         memcpy(E2 + g * es, E, (size_t)es * 4), memcpy(F2 + g * es, F, (size_t)es * 4);
     const int64_t n = attn_q_elems(&s);
-    float *headwise = run("linformer", &s, "k=20,share=headwise", E, F);
-    float *none = run("linformer", &s, "k=20,share=none", E2, F2);
-    float *kv = run("linformer", &s, "k=20,share=kv", E, NULL);
-    float *headwise_ee = run("linformer", &s, "k=20,share=headwise", E, E);
+    float *headwise = run("linformer", &x, &s, "k=20,share=headwise", E, F);
+    float *none = run("linformer", &x, &s, "k=20,share=none", E2, F2);
+    float *kv = run("linformer", &x, &s, "k=20,share=kv", E, NULL);
+    float *headwise_ee = run("linformer", &x, &s, "k=20,share=headwise", E, E);
     cr_expect_leq(rel_diff(none, headwise, n), 1e-6, "none with equal heads != headwise");
     cr_expect_leq(rel_diff(kv, headwise_ee, n), 1e-6, "kv != headwise with F = E");
     cr_expect_gt(rel_diff(kv, headwise, n), 1e-2, "kv ignores that F = E");
     float *noise = tu_random(es, 0.1, 9); /* KV head 1 gets its own E (not E + c: softmax */
     for (int64_t e = 0; e < es; e++) E2[es + e] += noise[e]; /* ignores a shift of every key) */
     free(noise);
-    float *none2 = run("linformer", &s, "k=20,share=none", E2, F2);
+    float *none2 = run("linformer", &x, &s, "k=20,share=none", E2, F2);
     const int64_t half = s.H / 2 * s.T * s.D; /* heads 0, 1 read KV head 0; heads 2, 3 head 1 */
     double head0 = rel_diff(none2, headwise, half),
            head1 = rel_diff(none2 + half, headwise + half, half);
@@ -85,8 +85,8 @@ Test(lowrank, refused_outside_their_definition)
 /* Landmarks = the rows (m >= n) and a converged pseudo-inverse: F A⁺ B V = A A⁺ A V = A V. */
 Test(lowrank, nystrom_with_every_row_a_landmark_is_full_attention)
 {
-    attn_shape s = attn_shape_init(1, 2, 1, 48, 48, 16, false);
-    s.threads = 2;
+    const attn_shape s = attn_shape_init(1, 2, 1, 48, 48, 16, false);
+    const attn_exec x = tu_exec(2);
     const float *q = tu_random(attn_q_elems(&s), 0.5, 1), *k = tu_random(attn_kv_elems(&s), 0.5, 2);
     const float *v = tu_random(attn_kv_elems(&s), 1, 3);
     const attn_ops *nys = attn_kind_find("nystrom");
@@ -95,7 +95,7 @@ Test(lowrank, nystrom_with_every_row_a_landmark_is_full_attention)
     for (int c = 0; c < 2; c++) {
         attn_params p = tu_params(nys, texts[c], &s);
         float *o = bench_alloc((size_t)attn_q_elems(&s) * sizeof(float));
-        cr_assert_eq(tu_forward(nys, &s, &p, q, k, v, o), ATTN_OK);
+        cr_assert_eq(tu_forward(nys, &x, &s, &p, q, k, v, o), ATTN_OK);
         double *exact = malloc((size_t)attn_q_elems(&s) * sizeof(double));
         int64_t rows[96];
         for (int64_t r = 0; r < s.H * s.T; r++) rows[r] = r;
@@ -114,14 +114,14 @@ Test(lowrank, nystrom_with_every_row_a_landmark_is_full_attention)
 Test(lowrank, nystrom_segments_of_unequal_length)
 {
     enum { N = 7, M = 4 };
-    attn_shape s = attn_shape_init(1, 1, 1, N, N, 1, false);
-    s.threads = 1;
+    const attn_shape s = attn_shape_init(1, 1, 1, N, N, 1, false);
+    const attn_exec x = tu_exec(1);
     const attn_ops *nys = attn_kind_find("nystrom");
     attn_params p = tu_params(nys, "landmarks=4,pinv_iters=0", &s);
     float q[N] = {1, 3, -2, 0, 4, 4, 1}, k[N] = {0, 1, 2, 3, 4, 5, 6},
           v[N] = {1, -1, 2, 0, 3, 1, 0};
     float *o = bench_alloc(N * sizeof(float));
-    cr_assert_eq(tu_forward(nys, &s, &p, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(nys, &x, &s, &p, q, k, v, o), ATTN_OK);
     double qt[M] = {0}, kt[M] = {0}, A[M][M], Bv[M], W[M], n1 = 0;
     for (int l = 0; l < M; l++) {
         const int a = l * N / M, e = (l + 1) * N / M;

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 #include "kernels.h"
+#include "kind_cases.h"
 #include "score_mod.h"
 #include "test_util.h"
 
@@ -83,11 +84,11 @@ Test(mods, softmax_kinds_have_them_and_others_are_unaffected)
     cr_expect_geq(with, 10, "only %d kinds have the modifiers", with);
 }
 
-/* ops at shape s with parameters text (resolved) vs its float64 reference; returns the relative
- * L2 distance of the output from the same kind with parameters base (NULL: not wanted, -1), or
- * -2 when the kind refuses the case. */
-static double check_case(const attn_ops *ops, const attn_shape *s, const char *text,
-                         const char *base, double sigma, const char *what)
+/* ops at shape s on x with parameters text (resolved) vs its float64 reference; returns the
+ * relative L2 distance of the output from the same kind with parameters base (NULL: not wanted,
+ * -1), or -2 when the kind refuses the case. */
+static double check_case(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                         const char *text, const char *base, double sigma, const char *what)
 {
     attn_params p = tu_params(ops, text, s);
     char msg[ATTN_MSG_LEN];
@@ -95,7 +96,7 @@ static double check_case(const attn_ops *ops, const attn_shape *s, const char *t
     const int64_t qn = attn_q_elems(s), kvn = attn_kv_elems(s);
     float *q = tu_random(qn, sigma, 31), *k = tu_random(kvn, sigma, 32), *v = tu_random(kvn, 1, 33);
     float *o = bench_alloc((size_t)qn * 4);
-    cr_assert_eq(tu_forward(ops, s, &p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name,
+    cr_assert_eq(tu_forward(ops, x, s, &p, q, k, v, o), ATTN_OK, "%s %s: forward failed", ops->name,
                  text);
     double *ref = tu_reference(ops, s, &p, q, k, v);
     const double err = tu_rel_l2(o, ref, qn);
@@ -107,7 +108,7 @@ static double check_case(const attn_ops *ops, const attn_shape *s, const char *t
         attn_params pb = tu_params(ops, base, s);
         double *plain = malloc((size_t)qn * sizeof *plain);
         float *ob = bench_alloc((size_t)qn * 4);
-        cr_assert_eq(tu_forward(ops, s, &pb, q, k, v, ob), ATTN_OK);
+        cr_assert_eq(tu_forward(ops, x, s, &pb, q, k, v, ob), ATTN_OK);
         for (int64_t e = 0; e < qn; e++) plain[e] = ob[e];
         moved = tu_rel_l2(o, plain, qn);
         free(plain), free(ob);
@@ -142,7 +143,7 @@ Test(mods, every_kind_matches_float64_with_modifiers)
         const char *cases[8] = {""};
         int nc = 1;
         char small[4][128];
-        for (int v = 0; v < 4 && tu_case(ops->tests.small, v, small[v], sizeof small[v]); v++)
+        for (int v = 0; v < 4 && tu_case(tu_cases(ops).small, v, small[v], sizeof small[v]); v++)
             cases[nc++] = small[v];
         for (int t = 0; t < 2 && ops->engine == ATTN_ENGINE_DENSE; t++)
             cases[nc++] = dense_tilings[t];
@@ -150,14 +151,15 @@ Test(mods, every_kind_matches_float64_with_modifiers)
             for (int pc = 0; pc < nc; pc++)
                 for (int st = 0; st < NSETTINGS; st++) {
                     /* 2 threads on the first shape (results do not depend on it) */
-                    attn_shape s = tu_make_shape(&shapes[c], c == 0 ? 2 : 1);
+                    attn_shape s = tu_make_shape(&shapes[c]);
+                    const attn_exec x = tu_exec(c == 0 ? 2 : 1);
                     s.Hkv = attn_kind_kv_heads(ops, s.H, s.Hkv);
                     char text[256];
                     join(text, sizeof text, cases[pc], settings[st]);
                     /* sigma 2: scores of std ~4, so softcap=5 bends them; the change the
                      * modifiers make is measured on the kind's defaults */
-                    const double d =
-                        check_case(ops, &s, text, pc == 0 ? cases[pc] : NULL, 2.0, "odd shapes");
+                    const double d = check_case(ops, &x, &s, text, pc == 0 ? cases[pc] : NULL, 2.0,
+                                                "odd shapes");
                     ran += d != -2;
                     moved[st] = fmax(moved[st], d);
                 }
@@ -168,19 +170,21 @@ Test(mods, every_kind_matches_float64_with_modifiers)
                      moved[st]);
 }
 
-/* The block-sparse layouts that split into tasks, visits and gathered keys (.tests.large). */
+/* The block-sparse layouts that split into tasks, visits and gathered keys (their large cases,
+ * kind_cases.h). */
 Test(mods, sparse_large_cases_with_modifiers)
 {
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         if (!has_mods(ops) || ops->engine != ATTN_ENGINE_BLOCK_SPARSE) continue;
         char large[128], text[256];
-        for (int v = 0; tu_case(ops->tests.large, v, large, sizeof large); v++)
+        for (int v = 0; tu_case(tu_cases(ops).large, v, large, sizeof large); v++)
             for (int causal = 0; causal < 2; causal++) {
                 const tu_shape_case c = {1, 2, 1, 600, 650, 16, causal};
-                const attn_shape s = tu_make_shape(&c, 2);
+                const attn_shape s = tu_make_shape(&c);
+                const attn_exec x = tu_exec(2);
                 join(text, sizeof text, large, "alibi=1,softcap=5");
-                check_case(ops, &s, text, NULL, 1.0, "large");
+                check_case(ops, &x, &s, text, NULL, 1.0, "large");
             }
     }
 }
@@ -192,10 +196,11 @@ Test(mods, large_logits_with_modifiers)
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
         if (!has_mods(ops)) continue;
-        attn_shape s = tu_make_shape(&shape, 2);
+        attn_shape s = tu_make_shape(&shape);
+        const attn_exec x = tu_exec(2);
         s.Hkv = attn_kind_kv_heads(ops, s.H, s.Hkv);
-        check_case(ops, &s, "softcap=30", NULL, 10.0, "large logits");
-        check_case(ops, &s, "alibi=1,softcap=50", NULL, 10.0, "large logits");
+        check_case(ops, &x, &s, "softcap=30", NULL, 10.0, "large logits");
+        check_case(ops, &x, &s, "alibi=1,softcap=50", NULL, 10.0, "large logits");
     }
 }
 
@@ -207,7 +212,7 @@ static void decode_case(const attn_ops *ops, int64_t H, int64_t Hkv, int64_t S, 
     Hkv = attn_kind_kv_heads(ops, H, Hkv);
     attn_shape pre = attn_shape_init(1, H, Hkv, S, S, 16, true);
     attn_shape dec = attn_shape_init(1, H, Hkv, T, S, 16, true);
-    pre.threads = 1, dec.threads = 2; /* results do not depend on it */
+    const attn_exec xpre = tu_exec(1), xdec = tu_exec(2); /* results do not depend on it */
     dec.decode = true;
     attn_params pp = tu_params(ops, text, &pre), pd = tu_params(ops, text, &dec);
     char msg[ATTN_MSG_LEN];
@@ -218,13 +223,13 @@ static void decode_case(const attn_ops *ops, int64_t H, int64_t Hkv, int64_t S, 
     float *o = bench_alloc((size_t)qn * 4), *qd = bench_alloc((size_t)(H * T * D) * 4);
     float *od = bench_alloc((size_t)(H * T * D) * 4);
     double *last = malloc((size_t)(H * T * D) * sizeof *last);
-    cr_assert_eq(tu_forward(ops, &pre, &pp, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(ops, &xpre, &pre, &pp, q, k, v, o), ATTN_OK);
     for (int64_t h = 0; h < H; h++) {
         const int64_t from = (h * S + S - T) * D;
         memcpy(qd + h * T * D, q + from, (size_t)(T * D) * 4);
         for (int64_t e = 0; e < T * D; e++) last[h * T * D + e] = o[from + e];
     }
-    cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
+    cr_assert_eq(tu_forward(ops, &xdec, &dec, &pd, qd, k, v, od), ATTN_OK);
     const double err = tu_rel_l2(od, last, H * T * D);
     cr_expect(err <= 1e-5, "%s %s H=%lld Hkv=%lld S=%lld T=%lld: decode vs prefill rel L2 %.3g",
               ops->name, text, (long long)H, (long long)Hkv, (long long)S, (long long)T, err);
@@ -238,7 +243,7 @@ Test(mods, decode_rows_equal_the_last_prefill_rows)
         if (!has_mods(ops)) continue;
         /* the kind's first small case (sparse); key chunks merged, with small tiles (dense) */
         char own[128] = "", text[256];
-        if (!tu_case(ops->tests.small, 0, own, sizeof own) && ops->engine == ATTN_ENGINE_DENSE)
+        if (!tu_case(tu_cases(ops).small, 0, own, sizeof own) && ops->engine == ATTN_ENGINE_DENSE)
             snprintf(own, sizeof own, "block_q=8,block_k=16,split=3");
         for (int st = 0; st < NSETTINGS; st++)
             for (int64_t T = 1; T <= (st == NSETTINGS - 1 ? 3 : 1); T += 2) { /* T=3: both on */

@@ -379,8 +379,9 @@ static const attn_param_def stride_params[] = {
     {"block", "block size", 64, 1, 1024, true},
 };
 
-static void resolve_stride(const attn_shape *s, attn_params *p)
+static void resolve_stride(const attn_ops *self, const attn_shape *s, attn_params *p)
 {
+    (void)self;
     if (p->v[0] == 0) p->v[0] = ceil(sqrt((double)s->S));
 }
 

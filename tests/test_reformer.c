@@ -16,14 +16,14 @@ static const attn_ops *reformer(void)
     return ops;
 }
 
-/* Forward with the given rotations. */
-static float *run_with(const attn_shape *s, const char *params, const float *rot, const float *q,
-                       const float *k, const float *v)
+/* Forward on x with the given rotations. */
+static float *run_with(const attn_exec *x, const attn_shape *s, const char *params,
+                       const float *rot, const float *q, const float *k, const float *v)
 {
     attn_params p = tu_params(reformer(), params, s);
     p.w[0] = rot;
     float *o = bench_alloc((size_t)attn_q_elems(s) * 4);
-    cr_assert_eq(tu_forward(reformer(), s, &p, q, k, v, o), ATTN_OK);
+    cr_assert_eq(tu_forward(reformer(), x, s, &p, q, k, v, o), ATTN_OK);
     return o;
 }
 
@@ -32,15 +32,15 @@ static float *run_with(const attn_shape *s, const char *params, const float *rot
 Test(reformer, two_equal_rounds_are_one_round)
 {
     for (int causal = 0; causal <= 1; causal++) {
-        attn_shape s = attn_shape_init(1, 2, 2, 300, 300, 16, causal);
-        s.threads = 2;
+        const attn_shape s = attn_shape_init(1, 2, 2, 300, 300, 16, causal);
+        const attn_exec x = tu_exec(2);
         const int64_t half = 4, one = s.D * half; /* buckets=8 */
         float *r1 = tu_random(one, 1, 5), *r2 = bench_alloc((size_t)(2 * one) * 4);
         memcpy(r2, r1, (size_t)one * 4), memcpy(r2 + one, r1, (size_t)one * 4);
         float *q = tu_random(attn_q_elems(&s), 1, 1), *k = tu_random(attn_kv_elems(&s), 1, 2);
         float *v = tu_random(attn_kv_elems(&s), 1, 3);
-        float *o1 = run_with(&s, "buckets=8,hashes=1,chunk=16", r1, q, k, v);
-        float *o2 = run_with(&s, "buckets=8,hashes=2,chunk=16", r2, q, k, v);
+        float *o1 = run_with(&x, &s, "buckets=8,hashes=1,chunk=16", r1, q, k, v);
+        float *o2 = run_with(&x, &s, "buckets=8,hashes=2,chunk=16", r2, q, k, v);
         double diff = 0;
         for (int64_t e = 0; e < attn_q_elems(&s); e++) diff = fmax(diff, fabs(o1[e] - o2[e]));
         cr_expect_leq(diff, 1e-5, "causal=%d: two equal rounds differ from one by %g", causal,
@@ -55,14 +55,14 @@ Test(reformer, two_equal_rounds_are_one_round)
  * likely: half the earlier keys share the bucket). */
 Test(reformer, a_token_attends_to_itself_only_when_alone)
 {
-    attn_shape s = attn_shape_init(1, 1, 1, 64, 64, 8, true);
-    s.threads = 1;
+    const attn_shape s = attn_shape_init(1, 1, 1, 64, 64, 8, true);
+    const attn_exec one = tu_exec(1);
     float *x = tu_random(attn_q_elems(&s), 1, 7), *v = tu_random(attn_kv_elems(&s), 1, 8);
     const char *params = "buckets=2,hashes=1,chunk=4096";
     attn_params p = tu_params(reformer(), params, &s);
     float *owned[ATTN_MAX_WEIGHTS];
     cr_assert_eq(attn_weights_draw(reformer(), &s, &p, owned, NULL, 0), ATTN_OK);
-    float *o = run_with(&s, params, p.w[0], x, x, v);
+    float *o = run_with(&one, &s, params, p.w[0], x, x, v);
     for (int64_t d = 0; d < s.D; d++)
         cr_expect_float_eq(o[d], v[d], 1e-6, "token 0, d=%lld", (long long)d);
     int alone = 0;
@@ -70,7 +70,7 @@ Test(reformer, a_token_attends_to_itself_only_when_alone)
         float *vi = bench_alloc((size_t)attn_kv_elems(&s) * 4);
         memcpy(vi, v, (size_t)attn_kv_elems(&s) * 4);
         for (int64_t d = 0; d < s.D; d++) vi[i * s.D + d] += 100.0f;
-        float *oi = run_with(&s, params, p.w[0], x, x, vi);
+        float *oi = run_with(&one, &s, params, p.w[0], x, x, vi);
         const bool same = memcmp(oi + i * s.D, o + i * s.D, (size_t)s.D * 4) == 0;
         alone += !same; /* only a token alone in its bucket so far may move */
         if (!same)

@@ -1,6 +1,6 @@
 /* test_sparse.c — the kinds on the block-sparse engine (every kind whose ops say
- * ATTN_ENGINE_BLOCK_SPARSE), generated from the registry with the cases each kind declares in
- * its .tests (attention.h): limits that equal full attention (every kind with .tests.as_full),
+ * ATTN_ENGINE_BLOCK_SPARSE), generated from the registry with the cases kind_cases.h lists for
+ * each kind: limits that equal full attention (every kind with an as_full case),
  * decoding the last query equals the last prefill row, bytes count each K/V row read once,
  * masked keys have no influence with small parameters, larger shapes that split tasks and
  * visits, workspace linear in n, the seeded stratified draws, and the auto stride of every kind
@@ -11,20 +11,23 @@
 #include <string.h>
 
 #include "blocksparse.h"
+#include "kind_cases.h"
 #include "test_util.h"
 
 enum { MAX_KINDS = 64 };
 
-/* The block-sparse kinds, in registry order; each declares its small, large and as_full cases. */
+/* The block-sparse kinds, in registry order; kind_cases.h lists small, large and as_full cases for
+ * each. */
 static int sparse_kinds(const attn_ops **out)
 {
     int n = 0;
     for (int k = 0; k < attn_kind_count(); k++) {
         const attn_ops *ops = attn_kind_at(k);
         if (ops->engine != ATTN_ENGINE_BLOCK_SPARSE) continue;
-        cr_assert(ops->tests.small && ops->tests.large && ops->tests.as_full,
-                  "%s runs on the block-sparse engine: it must declare .tests.small, .large and "
-                  ".as_full",
+        const tu_kind_cases cases = tu_cases(ops);
+        cr_assert(cases.small && cases.large && cases.as_full,
+                  "%s runs on the block-sparse engine: kind_cases.h must list its small, large and "
+                  "as_full cases",
                   ops->name);
         cr_assert_lt(n, MAX_KINDS);
         out[n++] = ops;
@@ -35,50 +38,55 @@ static int sparse_kinds(const attn_ops **out)
 
 static attn_shape shape(int64_t H, int64_t Hkv, int64_t T, int64_t S, int64_t D, bool causal)
 {
-    attn_shape s = attn_shape_init(1, H, Hkv, T, S, D, causal);
-    s.threads = 2;
-    return s;
+    return attn_shape_init(1, H, Hkv, T, S, D, causal);
 }
 
-/* Forward of ops on fresh seeded inputs; also returns the inputs when wanted. */
-static float *run(const attn_ops *ops, const attn_shape *s, const attn_params *p, float **q_out,
-                  float **k_out, float **v_out)
+/* The tests here run on 2 threads (but where they say otherwise). */
+enum { THREADS = 2 };
+
+/* Forward of ops on x on fresh seeded inputs; also returns the inputs when wanted. */
+static float *run(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                  const attn_params *p, float **q_out, float **k_out, float **v_out)
 {
     float *q = tu_random(attn_q_elems(s), 1, 1), *k = tu_random(attn_kv_elems(s), 1, 2);
     float *v = tu_random(attn_kv_elems(s), 1, 3), *o = bench_alloc(attn_q_elems(s) * 4);
-    cr_assert_eq(tu_forward(ops, s, p, q, k, v, o), ATTN_OK, "%s forward failed", ops->name);
+    cr_assert_eq(tu_forward(ops, x, s, p, q, k, v, o), ATTN_OK, "%s forward failed", ops->name);
     if (q_out) *q_out = q, *k_out = k, *v_out = v;
     else free(q), free(k), free(v);
     return o;
 }
 
-/* Every kind that declares .tests.as_full (dense kinds: their defaults) equals full attention at
- * S <= 64 under it: the same mask, flops and output. */
+/* Every kind with an as_full case (kind_cases.h; dense kinds: their defaults) equals full
+ * attention at S <= 64 under it: the same mask, flops and output. */
 Test(sparse, limits_equal_full_attention)
 {
     const attn_ops *full = attn_kind_find("full");
     const int64_t cases[][4] = {
         {37, 37, 1, 0}, {37, 37, 1, 1}, {13, 40, 2, 1}, {1, 50, 2, 1}, {40, 13, 1, 0}};
+    const attn_exec x = tu_exec(THREADS);
     int ran = 0;
     for (int kn = 0; kn < attn_kind_count(); kn++) {
         const attn_ops *ops = attn_kind_at(kn);
-        if (!ops->tests.as_full) continue;
-        cr_assert_not_null(ops->allows, "%s declares .tests.as_full but has no mask", ops->name);
+        const char *as_full = tu_cases(ops).as_full;
+        if (!as_full) continue;
+        cr_assert_not_null(ops->allows, "%s has an as_full case but no mask", ops->name);
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             attn_shape s = shape(2, cases[c][2], cases[c][0], cases[c][1], 16, cases[c][3]);
-            attn_params p = tu_params(ops, ops->tests.as_full, &s), pf = tu_params(full, NULL, &s);
+            attn_params p = tu_params(ops, as_full, &s), pf = tu_params(full, NULL, &s);
             char msg[ATTN_MSG_LEN];
             if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue; /* mqa, Hkv > 1 */
             for (int64_t h = 0; h < s.H; h++)
                 for (int64_t i = 0; i < s.T; i++)
                     for (int64_t j = 0; j < s.S; j++)
-                        cr_assert_eq(ops->allows(&s, &p, h, i, j), full->allows(&s, &pf, h, i, j),
+                        cr_assert_eq(ops->allows(ops, &s, &p, h, i, j),
+                                     full->allows(full, &s, &pf, h, i, j),
                                      "%s %s case %zu: (h %lld, i %lld, j %lld) differs from full",
-                                     ops->name, ops->tests.as_full, c, (long long)h, (long long)i,
+                                     ops->name, as_full, c, (long long)h, (long long)i,
                                      (long long)j);
-            cr_expect_eq(ops->flops(&s, &p), full->flops(&s, &pf), "%s case %zu", ops->name, c);
-            float *o = run(ops, &s, &p, NULL, NULL, NULL);
-            float *of = run(full, &s, &pf, NULL, NULL, NULL);
+            cr_expect_eq(ops->flops(ops, &s, &p), full->flops(full, &s, &pf), "%s case %zu",
+                         ops->name, c);
+            float *o = run(ops, &x, &s, &p, NULL, NULL, NULL);
+            float *of = run(full, &x, &s, &pf, NULL, NULL, NULL);
             double num = 0, den = 0;
             for (int64_t e = 0; e < attn_q_elems(&s); e++)
                 num += (o[e] - of[e]) * (o[e] - of[e]), den += of[e] * of[e];
@@ -98,19 +106,21 @@ static void decode_matches_last_row(const attn_ops *ops, const char *text, bool 
 {
     const int64_t S = 45, D = 16;
     attn_shape pre = shape(2, 1, S, S, D, causal), dec = shape(2, 1, 1, S, D, causal);
+    const attn_exec x = tu_exec(THREADS);
     dec.decode = causal;
     attn_params pp = tu_params(ops, text, &pre), pd = tu_params(ops, text, &dec);
     float *q, *k, *v;
-    float *o = run(ops, &pre, &pp, &q, &k, &v), *od = bench_alloc(2 * D * 4);
+    float *o = run(ops, &x, &pre, &pp, &q, &k, &v), *od = bench_alloc(2 * D * 4);
     float *qd = bench_alloc(2 * D * 4);
     for (int64_t h = 0; h < 2; h++) {
         memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
         for (int64_t j = 0; j < S; j++)
-            cr_assert_eq(ops->allows(&pre, &pp, h, S - 1, j), ops->allows(&dec, &pd, h, 0, j),
+            cr_assert_eq(ops->allows(ops, &pre, &pp, h, S - 1, j),
+                         ops->allows(ops, &dec, &pd, h, 0, j),
                          "%s %s causal=%d: key %lld of head %lld", ops->name,
                          text ? text : "defaults", causal, (long long)j, (long long)h);
     }
-    cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
+    cr_assert_eq(tu_forward(ops, &x, &dec, &pd, qd, k, v, od), ATTN_OK);
     for (int64_t e = 0; e < 2 * D; e++) {
         const float a = o[((e / D) * S + S - 1) * D + e % D], b = od[e];
         cr_expect(fabsf(a - b) <= 1e-5f * (1 + fabsf(a)),
@@ -128,7 +138,7 @@ Test(sparse, decode_is_the_last_prefill_row)
     for (int kn = 0; kn < nk; kn++)
         for (int causal = 0; causal < 2; causal++) {
             decode_matches_last_row(kinds[kn], NULL, causal);
-            for (int v = 0; tu_case(kinds[kn]->tests.small, v, text, sizeof text); v++)
+            for (int v = 0; tu_case(tu_cases(kinds[kn]).small, v, text, sizeof text); v++)
                 decode_matches_last_row(kinds[kn], text, causal);
         }
 }
@@ -143,14 +153,14 @@ static void bytes_match_the_mask(const attn_ops *ops, const attn_shape *s, const
         for (int64_t j = 0; j < s->S; j++) {
             bool read = false;
             for (int64_t h = g * group; h < (g + 1) * group && !read; h++)
-                for (int64_t i = 0; i < s->T && !read; i++) read = ops->allows(s, &p, h, i, j);
+                for (int64_t i = 0; i < s->T && !read; i++) read = ops->allows(ops, s, &p, h, i, j);
             keys += read;
         }
     const double expect = 4.0 * (2.0 * attn_q_elems(s) + 2.0 * s->D * s->B * keys);
-    cr_expect_eq(ops->bytes(s, &p), expect,
+    cr_expect_eq(ops->bytes(ops, s, &p), expect,
                  "%s %s T=%lld S=%lld causal=%d: bytes %.0f, mask says %.0f", ops->name,
                  text ? text : "defaults", (long long)s->T, (long long)s->S, s->causal,
-                 ops->bytes(s, &p), expect);
+                 ops->bytes(ops, s, &p), expect);
 }
 
 Test(sparse, bytes_count_each_kv_row_read_once)
@@ -166,7 +176,7 @@ Test(sparse, bytes_count_each_kv_row_read_once)
             const int64_t *cs = cases[c];
             const attn_shape s = shape(cs[0], cs[1], cs[2], cs[3], 8, cs[4]);
             if (!cs[5]) bytes_match_the_mask(kinds[kn], &s, NULL);
-            for (int v = 0; cs[5] && tu_case(kinds[kn]->tests.small, v, text, sizeof text); v++)
+            for (int v = 0; cs[5] && tu_case(tu_cases(kinds[kn]).small, v, text, sizeof text); v++)
                 bytes_match_the_mask(kinds[kn], &s, text);
         }
 }
@@ -176,20 +186,21 @@ static void masked_keys_do_not_move_rows(const attn_ops *ops, const attn_shape *
                                          const char *text)
 {
     const attn_shape s = *sp;
+    const attn_exec x = tu_exec(THREADS);
     attn_params p = tu_params(ops, text, &s);
     const int64_t qn = attn_q_elems(&s), kvn = attn_kv_elems(&s), D = s.D;
-    float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+    float *q, *k, *v, *o = run(ops, &x, &s, &p, &q, &k, &v);
     float *k2 = bench_alloc(kvn * 4), *v2 = bench_alloc(kvn * 4), *o2 = bench_alloc(qn * 4);
     int64_t masked = 0;
     for (int64_t h = 0; h < s.H; h++)
         for (int64_t i = 0; i < s.T; i++) {
             memcpy(k2, k, kvn * 4), memcpy(v2, v, kvn * 4);
             for (int64_t j = 0; j < s.S; j++) {
-                if (ops->allows(&s, &p, h, i, j)) continue;
+                if (ops->allows(ops, &s, &p, h, i, j)) continue;
                 masked++;
                 for (int64_t d = 0; d < D; d++) k2[j * D + d] = 1e3f, v2[j * D + d] = -1e3f;
             }
-            tu_forward(ops, &s, &p, q, k2, v2, o2);
+            tu_forward(ops, &x, &s, &p, q, k2, v2, o2);
             cr_expect(memcmp(o + (h * s.T + i) * D, o2 + (h * s.T + i) * D, D * 4) == 0,
                       "%s %s T=%lld S=%lld: masked keys moved row h=%lld i=%lld", ops->name, text,
                       (long long)s.T, (long long)s.S, (long long)h, (long long)i);
@@ -206,7 +217,7 @@ Test(sparse, masked_keys_have_zero_influence_with_small_parameters)
     const int nk = sparse_kinds(kinds);
     char text[256];
     for (int kn = 0; kn < nk; kn++)
-        for (int v = 0; tu_case(kinds[kn]->tests.small, v, text, sizeof text); v++)
+        for (int v = 0; tu_case(tu_cases(kinds[kn]).small, v, text, sizeof text); v++)
             for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
                 const attn_shape s = shape(2, 1, cases[c][0], cases[c][1], 8, cases[c][2]);
                 masked_keys_do_not_move_rows(kinds[kn], &s, text);
@@ -224,13 +235,14 @@ Test(sparse, larger_shapes_match_the_mask)
     const int nk = sparse_kinds(kinds);
     char text[256];
     for (int kn = 0; kn < nk; kn++)
-        for (int c0 = 0; tu_case(kinds[kn]->tests.large, c0, text, sizeof text); c0++)
+        for (int c0 = 0; tu_case(tu_cases(kinds[kn]).large, c0, text, sizeof text); c0++)
             for (size_t c = 0; c < sizeof shapes / sizeof shapes[0]; c++)
                 for (int causal = 0; causal < 2; causal++) {
                     const attn_ops *ops = kinds[kn];
-                    attn_shape s = shape(2, 1, shapes[c][0], shapes[c][1], 8, causal);
+                    const attn_shape s = shape(2, 1, shapes[c][0], shapes[c][1], 8, causal);
+                    const attn_exec x = tu_exec(THREADS);
                     attn_params p = tu_params(ops, text, &s);
-                    float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+                    float *q, *k, *v, *o = run(ops, &x, &s, &p, &q, &k, &v);
                     double *ref = tu_reference(ops, &s, &p, q, k, v);
                     const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
                     cr_expect_leq(err, 1e-5, "%s %s T=%lld S=%lld causal=%d: rel L2 error %.3g",
@@ -247,9 +259,10 @@ Test(sparse, two_phases_by_chunks_of_heads_match_the_mask)
     const attn_ops *ops = attn_kind_find("strided");
     for (int causal = 0; causal < 2; causal++)
         for (int64_t Hkv = 1; Hkv <= 3; Hkv += 2) {
-            attn_shape s = shape(3, Hkv, 64, 3500, 128, causal);
+            const attn_shape s = shape(3, Hkv, 64, 3500, 128, causal);
+            const attn_exec x = tu_exec(THREADS);
             attn_params p = tu_params(ops, NULL, &s);
-            float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+            float *q, *k, *v, *o = run(ops, &x, &s, &p, &q, &k, &v);
             double *ref = tu_reference(ops, &s, &p, q, k, v);
             const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
             cr_expect_leq(err, 1e-5, "strided H=3 Hkv=%lld causal=%d: rel L2 error %.3g",
@@ -271,9 +284,10 @@ Test(sparse, two_phases_head_by_head_match_the_mask)
             for (int threads = 1; threads <= 2; threads++)
                 for (int var = 0; var < 2; var++) {
                     attn_shape s = shape(9, 3, shapes[c][0], shapes[c][1], 16, causal);
-                    s.B = 2, s.threads = threads;
+                    s.B = 2;
+                    const attn_exec x = tu_exec(threads);
                     attn_params p = tu_params(ops, variants[var], &s);
-                    float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+                    float *q, *k, *v, *o = run(ops, &x, &s, &p, &q, &k, &v);
                     double *ref = tu_reference(ops, &s, &p, q, k, v);
                     const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
                     cr_expect_leq(err, 1e-5,
@@ -299,19 +313,20 @@ Test(sparse, output_does_not_depend_on_what_out_held)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++)
             for (size_t t = 0; t < sizeof texts / sizeof texts[0]; t++) {
                 const attn_ops *ops = kinds[kn];
-                attn_shape s = shape(2, 2, cases[c][0], cases[c][1], 19, cases[c][2]);
+                const attn_shape s = shape(2, 2, cases[c][0], cases[c][1], 19, cases[c][2]);
+                const attn_exec x = tu_exec(THREADS);
                 attn_params p = tu_params(ops, texts[t], &s);
                 const int64_t n = attn_q_elems(&s);
                 float *q = tu_random(n, 1, 1), *k = tu_random(attn_kv_elems(&s), 1, 2);
                 float *v = tu_random(attn_kv_elems(&s), 1, 3);
                 float *o0 = bench_alloc(n * 4), *o1 = bench_alloc(n * 4);
-                const size_t wb = ops->workspace_bytes(&s, &p);
+                const size_t wb = ops->workspace_bytes(ops, &x, &s, &p);
                 void *ws = bench_alloc(wb + 1);
                 for (int64_t e = 0; e < n; e++) o0[e] = 0.0f, o1[e] = NAN;
                 memset(ws, 0, wb);
-                cr_assert_eq(ops->forward(&s, &p, q, k, v, o0, ws), ATTN_OK);
+                cr_assert_eq(ops->forward(ops, &x, &s, &p, q, k, v, o0, ws), ATTN_OK);
                 memset(ws, 0xff, wb); /* NaN floats */
-                cr_assert_eq(ops->forward(&s, &p, q, k, v, o1, ws), ATTN_OK);
+                cr_assert_eq(ops->forward(ops, &x, &s, &p, q, k, v, o1, ws), ATTN_OK);
                 cr_expect(!memcmp(o0, o1, (size_t)n * 4), "%s T=%lld S=%lld %s: out differs",
                           ops->name, (long long)cases[c][0], (long long)cases[c][1],
                           texts[t] ? texts[t] : "");
@@ -326,9 +341,10 @@ Test(sparse, workspace_is_small_at_a_million_keys)
     const int nk = sparse_kinds(kinds);
     for (int kn = 0; kn < nk; kn++) {
         const attn_ops *ops = kinds[kn];
-        attn_shape s = shape(1, 1, 1 << 20, 1 << 20, 64, false);
+        const attn_shape s = shape(1, 1, 1 << 20, 1 << 20, 64, false);
+        const attn_exec x = tu_exec(THREADS);
         attn_params p = tu_params(ops, NULL, &s);
-        const size_t ws = ops->workspace_bytes(&s, &p);
+        const size_t ws = ops->workspace_bytes(ops, &x, &s, &p);
         cr_expect_lt(ws, (size_t)16 << 20, "%s: workspace %zu bytes at n=1M", ops->name, ws);
     }
 }
@@ -350,9 +366,10 @@ Test(sparse, random_draws_per_block_and_per_token)
         for (size_t c = 0; c < sizeof cases / sizeof cases[0]; c++) {
             const int64_t T = cases[c][0], S = cases[c][1], D = 8;
             const bool causal = cases[c][2], per_block = strstr(texts[t], "block,") != NULL;
-            attn_shape s = shape(2, 1, T, S, D, causal);
+            const attn_shape s = shape(2, 1, T, S, D, causal);
+            const attn_exec x = tu_exec(THREADS);
             attn_params p = tu_params(ops, texts[t], &s);
-            float *q, *k, *v, *o = run(ops, &s, &p, &q, &k, &v);
+            float *q, *k, *v, *o = run(ops, &x, &s, &p, &q, &k, &v);
             double *ref = tu_reference(ops, &s, &p, q, k, v);
             const double err = tu_rel_l2(o, ref, attn_q_elems(&s));
             cr_expect_leq(err, 1e-5, "%s T=%lld S=%lld causal=%d: rel L2 error %.3g", texts[t],
@@ -366,13 +383,13 @@ Test(sparse, random_draws_per_block_and_per_token)
                     const int64_t pos = i + S - T;
                     int64_t seen = 0;
                     for (int64_t j = 0; j < S; j++) {
-                        const bool a = ops->allows(&s, &p, h, i, j);
+                        const bool a = ops->allows(ops, &s, &p, h, i, j);
                         seen += a;
                         /* the block's first row in T: same drawn keys (causal: up to both) */
                         const int64_t i0 = attn_bs_max(0, i - attn_bs_floormod(pos, b));
                         const int64_t pos0 = i0 + S - T;
                         if (per_block && j != pos && j != pos0 && (!causal || j <= pos0))
-                            cr_expect_eq(a, ops->allows(&s, &p, h, i0, j),
+                            cr_expect_eq(a, ops->allows(ops, &s, &p, h, i0, j),
                                          "%s T=%lld S=%lld causal=%d h=%lld: rows %lld and %lld"
                                          " differ on key %lld",
                                          texts[t], (long long)T, (long long)S, causal, (long long)h,
@@ -387,7 +404,7 @@ Test(sparse, random_draws_per_block_and_per_token)
                                   (long long)seen, (long long)drawn);
                     }
                 }
-            cr_expect_eq(ops->flops(&s, &p), 4.0 * D * allowed, "%s T=%lld S=%lld causal=%d",
+            cr_expect_eq(ops->flops(ops, &s, &p), 4.0 * D * allowed, "%s T=%lld S=%lld causal=%d",
                          texts[t], (long long)T, (long long)S, causal);
             free(q), free(k), free(v), free(o), free(ref);
         }
@@ -395,19 +412,21 @@ Test(sparse, random_draws_per_block_and_per_token)
         for (int causal = 0; causal < 2; causal++) {
             const int64_t S = 45, D = 8;
             attn_shape pre = shape(2, 1, S, S, D, causal), dec = shape(2, 1, 1, S, D, causal);
+            const attn_exec x = tu_exec(THREADS);
             dec.decode = causal;
             attn_params pp = tu_params(ops, texts[t], &pre), pd = tu_params(ops, texts[t], &dec);
-            float *q, *k, *v, *o = run(ops, &pre, &pp, &q, &k, &v), *qd = bench_alloc(2 * D * 4);
+            float *q, *k, *v, *o = run(ops, &x, &pre, &pp, &q, &k, &v),
+                              *qd = bench_alloc(2 * D * 4);
             float *od = bench_alloc(2 * D * 4);
             for (int64_t h = 0; h < 2; h++) {
                 memcpy(qd + h * D, q + (h * S + S - 1) * D, D * 4);
                 for (int64_t j = 0; j < S; j++)
-                    cr_expect_eq(ops->allows(&pre, &pp, h, S - 1, j),
-                                 ops->allows(&dec, &pd, h, 0, j),
+                    cr_expect_eq(ops->allows(ops, &pre, &pp, h, S - 1, j),
+                                 ops->allows(ops, &dec, &pd, h, 0, j),
                                  "%s causal=%d: key %lld of head %lld", texts[t], causal,
                                  (long long)j, (long long)h);
             }
-            cr_assert_eq(tu_forward(ops, &dec, &pd, qd, k, v, od), ATTN_OK);
+            cr_assert_eq(tu_forward(ops, &x, &dec, &pd, qd, k, v, od), ATTN_OK);
             for (int64_t e = 0; e < 2 * D; e++) {
                 const float a = o[((e / D) * S + S - 1) * D + e % D], bd = od[e];
                 cr_expect(fabsf(a - bd) <= 1e-5f * (1 + fabsf(a)),

@@ -15,20 +15,23 @@
 #include "memory.h"
 #include "rng.h"
 
-/* A test shape: sizes and the causal flag (threads are given when it becomes an attn_shape). */
+/* A test shape: sizes and the causal flag (the threads a test runs it on are its attn_exec's:
+ * tu_exec). */
 typedef struct tu_shape_case {
     int64_t B, H, Hkv, T, S, D;
     bool causal;
 } tu_shape_case;
 
-static inline attn_shape tu_make_shape(const tu_shape_case *c, int threads)
+static inline attn_shape tu_make_shape(const tu_shape_case *c)
 {
-    attn_shape s = attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
-    s.threads = threads;
-    return s;
+    return attn_shape_init(c->B, c->H, c->Hkv, c->T, c->S, c->D, c->causal);
 }
 
-/* Case n (from 0) of a ';'-separated list of parameter cases (attn_test_hints) into buf; false
+/* An execution context of `threads` threads on the kernel set in force (attn_exec_init): build it
+ * after putting an ISA in force (tu_isa_next) so that its kernel set is that ISA's. */
+static inline attn_exec tu_exec(int threads) { return attn_exec_init(threads); }
+
+/* Case n (from 0) of a ';'-separated list of parameter cases (kind_cases.h) into buf; false
  * past the last case (or when list is NULL). */
 static inline bool tu_case(const char *list, int n, char *buf, size_t len)
 {
@@ -95,17 +98,18 @@ static inline float *tu_random(int64_t n, double sigma, uint64_t seed)
     return x;
 }
 
-/* Run ops->forward with a workspace of exactly the declared size (sanitizers catch overruns),
- * the kind's weights drawn from its seed where p gives none (as the harness does). */
-static inline attn_status tu_forward(const attn_ops *ops, const attn_shape *s, const attn_params *p,
-                                     const float *q, const float *k, const float *v, float *out)
+/* Run ops->forward on x with a workspace of exactly the declared size (sanitizers catch
+ * overruns), the kind's weights drawn from its seed where p gives none (as the harness does). */
+static inline attn_status tu_forward(const attn_ops *ops, const attn_exec *x, const attn_shape *s,
+                                     const attn_params *p, const float *q, const float *k,
+                                     const float *v, float *out)
 {
     attn_params given = *p;
     float *owned[ATTN_MAX_WEIGHTS];
     char msg[ATTN_MSG_LEN];
     cr_assert_eq(attn_weights_draw(ops, s, &given, owned, msg, sizeof msg), ATTN_OK, "%s", msg);
-    void *ws = bench_alloc(ops->workspace_bytes(s, &given));
-    attn_status st = ops->forward(s, &given, q, k, v, out, ws);
+    void *ws = bench_alloc(ops->workspace_bytes(ops, x, s, &given));
+    attn_status st = ops->forward(ops, x, s, &given, q, k, v, out, ws);
     free(ws);
     attn_weights_free(owned);
     return st;
