@@ -494,8 +494,8 @@ Test(isa, select_puts_a_set_in_force_or_refuses_with_a_reason)
     cr_expect_eq(attn_isa_select(ATTN_ISA_COUNT, msg, sizeof msg), ATTN_EINVAL);
     cr_expect_eq(attn_isa_select(ATTN_ISA_PORTABLE, msg, sizeof msg), ATTN_OK);
     cr_expect_eq(attn_isa_current(), ATTN_ISA_PORTABLE);
-    cr_expect_eq(attn_vmax((const float[]){1, 3, 2}, 3), 3.0f,
-                 "kernels.h runs on the set in force");
+    cr_expect_eq(attn_exec_init(1).ks, attn_ks_of(ATTN_ISA_PORTABLE),
+                 "a new execution context runs on the set in force");
 }
 
 Test(isa, environment_variable_is_checked)

@@ -23,7 +23,7 @@ Test(kernels, vexp_is_accurate_over_the_range)
     float shift = 0.5f;
     float *y = malloc(N * sizeof *y);
     memcpy(y, x, N * sizeof *y);
-    float got_sum = attn_vexp_sum(y, N, shift);
+    float got_sum = attn_vexp_sum(attn_ks(), y, N, shift);
     for (int j = 0; j < N; j++) {
         double e =
             exp((double)(x[j] - shift)); /* the argument rounded to float, as the kernel sees it */
@@ -60,7 +60,7 @@ Test(kernels, vexp_of_minus_infinity_is_exactly_zero)
 {
     float x[37];
     for (int j = 0; j < 37; j++) x[j] = (j % 3 == 0) ? -INFINITY : (j % 3 == 1 ? -200.0f : 0.0f);
-    float s = attn_vexp_sum(x, 37, 0.0f);
+    float s = attn_vexp_sum(attn_ks(), x, 37, 0.0f);
     for (int j = 0; j < 37; j++)
         cr_expect_eq(x[j], (j % 3 == 2) ? 1.0f : 0.0f, "exp at %d = %g", j, x[j]);
     cr_expect_eq(s, 12.0f);
@@ -68,14 +68,14 @@ Test(kernels, vexp_of_minus_infinity_is_exactly_zero)
 
 Test(kernels, vmax_handles_every_length)
 {
-    cr_expect_eq(attn_vmax(NULL, 0), -INFINITY);
+    cr_expect_eq(attn_vmax(attn_ks(), NULL, 0), -INFINITY);
     float x[41];
     for (int n = 1; n <= 41; n++) {
         for (int j = 0; j < n; j++) x[j] = (float)((j * 7) % 11) - 100.0f;
         x[n - 1] = 5.0f; /* max in the tail */
-        cr_expect_eq(attn_vmax(x, n), 5.0f, "n=%d", n);
+        cr_expect_eq(attn_vmax(attn_ks(), x, n), 5.0f, "n=%d", n);
         x[0] = 9.0f; /* max first */
-        cr_expect_eq(attn_vmax(x, n), 9.0f, "n=%d", n);
+        cr_expect_eq(attn_vmax(attn_ks(), x, n), 9.0f, "n=%d", n);
     }
 }
 
@@ -91,7 +91,7 @@ Test(kernels, tile_matches_one_shot_softmax)
     float out[5 * 6];
     attn_tile t;
     attn_blas_threads(1);
-    attn_tile_begin(&t, scratch, rows, D, 0.4f);
+    attn_tile_begin(&t, attn_ks(), scratch, rows, D, 0.4f);
     for (int64_t j0 = 0; j0 < S; j0 += blk) {
         int64_t cols = S - j0 < blk ? S - j0 : blk, ends[5];
         for (int r = 0; r < rows; r++) ends[r] = sees[r] - j0;

@@ -9,6 +9,7 @@
 #include <criterion/criterion.h>
 #include <stdio.h>
 
+#include "kernel_set.h"
 #include "kernels.h"
 #include "kind_cases.h"
 #include "score_mod.h"
@@ -51,7 +52,7 @@ Test(mods, softcap_tanh_is_accurate)
         for (int j = 0; j < N; j++) x[j] = -200.0f + 400.0f * (float)j / (N - 1);
         x[N / 2] = 0.0f, x[N / 2 + 1] = 1e-30f;
         memcpy(y, x, N * sizeof *y);
-        attn_vsoftcap(y, N, caps[c]);
+        attn_vsoftcap(attn_ks(), y, N, caps[c]);
         double worst = 0;
         for (int j = 0; j < N; j++) {
             const double want = caps[c] * tanh((double)x[j] / caps[c]);

@@ -39,8 +39,8 @@ static void describe(const bench_point_spec *sp, char *buf, size_t len)
         sp->shape.dtype ? attn_dtype_name(sp->shape.dtype) : "", (long long)sp->shape.S,
         (long long)sp->shape.B, (long long)sp->shape.H, (long long)sp->shape.Hkv,
         (long long)sp->shape.D, sp->shape.causal, sp->exec.threads,
-        attn_isa_name(attn_exec_isa(&sp->exec)),
-        sp->dataset->name, *dparams ? "(" : "", dparams, *dparams ? ")" : "", params);
+        attn_isa_name(attn_exec_isa(&sp->exec)), sp->dataset->name, *dparams ? "(" : "", dparams,
+        *dparams ? ")" : "", params);
 }
 
 /* Points a and b of one series: the same but for n (q_len and kv_len). */
@@ -54,9 +54,8 @@ static bool same_series(const bench_point_spec *a, const bench_point_spec *b)
            a->dataset == b->dataset &&
            memcmp(a->dataset_params.v, b->dataset_params.v, sizeof a->dataset_params.v) == 0 &&
            same_path && x->B == y->B && x->H == y->H && x->Hkv == y->Hkv && x->D == y->D &&
-           x->causal == y->causal && x->decode == y->decode &&
-           a->exec.threads == b->exec.threads && a->exec.ks == b->exec.ks &&
-           a->pass == b->pass && x->dtype == y->dtype &&
+           x->causal == y->causal && x->decode == y->decode && a->exec.threads == b->exec.threads &&
+           a->exec.ks == b->exec.ks && a->pass == b->pass && x->dtype == y->dtype &&
            (x->decode ? x->T == y->T : true);
 }
 
