@@ -11,11 +11,10 @@
  *   keys (online-softmax tile, kernels.h: B [m,S] is never stored), W = Z·(B·V) [m,D], and out
  *   is the attention of the T queries over the m landmark keys K~ with values W.
  *   A's scores and softmax in float64 (m²·D), the iteration and W in float32 by sgemm, as the
- *   paper's code runs them (in float64 they cost twice as much: at n = 1024 the m³ iteration
- *   was a third of the time, the fitted time exponent 0.89 instead of 0.95). The iteration
- *   multiplies rounding errors by up to ~3.25 per step along A's small singular values, so
- *   pinv_iters <= 12: the float32 output stays within 5e-6 of the float64 definition at the
- *   test shapes (20 iterations: 5e-5 at D = 1, T = 5, even with the iteration in float64).
+ *   paper's code runs them (in float64 the m³ iteration would run on half the vector lanes).
+ *   The iteration multiplies rounding errors by up to ~3.25 per step along A's small singular
+ *   values, so pinv_iters <= 12: the float32 output stays within 5e-6 of the float64 definition
+ *   at the test shapes (more iterations leave that bound, even with the iteration in float64).
  *   time O(B·H·(n·m·D + m³·pinv_iters)): linear in n at fixed m
  *   flops: 2 per multiply-add of every product run, per (b, head): 4·m·S·D (B·V), 4·T·m·D
  *          (F·W), 2·m²·D (A), 8·m³ per iteration (four m×m products), 2·m²·D (W = Z·BV); the

@@ -20,10 +20,10 @@
  *   q [B,H,T,D]  k,v [B,Hkv,S,D]  out [B,H,T,D]   kv head g = h / (H/Hkv)
  *   weight rotations [n_r, D, b/2] (n_r = hashes, b = buckets), N(0, 1) from `seed`
  *   time O(n_r·(B·(H·T + Hkv·S)·D·b/2 + B·H·T·2c·(D + n_r)) + sort): linear in n at fixed b
- *        and c (plus a binary search per query, O(log n)); measured n^1.04 over n = 1K..64K
- *        (B=1 H=8 D=64, 2 threads, defaults). What is read at random (rows of q, k, v, out and
- *        the per-key and per-query state, in sorted order) is read once per window or query
- *        and prefetched, so that the time per query stays flat once the data leaves the caches.
+ *        and c (plus a binary search per query, O(log n)). What is read at random (rows of q,
+ *        k, v, out and the per-key and per-query state, in sorted order) is read once per
+ *        window or query and prefetched, so that the time per query stays flat once the data
+ *        leaves the caches.
  *   flops (nominal, data-independent): 2·D·b/2 per hashed vector and round (queries of every
  *        head, keys of every KV head), 2·D per key norm (shared_qk), and 4·D·min(2c, S) per query
  *        and round: the sgemms Q·Kᵀ and P·V over a full window of two chunks. The windows of the
