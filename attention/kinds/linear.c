@@ -66,11 +66,10 @@ enum { P_MAP, P_FEATURES, P_SEED, P_CHUNK };
 #define DEN_FLOOR 1e-3         /* trig: den >= DEN_FLOOR · |φ(q)| · Σ_j |φ(k_j)| */
 #define OWN_SHIFT_BELOW 1e-30f /* favor den or trig Σ weights below: the row's own shift */
 /* Non-causal rows per block (keys of the state sums, queries per task): larger sgemms than the
- * causal chunk, whose intra-chunk cost grows with its size (measured: 128 best for elu). */
+ * causal chunk, whose intra-chunk cost grows with its size. */
 enum { BLOCK = 128 };
 /* A decode step under this many flops runs on one thread: it takes microseconds, less than
- * waking a second thread (measured 4 µs for elu and 28 µs for favor at H=8, D=64 on one thread,
- * 8 ms on two when the other core is busy: the woken thread waits for the scheduler). */
+ * waking a second thread, which waits for the scheduler when the other core is busy. */
 #define DECODE_SERIAL_FLOPS 4e6
 
 static const attn_param_def params[] = {
