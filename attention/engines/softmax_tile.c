@@ -216,9 +216,9 @@ void attn_tile_visit_scores(attn_tile *t, int64_t r0, int64_t nrows, const float
             const int64_t xe = clamp64(mask->xhi[r] - mask->col0, xa, e);
             for (int64_t j = xa; j < xe; j++) row[j] = -INFINITY;
         }
-        /* exp over [av, ev): whole vectors of 16 (the widest set's: a partial one falls to the
-         * scalar exp, 3-5x the vector's cost per row at narrow visits), the unseen columns in it
-         * at -inf (exp 0); the rows are padded to ATTN_TILE_COLS_ALIGN */
+        /* exp over [av, ev): whole vectors of 16 (the widest set's: a partial one would fall to
+         * the scalar exp, dearer per element than the vector's), the unseen columns in it at
+         * -inf (exp 0); the rows are padded to ATTN_TILE_COLS_ALIGN */
         const int64_t av = a / ALIGN_FLOATS * ALIGN_FLOATS, ev = av + round_up(e - av);
         for (int64_t j = av; j < a; j++) row[j] = -INFINITY;
         for (int64_t j = e; j < ev; j++) row[j] = -INFINITY;
