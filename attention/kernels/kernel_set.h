@@ -46,6 +46,9 @@ typedef struct attn_ks_peak {
  * keys and of the scores are padded to ATTN_TILE_COLS_ALIGN floats: the row strides ldk and lds
  * are multiples of it. */
 enum { ATTN_TILE_COLS_ALIGN = 64 };
+/* Floats in the widest vector of any set (avx512's 16): the columns a visit reads of the packed
+ * keys are cols rounded up to it, whichever set runs (pack_kt_rows zeroes up to there). */
+enum { ATTN_VEC_FLOATS_MAX = 16 };
 /* Bytes [at, at + bytes) a kernel asks for (prefetches) while it computes: a guess at what its
  * caller reads next (an address as an integer: it may lie past an array; never read). */
 typedef struct attn_ks_span {
@@ -56,7 +59,7 @@ typedef struct attn_ks_tile {
     /* kt[d·ldk + c] = k[c·ldkv + d] (c < cols, d < D), 0 for cols <= c < ldk */
     void (*pack_kt)(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols, int64_t D);
     /* pack_kt of the rows k + (idx ? idx[c] : c)·ldkv, zero only columns cols..cols rounded up to
-     * 16 floats (what the visits read; ldk at least that) */
+     * ATTN_VEC_FLOATS_MAX (what the visits read; ldk at least that) */
     void (*pack_kt_rows)(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
                          int64_t cols, int64_t D);
     /* s[i·lds + c] = scale·Σ_d q[i·ldq + d]·kt[d·ldk + c], i < rows, c < cols rounded up to
