@@ -49,9 +49,13 @@
 #define SET_CAT2(a, b) a##b
 #define SET_CAT(a, b) SET_CAT2(a, b)
 
+/* the set's table (isa.c registers it, by name, from kernel_sets_built.h) */
+extern const attn_kernel_set SET_CAT(attn_kernels_, VSET);
 const attn_kernel_set SET_CAT(attn_kernels_, VSET) = {
     .isa = VSET_ISA,
     .lanes = VW,
+    .tile_rows = TILE_MR,
+    .peak_flops_per_iter = 2 * VW * PEAK_CHAINS,
     .math = MATH_SLOTS,
     .peak = PEAK_SLOTS,
     .tile = TILE_SLOTS,
