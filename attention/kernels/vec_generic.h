@@ -17,15 +17,17 @@
  *   VEC_HAS_HSUMS    vhsums(a): lane i = Σ_lanes a[i], i < VW (VW vectors at once, cheaper than
  *                    VW vhsum)
  *   VEC_HAS_HALF     vhalf, VH floats (VW/2; without: VH = VW, vhalf = vf): vh_zero, vh_load,
- * vh_store, vh_mul, vh_fma, vlow(x) (lanes 0..VH-1 of x); 1 where a half-width FMA costs half a
- * whole one (512-bit FMAs issued as two 256-bit halves) VEC_HAS_STREAM   vstream(p, x): a
- * non-temporal store (p aligned to sizeof(vf)); vstore_fence(): this thread's such stores visible
- * before its later stores. Without: vstore, and no fence VEC_HAS_MASK     vmask, vmask_first(n)
- * (the first min(n, VW) lanes), vload_mask(p, m) (lanes outside m 0, not read), vstore_mask(p, x,
- * m) (lanes outside m not written) VEC_HAS_DPBF16   vdot_bf16(acc, a, b): acc + the sums of
- * adjacent pairs of products of the 2·VW bf16 at a and b (lane i: a[2i]·b[2i] + a[2i+1]·b[2i+1]),
- * by vdpbf16ps; a function using it is marked VEC_DPBF16_FN (the instruction's target) and runs
- *                    only where the CPU has it (attn_cpu_has_avx512bf16). Without: by FMAs
+ *                    vh_store, vh_mul, vh_fma, vlow(x) (lanes 0..VH-1 of x); 1 where a
+ *                    half-width FMA costs half a whole one (512-bit FMAs issued as two halves)
+ *   VEC_HAS_STREAM   vstream(p, x): a non-temporal store (p aligned to sizeof(vf));
+ *                    vstore_fence(): this thread's such stores visible before its later stores.
+ *                    Without: vstore, and no fence
+ *   VEC_HAS_MASK     vmask, vmask_first(n) (the first min(n, VW) lanes), vload_mask(p, m) (lanes
+ *                    outside m 0, not read), vstore_mask(p, x, m) (lanes outside m not written)
+ *   VEC_HAS_DPBF16   vdot_bf16(acc, a, b): acc + the sums of adjacent pairs of products of the
+ *                    2·VW bf16 at a and b (lane i: a[2i]·b[2i] + a[2i+1]·b[2i+1]) by vdpbf16ps;
+ *                    a function using it is marked VEC_DPBF16_FN (the instruction's target) and
+ *                    runs only where the CPU has it (attn_cpu_has_avx512bf16). Without: by FMAs
  * A capability a layer has: it defines the constant as 1 and the primitive before including this.
  */
 #ifndef ATTN_VEC_GENERIC_H
