@@ -346,7 +346,7 @@ static void check_vscale(const attn_kernel_set *ks, const attn_kernel_set *pt)
 static void check_fma_loop(const attn_kernel_set *ks, const attn_kernel_set *pt)
 {
     cr_assert_not_null(ks->peak.fma_loop);
-    const int64_t per = ks->peak.flops_per_iter;
+    const int64_t per = ks->peak_flops_per_iter;
     cr_assert(per > 0 && per % (2 * ks->lanes) == 0, "%s peak: flops_per_iter %lld for %d lanes",
               isa_label(ks), (long long)per, ks->lanes);
     const int chains = (int)(per / (2 * ks->lanes));
@@ -366,7 +366,7 @@ static void check_fma_loop(const attn_kernel_set *ks, const attn_kernel_set *pt)
         cr_expect(close_to(got, want, tol, want), "%s peak: fma_loop(%lld) = %.9g, not %.9g",
                   isa_label(ks), (long long)iters[t], got, want);
         /* the portable set has one lane: the same chains give 1/lanes of the value */
-        if (pt->peak.flops_per_iter * ks->lanes == per)
+        if (pt->peak_flops_per_iter * ks->lanes == per)
             cr_expect(close_to(got, ks->lanes * pt->peak.fma_loop(iters[t], seed), 2 * tol, want),
                       "%s peak vs portable", isa_label(ks));
     }
@@ -468,6 +468,59 @@ Test(isa, portable_is_always_there_and_best_is_the_widest_supported)
 #if !defined(__x86_64__) && !defined(__i386__)
     cr_expect_eq(best, ATTN_ISA_PORTABLE, "only the portable set runs off x86");
 #endif
+}
+
+/* ---- the registry: every set complete, completion from the portable reference ---- */
+
+Test(isa, every_registered_set_is_complete_with_its_facts)
+{
+    const int rows[ATTN_ISA_COUNT] = {4, 6, 6};
+    for (int i = 0; i < ATTN_ISA_COUNT; i++) {
+        const attn_isa isa = (attn_isa)i;
+        const attn_kernel_set *ks = attn_ks_of(isa);
+        cr_expect_eq(attn_kernel_set_for(isa), attn_isa_supported(isa) ? ks : NULL, "%s",
+                     attn_isa_name(isa));
+        if (!ks) continue;
+        cr_expect_eq(ks->isa, isa);
+        cr_expect_eq(attn_kernel_set_missing(ks), 0, "%s: %d slots NULL after registration",
+                     attn_isa_name(isa), attn_kernel_set_missing(ks));
+        cr_expect_eq(ks->tile_rows, rows[i], "%s tile_rows %d", attn_isa_name(isa), ks->tile_rows);
+        cr_expect_eq(ks->peak_flops_per_iter % (2 * ks->lanes), 0);
+        cr_expect_eq(attn_ks_of(isa), ks, "registered once: the same table every time");
+    }
+    cr_expect_eq(attn_kernel_set_best(), attn_ks_of(attn_isa_best()));
+    cr_expect_null(attn_kernel_set_for(ATTN_ISA_COUNT));
+    cr_expect_null(attn_ks_of((attn_isa)-1));
+}
+
+Test(isa, a_set_with_null_slots_gets_the_portable_ones)
+{
+    const attn_kernel_set *pt = attn_ks_of(ATTN_ISA_PORTABLE), *best = attn_kernel_set_best();
+    cr_assert_not_null(pt);
+    cr_assert_not_null(best);
+    attn_kernel_set s = *best; /* a set that leaves three slots to the reference */
+    s.tile.attend = NULL, s.decode.chunk = NULL, s.convert.to_f32 = NULL;
+    cr_expect_eq(attn_kernel_set_missing(&s), 3);
+    cr_expect_eq(attn_kernel_set_complete(&s, pt), 3);
+    cr_expect_eq(attn_kernel_set_missing(&s), 0);
+    cr_expect(s.tile.attend == pt->tile.attend && s.decode.chunk == pt->decode.chunk &&
+              s.convert.to_f32 == pt->convert.to_f32);
+    cr_expect(s.tile.scores == best->tile.scores && s.math.vmax == best->math.vmax,
+              "the slots it has stay its own");
+    cr_expect_eq(s.lanes, best->lanes, "its facts stay its own");
+    float h[4] = {1.5f, -2.0f, 0.25f, 3.0f}, out[4];
+    uint16_t bf[4];
+    s.convert.from_f32(ATTN_BF16, h, bf, 4);
+    s.convert.to_f32(ATTN_BF16, bf, out, 4); /* the completed slot runs */
+    for (int i = 0; i < 4; i++) cr_expect_eq(out[i], h[i]);
+    attn_kernel_set empty = {.isa = ATTN_ISA_PORTABLE, .lanes = 1}; /* every slot left */
+    const int all = attn_kernel_set_missing(&empty);
+    cr_expect_gt(all, 40, "%d slots", all);
+    cr_expect_eq(attn_kernel_set_complete(&empty, pt), all);
+    cr_expect(empty.math.vmax == pt->math.vmax &&
+              empty.backward.key_grads == pt->backward.key_grads &&
+              empty.reformer.hash_rows == pt->reformer.hash_rows);
+    cr_expect_eq(attn_kernel_set_complete(&empty, best), 0, "a complete set: nothing to fill");
 }
 
 Test(isa, select_puts_a_set_in_force_or_refuses_with_a_reason)

@@ -60,7 +60,7 @@ if ! ninja -C "$dir" $targets >"$log" 2>&1; then
     exit 1
 fi
 objects=$(find "$dir" -name '*.c.o' | wc -l)
-isa_o=$(find "$dir" -name 'isa.c.o' | head -n 1)
+isa_o=$(find "$dir" -name '*kernels_isa.c.o' | head -n 1)
 arch=$(aarch64-linux-gnu-readelf -h "$isa_o" | sed -n 's/^ *Machine: *//p')
 case "$arch" in
 AArch64) ;;

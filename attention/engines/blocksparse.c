@@ -9,9 +9,9 @@
  *     every visit in blocks of at most cols_max keys: scores = scale·q kᵀ, mask, running max
  *     and sum, acc += p v (the tile's micro-kernels, kernels.h); the forward's visits with row
  *     bounds only (no exclusion, no score modifier; with lower bounds: at most FUSED_BAND_COLS
- *     keys) fused, 6 rows at a time (attn_ks()->tile.attend: the scores stay in L1, no call per
- *     row), by groups of FUSED_SUB (upper bounds only: the rows short of a multiple of 6 in a
- *     group of their own, first) or the band's sub;
+ *     keys) fused, a register block of rows at a time (attn_ks()->tile.attend, tile_rows: the
+ *     scores stay in L1, no call per row), by groups of FUSED_BLOCKS blocks (upper bounds only:
+ *     the rows short of a whole block in a group of their own, first) or the band's sub;
  *   then normalise into out (or save the state for the next phase: two phases accumulate in
  *   out's rows in place, only (m, l) saved); out by non-temporal stores when q, k, v and out
  *   exceed STREAM_BYTES (attn_tile_end_stream); a last segment visited fused with its own keys
@@ -23,8 +23,8 @@
  *   forward spans: the keys [u0, u1) of a segment that several groups visit (up to SPAN_MAX,
  *     read in place: contiguous or every step-th key) are packed (kᵀ, attn_ks()->tile.pack_kt)
  *     once per segment; each group's scores start at its column of the span.
- *   bands (attn_bs_plan_band): groups of 30 rows (12 below width BAND_NARROW, 60 from 1024), a
- *     group's keys in one visit (cols_max up to 512).
+ *   bands (attn_bs_plan_band): groups of 5 register blocks (30 rows on avx2, avx512; 2 blocks
+ *     below width BAND_NARROW, 10 from 1024), a group's keys in one visit (cols_max up to 512).
  *   seeds (plan.seeds, the forward): a list segment of at most one key per row seen first starts
  *     the tile from those keys (m = score, l = 1, acc = v row, written into the fresh tile), no
  *     visit per row; a segment's own keys (seg.own) with its keys, when they fit in one visit and
@@ -52,7 +52,8 @@
  *              [+ 2·rows_max + cols_max floats with alibi] [+ 2·gather_max·D gathered keys]
  *              [+ rows_max·D gathered queries] + plan.ints int64
  *              + D·(score_ld(min(SPAN_MAX, S)) + 64) floats of span
- *              [+ VW·((nk + 6)·(D + 1) + 6·nk) floats in lanes, nk = ceil(S/class_step)])
+ *              [+ VW·((nk + R)·(D + 1) + R·nk) floats in lanes, nk = ceil(S/class_step), R the
+ *              set's tile_rows])
  *              [+ 2·B·H·T floats for two phases]
  *   backward workspace: attn_bs_backward_workspace_bytes (blocksparse.h).
  *   threads: OpenMP over (b, h, task) per phase, dynamic schedule (the forward: plan.task_chunk
@@ -74,16 +75,17 @@
 #include "kernels.h"
 
 enum { COLS_DEFAULT = 256, SUB_DEFAULT = 64, ALIGN = 64, BAND_COLS_MAX = 512 };
-/* Rows per group of a band: a multiple of the micro-kernels' 6 register rows (avx2, avx512), small
- * so that a group's triangle of unseen scores stays small (measured at w = 256 causal, the span
- * packed once: 24-36 rows best, 64 about 10 % slower); twice as many from width 1024 on, 12
- * below width BAND_NARROW (strided's local band at n = 8192, w = 91: 12 rows 5 % faster; dilated
- * w = 128: 8 %). */
-enum { BAND_SUB = 30, BAND_NARROW = 192 };
-/* Rows per group of the forward's fused visits (visit_fused: 6 rows at a time, the scores in L1):
- * small groups compute little beyond their rows' upper bounds (n = 8192 causal, 1 thread: fixed
- * 4 %, bigbird 2 % faster than its 64; 6 rows no faster, strided's phase 2 slower) */
-enum { FUSED_SUB = 12 };
+/* Rows per group of a band: BAND_BLOCKS register blocks of the tile micro-kernels (the set's
+ * tile_rows: 30 rows on avx2, avx512), small so that a group's triangle of unseen scores stays
+ * small (measured at w = 256 causal, the span packed once: 24-36 rows best, 64 about 10 % slower);
+ * twice as many from width 1024 on, 2 blocks below width BAND_NARROW (strided's local band at
+ * n = 8192, w = 91: 12 rows 5 % faster; dilated w = 128: 8 %). */
+enum { BAND_BLOCKS = 5, BAND_NARROW = 192 };
+/* Register blocks per group of the forward's fused visits (visit_fused: a block at a time, the
+ * scores in L1): small groups compute little beyond their rows' upper bounds (n = 8192 causal,
+ * 1 thread: fixed 4 %, bigbird 2 % faster at 12 rows than 64; 6 rows no faster, strided's
+ * phase 2 slower) */
+enum { FUSED_BLOCKS = 2 };
 /* Keys of a visit with per-row lower bounds (a band's group) fused at most: narrow bands (strided's
  * local phase; n = 1024-8192, 1 thread, see the commit), not window's 256 + 29 (7 % slower). */
 enum { FUSED_BAND_COLS = 192 };
@@ -94,16 +96,17 @@ enum { PHASE_CHUNK_BYTES = 8 << 20 }; /* see phase_chunk */
 /* (b, h) per thread from which a two-phase forward gives each thread whole heads (both phases of
  * one, then the next; no barrier between the phases). */
 enum { HEADS_PER_THREAD = 4 };
-/* Rows per group in the backward at least: its tile runs 5 products per visit, whose fixed cost
- * outweighs the masked scores of groups of 32 rather than 16 (strided, window: +8 %, measured
- * with sgemm products); 30: a multiple of the micro-kernels' 6 register rows. */
-enum { BWD_SUB_MIN = 30 };
+/* Register blocks per group in the backward at least: its tile runs 5 products per visit, whose
+ * fixed cost outweighs the masked scores of groups of 32 rows rather than 16 (strided, window:
+ * +8 %, measured with sgemm products); 5 blocks: 30 rows on avx2, avx512. */
+enum { BWD_BLOCKS_MIN = 5 };
 /* Keys of a bounded segment packed (kᵀ) once for all its row groups, at most this many. */
 enum { SPAN_MAX = 1024 };
-/* Floats of the widest vector (avx512): the scores micro-kernel reads a visit's columns rounded up
- * to it (tile_body.h), so a span's rows need that much slack, not a whole column block (64: the
- * packing zeroed up to 112 padding columns per row, 3 % of strided's time at n = 1024). */
-enum { SPAN_VEC = 16 };
+/* Floats of the widest vector of any set (kernel_set.h): the scores micro-kernel reads a visit's
+ * columns rounded up to it (tile_body.h), so a span's rows need that much slack, not a whole
+ * column block (64: the packing zeroed up to 112 padding columns per row, 3 % of strided's time at
+ * n = 1024). */
+enum { SPAN_VEC = ATTN_VEC_FLOATS_MAX };
 /* Keys of a residue class that the second phase in lanes (plan.class_step) keeps in lanes at
  * most (16 lanes × 64 dims: 2 MiB per thread); beyond, rows()' tasks. */
 enum { LANE_KEYS_MAX = 512 };
@@ -240,9 +243,9 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
 
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 {
-    const int64_t width = s->causal ? w : 2 * w - 1;
-    if (width < BAND_NARROW) return BAND_SUB / 5 * 2; /* 12: a triangle of at most 11 extra */
-    return width >= 1024 ? 2 * BAND_SUB : BAND_SUB;
+    const int64_t width = s->causal ? w : 2 * w - 1, mr = attn_ks()->tile_rows;
+    if (width < BAND_NARROW) return 2 * mr; /* 12 rows: a triangle of at most 11 extra */
+    return (width >= 1024 ? 2 * BAND_BLOCKS : BAND_BLOCKS) * mr;
 }
 
 void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl)
@@ -352,14 +355,15 @@ static layout layout_of(const attn_exec *x, const attn_bs_pattern *pat, const at
     L.span_max = attn_bs_min(SPAN_MAX, s->S);
     L.span_bytes =
         (size_t)(s->D * (attn_tile_score_ld(L.span_max) + ATTN_TILE_COLS_ALIGN)) * sizeof(float);
-    /* the second phase in lanes: every class's keys (at most LANE_KEYS_MAX) in lanes, a block of
-     * 6 rows' queries and their scores (tile.attend_lanes) */
+    /* the second phase in lanes: every class's keys (at most LANE_KEYS_MAX) in lanes, a register
+     * block of rows' queries and their scores (tile.attend_lanes, kernel_set.h) */
     const int64_t nk = L.pl.class_step > 0 ? (s->S + L.pl.class_step - 1) / L.pl.class_step : 0;
     L.lanes = L.pl.class_step > 0 && L.pl.nphases == 2 && !L.pl.seeds && nk <= LANE_KEYS_MAX &&
                       !L.mod.alibi && !(L.mod.softcap > 0)
                   ? (x ? x->ks->lanes : 0)
                   : 0;
-    L.lane_floats = L.lanes * ((nk + 6) * (s->D + 1) + 6 * nk);
+    const int64_t mr = attn_ks()->tile_rows;
+    L.lane_floats = L.lanes * ((nk + mr) * (s->D + 1) + mr * nk);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
                      align_up(rows) + align_up((size_t)L.pl.ints * sizeof(int64_t)) +
@@ -524,20 +528,20 @@ static void visit_span(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int
     attn_tile_visit_scores(t, g0, gn, vp, ld, cols, mask);
 }
 
-/* The forward's fused visit (attn_ks()->tile.attend: scores, online softmax and p·v per 6 rows,
- * the scores in L1, no call per row): task rows [g0, g0 + gn) against keys [x0, x0 + cols) of
- * the segment, kᵀ at kt (rows ldk apart), v rows ld apart, row r seeing the keys in
- * [lo[r], hi[r]) (segment numbering; NULL: from the first, up to all). */
+/* The forward's fused visit (attn_ks()->tile.attend: scores, online softmax and p·v per register
+ * block of rows, tile_rows; the scores in L1, no call per row): task rows [g0, g0 + gn) against
+ * keys [x0, x0 + cols) of the segment, kᵀ at kt (rows ldk apart), v rows ld apart, row r seeing the
+ * keys in [lo[r], hi[r]) (segment numbering; NULL: from the first, up to all). */
 static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, int64_t cols,
                         const float *kt, int64_t ldk, const float *vp, int64_t ld,
                         const int64_t *lo, const int64_t *hi)
 {
     enum { ROWS = 60 };
     attn_tile *t = run->tile;
-    const int64_t D = run->D, lds = attn_tile_score_ld(cols);
-    /* rows per call: their scores within the tile's (rows × cols_max) */
+    const int64_t D = run->D, lds = attn_tile_score_ld(cols), mr = attn_ks()->tile_rows;
+    /* rows per call: their scores within the tile's (rows × cols_max), whole register blocks */
     const int64_t most =
-        attn_bs_clamp(t->rows * attn_tile_score_ld(run->cols_max) / lds / 6 * 6, 6, ROWS);
+        attn_bs_clamp(t->rows * attn_tile_score_ld(run->cols_max) / lds / mr * mr, mr, ROWS);
     int64_t h[ROWS], a[ROWS];
     for (int64_t g = g0; g < g0 + gn; g += most) {
         const int64_t n = attn_bs_min(most, g0 + gn - g);
@@ -940,11 +944,11 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
     int64_t u0, u1, i0, i1;
     span(seg, r0, nr, &u0, &u1, &i0, &i1);
     if (u0 >= u1) return;
-    /* the forward's fused visits with upper bounds only (no modifier: visit_range) by FUSED_SUB
-     * rows (a band's narrow visits are fused too, by its own sub) */
+    /* the forward's fused visits with upper bounds only (no modifier: visit_range) by FUSED_BLOCKS
+     * register blocks of rows (a band's narrow visits are fused too, by its own sub) */
     const bool fused =
         !run->bt && !seg->lo && !seg->xlo && !run->tile->alibi && run->tile->cap == 0.0f;
-    const int64_t sub = fused ? FUSED_SUB : run->sub;
+    const int64_t mr = attn_ks()->tile_rows, sub = fused ? FUSED_BLOCKS * mr : run->sub;
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
     if (nr > sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
@@ -953,10 +957,10 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
      * 8-24 keys per group after ~500 common ones; 3-6 % faster without) */
     const bool common = i1 - i0 >= COMMON_MIN && nr > sub && !(run->span_kt && !run->bt);
     if (common) visit_range(run, seg, r0, nr, i0, i1, false);
-    /* fused: the rows short of a multiple of the micro-kernels' 6 register rows first, alone
+    /* fused: the rows short of a multiple of the micro-kernels' register rows first, alone
      * (their block repeats a row to fill it; under causal bounds the first rows see the fewest
      * keys), then whole blocks */
-    const int64_t first = fused && nr % 6 != 0 ? nr % 6 : sub;
+    const int64_t first = fused && nr % mr != 0 ? nr % mr : sub;
     for (int64_t g0 = r0; g0 < r0 + nr; g0 += g0 == r0 ? first : sub) {
         const int64_t gn = attn_bs_min(g0 == r0 ? first : sub, r0 + nr - g0);
         int64_t g_u0, g_u1, g_i0, g_i1;
@@ -1479,7 +1483,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .D = D,
                        .cols_max = w->L->pl.cols_max,
                        .gather_max = w->L->pl.gather_max,
-                       .sub = attn_bs_max(w->L->pl.sub, BWD_SUB_MIN),
+                       .sub = attn_bs_max(w->L->pl.sub, BWD_BLOCKS_MIN * attn_ks()->tile_rows),
                        .span = w->kspan,
                        .vspan = w->vspan,
                        .span_max = w->L->span_max};

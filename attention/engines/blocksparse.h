@@ -209,10 +209,10 @@ attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size,
  * bounds in ints[r0..r1) and ints[n + r0..n + r1) (n = t->rows.n: 2n int64 of scratch). */
 void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
                   int64_t from, int64_t *ints, attn_bs_run *run);
-/* Rows per group for a band of half-width w (plan.sub): 30; 12 below a row width (2w - 1, causal
- * w) of 192 keys, 60 from 1024 — a multiple of the micro-kernels' 6 register rows; small groups
- * waste fewer scores in their triangle, and the band's keys are packed once for all groups (the
- * forward). */
+/* Rows per group for a band of half-width w (plan.sub): 5 register blocks of the tile
+ * micro-kernels (attn_ks()->tile_rows: 30 rows on avx2, avx512); 2 below a row width (2w - 1,
+ * causal w) of 192 keys, 10 from 1024; small groups waste fewer scores in their triangle, and the
+ * band's keys are packed once for all groups (the forward). */
 int64_t attn_bs_band_sub(const attn_shape *s, int64_t w);
 /* A band's plan.sub (attn_bs_band_sub) and plan.cols_max: a group's keys in one visit (width +
  * sub - 1 rounded up to 64, in [256, 512]). */

@@ -11,9 +11,9 @@
  *   4  dS = P∘(scale·dP - scale·Δ)·ds/du       (vectorised; step 3 scales dP)
  *   5  dv += Pᵀ dout,  dk += dSᵀ q,  dq += dS k  the p·v micro-kernel (Pᵀ, dSᵀ read transposed)
  *   The micro-kernels are the kernel set's (kernels/tile_body.h, as the forward tile's; no BLAS).
- *   A masked visit (at most TRIM_ROWS rows, TRIM_COLS keys) runs them by blocks of TRIM rows
- *   (1, 3: whole vectors from the first column the block sees, shifted left only to stay inside
- *   the row's vectors; dq: over the columns it sees) and of TRIM keys
+ *   A masked visit (at most TRIM_ROWS rows, TRIM_COLS keys) runs them by blocks of tile_rows rows
+ *   (the set's; 1, 3: whole vectors from the first column the block sees, shifted left only to
+ *   stay inside the row's vectors; dq: over the columns it sees) and of tile_rows keys
  *   (dv, dk: against the rows that see them): a band's or causal diagonal's unseen triangles
  *   mostly skipped (P and dS are 0 there: the other columns of a row are -inf, resp. zeroed).
  *   A small visit (at most FUSED_COLS keys and FUSED_ROWS rows, no score modifier, no
@@ -34,8 +34,9 @@
 
 enum { ALIGN_FLOATS = 16 };
 /* Rows (and keys) per block of a masked visit, each block's products over only the keys (rows)
- * it sees: the micro-kernels' register rows on avx2 and avx512. */
-enum { TRIM = 6, TRIM_ROWS = 120, TRIM_COLS = 1020 };
+ * it sees: the micro-kernels' register rows (the set's tile_rows: 6 on avx2 and avx512), at
+ * least TRIM_MIN. */
+enum { TRIM_MIN = 4, TRIM_ROWS = 120, TRIM_COLS = 1020 };
 /* A visit of at most FUSED_COLS keys and FUSED_ROWS rows (random's 64 rows against its 32 drawn
  * keys) in one fused pass over its scores (visit_small), untrimmed. */
 enum { FUSED_COLS = 64, FUSED_ROWS = 120 };
@@ -123,34 +124,35 @@ static void seen_cols(const attn_tile_mask *mask, int64_t r, int64_t cols, int64
     }
 }
 
-/* The blocks of a masked visit (at most TRIM_ROWS rows, TRIM_COLS keys): TRIM rows each over the
- * columns they see, TRIM keys each against the rows that see them (step 0: one block of all). */
+/* The blocks of a masked visit (at most TRIM_ROWS rows, TRIM_COLS keys): step rows each over the
+ * columns they see, step keys each against the rows that see them (step 0: one block of all). */
 typedef struct trim {
     int64_t step;
-    int64_t rc[TRIM_ROWS / TRIM][2]; /* row block i's columns [c0, c1) */
-    int64_t kr[TRIM_COLS / TRIM][2]; /* key block j's rows [r0, r1) */
+    int64_t rc[TRIM_ROWS / TRIM_MIN][2]; /* row block i's columns [c0, c1) */
+    int64_t kr[TRIM_COLS / TRIM_MIN][2]; /* key block j's rows [r0, r1) */
 } trim;
 
 static void trim_plan(trim *tr, const attn_tile_mask *mask, int64_t nrows, int64_t cols)
 {
-    tr->step = mask && nrows <= TRIM_ROWS && cols <= TRIM_COLS ? TRIM : 0;
+    const int64_t mr = attn_ks()->tile_rows, step = mr > TRIM_MIN ? mr : TRIM_MIN;
+    tr->step = mask && nrows <= TRIM_ROWS && cols <= TRIM_COLS ? step : 0;
     if (!tr->step) return;
-    for (int64_t i = 0; i < (nrows + TRIM - 1) / TRIM; i++) tr->rc[i][0] = cols, tr->rc[i][1] = 0;
-    for (int64_t j = 0; j < (cols + TRIM - 1) / TRIM; j++) tr->kr[j][0] = nrows, tr->kr[j][1] = 0;
+    for (int64_t i = 0; i < (nrows + step - 1) / step; i++) tr->rc[i][0] = cols, tr->rc[i][1] = 0;
+    for (int64_t j = 0; j < (cols + step - 1) / step; j++) tr->kr[j][0] = nrows, tr->kr[j][1] = 0;
     for (int64_t r = 0; r < nrows; r++) {
         int64_t c[4];
         seen_cols(mask, r, cols, c);
         if (c[0] >= c[1]) continue;
-        int64_t *rc = tr->rc[r / TRIM];
+        int64_t *rc = tr->rc[r / step];
         rc[0] = c[0] < rc[0] ? c[0] : rc[0], rc[1] = c[1] > rc[1] ? c[1] : rc[1];
-        for (int64_t j = c[0] / TRIM; j <= (c[1] - 1) / TRIM; j++) {
+        for (int64_t j = c[0] / step; j <= (c[1] - 1) / step; j++) {
             if (tr->kr[j][0] > r) tr->kr[j][0] = r;
             tr->kr[j][1] = r + 1;
         }
     }
     /* a block's scores: whole vectors from its first column (kept inside the row's vectors) */
     const int64_t end = round_up(cols);
-    for (int64_t i = 0; i < (nrows + TRIM - 1) / TRIM; i++) {
+    for (int64_t i = 0; i < (nrows + step - 1) / step; i++) {
         int64_t *rc = tr->rc[i];
         if (rc[0] < rc[1] && rc[0] + round_up(rc[1] - rc[0]) > end)
             rc[0] = end - round_up(rc[1] - rc[0]);

@@ -1,6 +1,7 @@
 /*
  * backward_body.h — the backward tile's fused score pass (kernel_set.h: attn_ks_backward), written
- * once against the vector layer, after tile_body.h (its TILE_MR rows) and vmath.h (vexp).
+ * once against the vector layer, after tile_body.h (its TILE_MR rows) and vmath.h (vexp); BWD_NB
+ * and BWD_KG_NR are the set's blocking (set_<isa>.c).
  *   grad_scores  rows i < rows against keys c < cols of kt, vt (packed kᵀ, vᵀ [D, ldk], zero
  *            columns cols..ldk): per TILE_MR rows × BWD_NB vectors of keys, both score products
  *            (scale·q kᵀ and scale·dout vᵀ) side by side in registers, then
@@ -17,13 +18,6 @@
  * scores_grad), the mask applied to p after the exp. A partial group of rows repeats its last
  * row. No scratch, one thread.
  */
-#if VW == 16
-#define BWD_NB 2
-#elif VW == 8
-#define BWD_NB 1
-#else
-#define BWD_NB 2
-#endif
 
 /* One TILE_MR × nv·VW block of p and ds (columns c0 ..), nv <= BWD_NB. */
 TILE_INLINE void bwd_grad_block(float *const *pr, float *const *dr, const float *const *qr,
@@ -101,13 +95,8 @@ static void k_bwd_grad_scores(float *p, float *ds, int64_t lds, const float *q, 
 }
 
 /* Keys per register block of key_grads (a divisor of random's 32 drawn keys: no repeated key,
- * where the tile's 6 rows compute 36) and vectors of D per block. */
+ * where the tile's 6 rows compute 36); BWD_KG_NR vectors of D per block (the set's blocking). */
 #define BWD_KG_MR 4
-#if VW == 8
-#define BWD_KG_NR 2
-#else
-#define BWD_KG_NR 4
-#endif
 
 /* Keys orow[i] (nv vectors from their column d0, i < BWD_KG_MR) += Σ_r x[r·ld + ci[i]]·y_r. */
 TILE_INLINE void bwd_key_block(float *const *orow, const float *x, const int64_t *ci, int64_t ld,

@@ -1,12 +1,17 @@
 /*
- * kernel_set.h — the kernel slots, one table per instruction set (attn_isa.h), chosen at run time.
- * Each set is one source, kernels/set_<isa>.c, compiled with that ISA's flags only: it includes a
- * vector layer (vec_<isa>.h: the type vf of VW floats and its operations) and set_body.h, which
- * includes the bodies (*_body.h, written once against that layer) and fills the set's table; so
- * the three sets run the same algorithm at 1, 8 or 16 lanes. Code outside kernels/ never uses
- * intrinsics: it calls the slots through attn_ks() (or the wrappers in kernels.h).
+ * kernel_set.h — the kernel slots, one table per instruction set (attn_isa.h), registered and
+ * chosen at run time (isa.c), BLIS style. Each set is one source, kernels/set_<isa>.c, compiled
+ * with that ISA's flags only: it includes a vector layer (vec_<isa>.h: the type vf of VW floats,
+ * its operations and optional primitives), defines its register blocking, and includes
+ * set_body.h, which includes the bodies (*_body.h, written once against that layer) and fills the
+ * set's table; so the sets run the same algorithm at 1, 8 or 16 lanes. The portable set is the
+ * reference: a set may leave slots NULL and gets the portable set's for them when it is registered
+ * (attn_kernel_set_complete). Code outside kernels/ never uses intrinsics: it calls the slots of a
+ * set (attn_kernel_set_for, or the one in force: attn_ks(), the wrappers in kernels.h) and asks the
+ * set for its blocking facts (lanes, tile_rows) rather than assuming them.
  * A slot group per body keeps each body's slots together; add a slot to the group's struct and
  * to the body (a new body: its include and slot line in set_body.h), and it exists in every set.
+ * Adding a set: docs/adding-a-kernel-set.md.
  */
 #ifndef ATTN_KERNEL_SET_H
 #define ATTN_KERNEL_SET_H
@@ -36,16 +41,18 @@ typedef struct attn_ks_math {
 
 /* peak_body.h: the FMA peak yardstick's inner loop: `iters` rounds of independent FMA chains
  * over registers; returns a value that depends on every chain (so nothing is optimised away).
- * Flops done: iters · attn_ks_peak_flops_per_iter. */
+ * Flops done: iters · attn_kernel_set.peak_flops_per_iter. */
 typedef struct attn_ks_peak {
     float (*fma_loop)(int64_t iters, float seed);
-    int64_t flops_per_iter;
 } attn_ks_peak;
 
 /* tile_body.h: the dense tile's GEMM micro-kernels (softmax_tile.c). Column blocks of the packed
  * keys and of the scores are padded to ATTN_TILE_COLS_ALIGN floats: the row strides ldk and lds
  * are multiples of it. */
 enum { ATTN_TILE_COLS_ALIGN = 64 };
+/* Floats in the widest vector of any set (avx512's 16): the columns a visit reads of the packed
+ * keys are cols rounded up to it, whichever set runs (pack_kt_rows zeroes up to there). */
+enum { ATTN_VEC_FLOATS_MAX = 16 };
 /* Bytes [at, at + bytes) a kernel asks for (prefetches) while it computes: a guess at what its
  * caller reads next (an address as an integer: it may lie past an array; never read). */
 typedef struct attn_ks_span {
@@ -56,7 +63,7 @@ typedef struct attn_ks_tile {
     /* kt[d·ldk + c] = k[c·ldkv + d] (c < cols, d < D), 0 for cols <= c < ldk */
     void (*pack_kt)(float *kt, int64_t ldk, const float *k, int64_t ldkv, int64_t cols, int64_t D);
     /* pack_kt of the rows k + (idx ? idx[c] : c)·ldkv, zero only columns cols..cols rounded up to
-     * 16 floats (what the visits read; ldk at least that) */
+     * ATTN_VEC_FLOATS_MAX (what the visits read; ldk at least that) */
     void (*pack_kt_rows)(float *kt, int64_t ldk, const float *k, int64_t ldkv, const int64_t *idx,
                          int64_t cols, int64_t D);
     /* s[i·lds + c] = scale·Σ_d q[i·ldq + d]·kt[d·ldk + c], i < rows, c < cols rounded up to
@@ -112,8 +119,9 @@ typedef struct attn_ks_tile {
      * r·ldr (on entry the earlier visits' unnormalised acc; on return the normalised output,
      * acc·(l > 0 ? 1/l : 0)), state m, l at ml[2x + r·mlr], ml[2x + r·mlr + 1] (updated); its
      * keys c < nk[x]: k + kx[x] + c·ldc, v likewise. Row r of lane x sees keys c < min(nk[x],
-     * r + self0[x]) (causal), or c < nk[x] but c = r + self0[x]. scratch: (max nk + 6)·(D + 1)·VW +
-     * 6·max nk·VW floats at most (keys and each block's queries in lanes, scores). */
+     * r + self0[x]) (causal), or c < nk[x] but c = r + self0[x]. scratch: (max nk + R)·(D + 1)·VW +
+     * R·max nk·VW floats at most, R = attn_kernel_set.tile_rows (keys and each block's queries in
+     * lanes, scores). */
     void (*attend_lanes)(float *o, const float *q, int64_t ldx, int64_t ldr, float *ml, int64_t mlr,
                          const float *k, const float *v, const int64_t *kx, int64_t ldc,
                          const int64_t *nr, const int64_t *nk, const int64_t *self0, bool causal,
@@ -191,9 +199,17 @@ typedef struct attn_ks_backward {
                       int64_t lddo, int64_t rows, int64_t cols, int64_t D);
 } attn_ks_backward;
 
+/* A set: its ISA, the facts of its kernels that engines size their work by, then its slot groups.
+ * The slot groups come last and hold function pointers only: registration completes a set slot
+ * by slot from the reference (attn_kernel_set_complete). */
 typedef struct attn_kernel_set {
     attn_isa isa;
-    int lanes; /* floats per vector */
+    int lanes; /* floats per vector (VW) */
+    /* rows per register block of the tile micro-kernels (TILE_MR: tile.scores, pv, attend,
+     * attend_own, attend_lanes, backward.grad_scores): a group of rows a multiple of it repeats
+     * no row; attend_lanes' scratch is counted in it */
+    int tile_rows;
+    int64_t peak_flops_per_iter; /* flops of one round of peak.fma_loop */
     attn_ks_math math;
     attn_ks_peak peak;
     attn_ks_tile tile;
@@ -205,15 +221,24 @@ typedef struct attn_kernel_set {
     attn_ks_backward backward;
 } attn_kernel_set;
 
-extern const attn_kernel_set attn_kernels_portable;
-#ifdef ATTN_HAVE_AVX2
-extern const attn_kernel_set attn_kernels_avx2;
-#endif
-#ifdef ATTN_HAVE_AVX512
-extern const attn_kernel_set attn_kernels_avx512;
-#endif
+/* ---- the registry (isa.c): one row per ISA (attn_isa.h), the sets attention/meson.build built
+ * (kernel_sets), each completed from the portable reference when first asked for ---- */
 
-/* The set in force (isa.c). */
+/* The set of isa, completed, if built into this binary (NULL: not built), whether or not this CPU
+ * runs it: tests compare sets. */
+const attn_kernel_set *attn_ks_of(attn_isa isa);
+/* The set of isa if built and this CPU and OS run it, else NULL: what an execution context picks
+ * its set by, without the set in force. */
+const attn_kernel_set *attn_kernel_set_for(attn_isa isa);
+/* The best set this CPU runs (attn_isa_best's). */
+const attn_kernel_set *attn_kernel_set_best(void);
+/* Set each NULL slot of set to ref's (BLIS-style completion); returns how many were NULL. */
+int attn_kernel_set_complete(attn_kernel_set *set, const attn_kernel_set *ref);
+/* Slots of set that are NULL (0: complete). */
+int attn_kernel_set_missing(const attn_kernel_set *set);
+
+/* The set in force: ATTN_ISA or the best at first use, attn_isa_select's after (a process-wide
+ * pointer; an execution context passing its set explicitly replaces it). */
 extern const attn_kernel_set *attn_ks_in_force;
 const attn_kernel_set *attn_ks_init(void);
 static inline const attn_kernel_set *attn_ks(void)
@@ -221,7 +246,5 @@ static inline const attn_kernel_set *attn_ks(void)
     const attn_kernel_set *k = attn_ks_in_force;
     return k ? k : attn_ks_init();
 }
-/* The set of an ISA built in (NULL: not built), whether or not in force: tests compare sets. */
-const attn_kernel_set *attn_ks_of(attn_isa isa);
 
 #endif

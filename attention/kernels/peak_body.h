@@ -20,5 +20,5 @@ static float k_fma_loop(int64_t iters, float seed)
 
 #define PEAK_SLOTS                                                                                 \
     {                                                                                              \
-        .fma_loop = k_fma_loop, .flops_per_iter = 2 * VW * PEAK_CHAINS                             \
+        .fma_loop = k_fma_loop                                                                     \
     }

@@ -1,10 +1,13 @@
 /*
- * vec_avx2.h — the vector layer of the AVX2+FMA set: vf is __m256 (VW 8).
+ * vec_avx2.h — the vector layer of the AVX2+FMA(+F16C) set: vf is __m256 (VW 8). The core
+ * operations every layer has, then the optional primitives this one has (vec_generic.h lists them
+ * and gives the rest).
  */
 #ifndef ATTN_VEC_AVX2_H
 #define ATTN_VEC_AVX2_H
 
 #include <immintrin.h>
+#include <stdint.h>
 
 #define VW 8
 #define VSET avx2
@@ -52,5 +55,35 @@ static inline vf vzero_below(vf x, vf v, vf lo)
 {
     return _mm256_andnot_ps(_mm256_cmp_ps(v, lo, _CMP_LT_OQ), x);
 }
+
+/* ---- optional primitives (vec_generic.h) ---- */
+
+#define VEC_HAS_BF16 1
+static inline vf vload_bf16(const uint16_t *p)
+{
+    const __m256i w = _mm256_cvtepu16_epi32(_mm_loadu_si128((const __m128i *)p));
+    return _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+}
+static inline void vload_bf16_eo(const uint16_t *p, vf *even, vf *odd)
+{
+    const __m256i w = _mm256_loadu_si256((const __m256i *)p);
+    *even = _mm256_castsi256_ps(_mm256_slli_epi32(w, 16));
+    *odd = _mm256_castsi256_ps(_mm256_and_si256(w, _mm256_set1_epi32((int)0xffff0000u)));
+}
+
+#ifdef __F16C__
+#define VEC_HAS_F16 1
+static inline vf vload_f16(const uint16_t *p)
+{
+    return _mm256_cvtph_ps(_mm_loadu_si128((const __m128i *)p));
+}
+#endif
+
+#define VEC_HAS_STREAM 1
+static inline void vstream(float *p, vf x) { _mm256_stream_ps(p, x); }
+
+#include "vec_x86.h" /* vtrans8, vstore_fence */
+
+#include "vec_generic.h"
 
 #endif

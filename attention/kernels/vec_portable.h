@@ -1,7 +1,8 @@
 /*
  * vec_portable.h — the vector layer of the portable set: a "vector" is one float (VW 1), every
  * operation plain C (the compiler may still vectorise loops with the platform's baseline).
- * The exp is the same algorithm as the SIMD sets (exp_poly.h).
+ * The exp is the same algorithm as the SIMD sets (vmath.h). It has none of the optional
+ * primitives: vec_generic.h gives their plain forms.
  */
 #ifndef ATTN_VEC_PORTABLE_H
 #define ATTN_VEC_PORTABLE_H
@@ -33,5 +34,10 @@ static inline vf vround(vf x) { return nearbyintf(x); }
 static inline vf vscale2(vf p, vf n) { return n == n ? ldexpf(p, (int)n) : n; } /* NaN: NaN */
 /* x where v >= lo or v is NaN, else 0 (also where v is -inf) */
 static inline vf vzero_below(vf x, vf v, vf lo) { return v < lo ? 0.0f : x; } /* NaN: x */
+
+/* a vector is one float: bodies with a loop over elements leave it to the compiler's vectoriser */
+#define VEC_SCALAR 1
+
+#include "vec_generic.h"
 
 #endif
