@@ -241,9 +241,9 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
     attn_bs_visit(run, &seg);
 }
 
-int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
+int64_t attn_bs_band_sub(const attn_shape *s, const attn_bs_plan *pl, int64_t w)
 {
-    const int64_t width = s->causal ? w : 2 * w - 1, mr = attn_ks()->tile_rows;
+    const int64_t width = s->causal ? w : 2 * w - 1, mr = pl->kernel_rows;
     if (width < BAND_NARROW) return 2 * mr; /* 12 rows: a triangle of at most 11 extra */
     return (width >= 1024 ? 2 * BAND_BLOCKS : BAND_BLOCKS) * mr;
 }
@@ -251,7 +251,7 @@ int64_t attn_bs_band_sub(const attn_shape *s, int64_t w)
 void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl)
 {
     const int64_t width = s->causal ? w : 2 * w - 1;
-    pl->sub = attn_bs_band_sub(s, w);
+    pl->sub = attn_bs_band_sub(s, pl, w);
     /* a group's keys (width + sub - 1) in one visit, up to BAND_COLS_MAX */
     pl->cols_max = attn_bs_clamp((width + pl->sub + 63) / 64 * 64, COLS_DEFAULT, BAND_COLS_MAX);
 }
@@ -343,6 +343,8 @@ static layout layout_of(const attn_exec *x, const attn_bs_pattern *pat, const at
     layout L;
     L.ks = x ? x->ks : NULL;
     memset(&L.pl, 0, sizeof L.pl);
+    /* counting (no context) lists the same scores whatever the row groups: the default set's */
+    L.pl.kernel_rows = (L.ks ? L.ks : attn_ks())->tile_rows;
     pat->plan(s, p, &L.pl);
     if (L.pl.cols_max <= 0) L.pl.cols_max = COLS_DEFAULT;
     L.pl.gather_max = attn_bs_max(L.pl.gather_max, L.pl.cols_max);
@@ -362,7 +364,7 @@ static layout layout_of(const attn_exec *x, const attn_bs_pattern *pat, const at
                       !L.mod.alibi && !(L.mod.softcap > 0)
                   ? (x ? x->ks->lanes : 0)
                   : 0;
-    const int64_t mr = attn_ks()->tile_rows;
+    const int64_t mr = L.pl.kernel_rows;
     L.lane_floats = L.lanes * ((nk + mr) * (s->D + 1) + mr * nk);
     L.thread_bytes = align_up((size_t)L.tile_floats * sizeof(float)) +
                      align_up((size_t)L.mod_floats * sizeof(float)) + align_up(gather) +
@@ -538,7 +540,7 @@ static void visit_fused(attn_bs_run *run, int64_t g0, int64_t gn, int64_t x0, in
 {
     enum { ROWS = 60 };
     attn_tile *t = run->tile;
-    const int64_t D = run->D, lds = attn_tile_score_ld(cols), mr = attn_ks()->tile_rows;
+    const int64_t D = run->D, lds = attn_tile_score_ld(cols), mr = run->tile->ks->tile_rows;
     /* rows per call: their scores within the tile's (rows × cols_max), whole register blocks */
     const int64_t most =
         attn_bs_clamp(t->rows * attn_tile_score_ld(run->cols_max) / lds / mr * mr, mr, ROWS);
@@ -948,7 +950,7 @@ static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
      * register blocks of rows (a band's narrow visits are fused too, by its own sub) */
     const bool fused =
         !run->bt && !seg->lo && !seg->xlo && !run->tile->alibi && run->tile->cap == 0.0f;
-    const int64_t mr = attn_ks()->tile_rows, sub = fused ? FUSED_BLOCKS * mr : run->sub;
+    const int64_t mr = run->tile->ks->tile_rows, sub = fused ? FUSED_BLOCKS * mr : run->sub;
     /* rows in one group: one masked visit of [u0, u1) (the same keys in one call rather than
      * the common keys apart: fewer, larger GEMMs) */
     if (nr > sub) pack_span(run, seg, u0, u1); /* several groups: one packing */
@@ -1483,7 +1485,7 @@ static void backward_task(const bs_bwd *w, int64_t b, int64_t h, const attn_bs_t
                        .D = D,
                        .cols_max = w->L->pl.cols_max,
                        .gather_max = w->L->pl.gather_max,
-                       .sub = attn_bs_max(w->L->pl.sub, BWD_BLOCKS_MIN * attn_ks()->tile_rows),
+                       .sub = attn_bs_max(w->L->pl.sub, BWD_BLOCKS_MIN * w->L->pl.kernel_rows),
                        .span = w->kspan,
                        .vspan = w->vspan,
                        .span_max = w->L->span_max};

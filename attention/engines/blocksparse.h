@@ -71,34 +71,37 @@ typedef struct attn_bs_seg {
 
 /* What a pattern needs for a shape; filled by its plan(). */
 typedef struct attn_bs_plan {
-    int nphases;        /* 1, or 2 (the second phase continues the first's softmax state) */
-    int64_t tasks[2];   /* tasks per (b, h) in each phase (a task may have no rows) */
-    int64_t block;      /* phase 0 rows when the pattern has no rows(): position blocks of this
-                           size (attn_bs_plan_blocks sets it) */
-    int64_t rows_max;   /* rows of a task at most */
-    int64_t cols_max;   /* keys per visit at most (0: 256) */
-    int64_t sub;        /* rows per group on keys not every row of a segment sees (0: 64) */
-    int64_t ints;       /* int64 scratch per task that visit() uses (task.ints) */
-    bool gather_rows;   /* tasks may have rows a step apart: their queries are copied together
-                           once per task (rows_max·D floats per thread) */
-    bool seeds;         /* a task's first segment may be a list of at most one key per row: the
-                           forward starts the tile from those keys (m = score, l = 1, acc = v row,
-                           written into the fresh tile), no per-row visit */
-    bool gathers;       /* some segment has a key list, or runs that are not contiguous
-                           (or every step-th key with step·D > INT_MAX) */
-    int64_t gather_max; /* with gathers: a segment of scattered keys up to this many that groups
-                           of rows revisit (it has row bounds) is copied together once, then
-                           visited in place; others are copied cols_max keys at a time
-                           (raised to cols_max) */
-    int64_t v[8];       /* the pattern's own values (resolved parameters ...) */
-    int64_t task_chunk; /* the forward: consecutive tasks a thread takes at once (0: 1; fewer
-                           when a thread would get under 4 grabs); for tasks of even cost whose
-                           neighbours share rows or are asked for ahead */
-    int64_t class_step; /* two phases, strided's second: the row at position p sees the keys
-                           j ≡ p (mod class_step) below p (causal) or but p. The forward without
-                           score modifiers may then run that phase as blocks of as many residue
-                           classes as the kernel set has lanes, side by side
-                           (attn_ks()->tile.attend_lanes), instead of rows()' tasks (0: never) */
+    int nphases;         /* 1, or 2 (the second phase continues the first's softmax state) */
+    int64_t tasks[2];    /* tasks per (b, h) in each phase (a task may have no rows) */
+    int64_t block;       /* phase 0 rows when the pattern has no rows(): position blocks of this
+                            size (attn_bs_plan_blocks sets it) */
+    int64_t rows_max;    /* rows of a task at most */
+    int64_t cols_max;    /* keys per visit at most (0: 256) */
+    int64_t sub;         /* rows per group on keys not every row of a segment sees (0: 64) */
+    int64_t ints;        /* int64 scratch per task that visit() uses (task.ints) */
+    bool gather_rows;    /* tasks may have rows a step apart: their queries are copied together
+                            once per task (rows_max·D floats per thread) */
+    bool seeds;          /* a task's first segment may be a list of at most one key per row: the
+                            forward starts the tile from those keys (m = score, l = 1, acc = v row,
+                            written into the fresh tile), no per-row visit */
+    bool gathers;        /* some segment has a key list, or runs that are not contiguous
+                            (or every step-th key with step·D > INT_MAX) */
+    int64_t gather_max;  /* with gathers: a segment of scattered keys up to this many that groups
+                            of rows revisit (it has row bounds) is copied together once, then
+                            visited in place; others are copied cols_max keys at a time
+                            (raised to cols_max) */
+    int64_t v[8];        /* the pattern's own values (resolved parameters ...) */
+    int64_t task_chunk;  /* the forward: consecutive tasks a thread takes at once (0: 1; fewer
+                            when a thread would get under 4 grabs); for tasks of even cost whose
+                            neighbours share rows or are asked for ahead */
+    int64_t class_step;  /* two phases, strided's second: the row at position p sees the keys
+                            j ≡ p (mod class_step) below p (causal) or but p. The forward without
+                            score modifiers may then run that phase as blocks of as many residue
+                            classes as the kernel set has lanes, side by side
+                            (the set's tile.attend_lanes), instead of rows()' tasks (0: never) */
+    int64_t kernel_rows; /* set by the engine before plan(): the register rows of the kernel
+                            set's micro-kernels (attn_kernel_set.tile_rows), which row groups
+                            come in multiples of */
 } attn_bs_plan;
 
 /* The task visit() describes. */
@@ -213,7 +216,7 @@ void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_
  * micro-kernels (attn_ks()->tile_rows: 30 rows on avx2, avx512); 2 below a row width (2w - 1,
  * causal w) of 192 keys, 10 from 1024; small groups waste fewer scores in their triangle, and the
  * band's keys are packed once for all groups (the forward). */
-int64_t attn_bs_band_sub(const attn_shape *s, int64_t w);
+int64_t attn_bs_band_sub(const attn_shape *s, const attn_bs_plan *pl, int64_t w);
 /* A band's plan.sub (attn_bs_band_sub) and plan.cols_max: a group's keys in one visit (width +
  * sub - 1 rounded up to 64, in [256, 512]). */
 void attn_bs_plan_band(const attn_shape *s, int64_t w, attn_bs_plan *pl);

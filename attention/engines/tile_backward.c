@@ -132,9 +132,10 @@ typedef struct trim {
     int64_t kr[TRIM_COLS / TRIM_MIN][2]; /* key block j's rows [r0, r1) */
 } trim;
 
-static void trim_plan(trim *tr, const attn_tile_mask *mask, int64_t nrows, int64_t cols)
+static void trim_plan(trim *tr, const attn_kernel_set *ks, const attn_tile_mask *mask,
+                      int64_t nrows, int64_t cols)
 {
-    const int64_t mr = attn_ks()->tile_rows, step = mr > TRIM_MIN ? mr : TRIM_MIN;
+    const int64_t mr = ks->tile_rows, step = mr > TRIM_MIN ? mr : TRIM_MIN;
     tr->step = mask && nrows <= TRIM_ROWS && cols <= TRIM_COLS ? step : 0;
     if (!tr->step) return;
     for (int64_t i = 0; i < (nrows + step - 1) / step; i++) tr->rc[i][0] = cols, tr->rc[i][1] = 0;
@@ -322,7 +323,7 @@ void attn_btile_visit(attn_btile *b, int64_t r0, int64_t nrows, const float *q, 
         return;
     }
     trim tr;
-    trim_plan(&tr, mask, nrows, cols);
+    trim_plan(&tr, b->t.ks, mask, nrows, cols);
     visit_probabilities(b, &tr, r0, nrows, q, ldq, packed, ld, cols, mask);
     kt->pack_kt(packed, ld, v, ldkv, cols, t->D); /* vᵀ: dP = dout vᵀ */
     visit_gradients(b, &tr, r0, nrows, q, ldq, dout, lddo, packed, ld, k, ldkv, dk, dv, ldg, cols);
@@ -338,7 +339,7 @@ void attn_btile_visit_packed(attn_btile *b, int64_t r0, int64_t nrows, const flo
         return;
     }
     trim tr;
-    trim_plan(&tr, mask, nrows, cols);
+    trim_plan(&tr, b->t.ks, mask, nrows, cols);
     visit_probabilities(b, &tr, r0, nrows, q, ldq, kt, ldt, cols, mask);
     visit_gradients(b, &tr, r0, nrows, q, ldq, dout, lddo, vt, ldt, k, ldk, dk, dv, ldg, cols);
 }
