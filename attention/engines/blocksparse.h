@@ -213,7 +213,7 @@ attn_bs_rows attn_bs_class_rows(const attn_shape *s, int64_t step, int64_t size,
 void attn_bs_band(const attn_shape *s, const attn_bs_task *t, int64_t r0, int64_t r1, int64_t w,
                   int64_t from, int64_t *ints, attn_bs_run *run);
 /* Rows per group for a band of half-width w (plan.sub): 5 register blocks of the tile
- * micro-kernels (attn_ks()->tile_rows: 30 rows on avx2, avx512); 2 below a row width (2w - 1,
+ * micro-kernels (plan.kernel_rows: 30 rows on avx2, avx512); 2 below a row width (2w - 1,
  * causal w) of 192 keys, 10 from 1024; small groups waste fewer scores in their triangle, and the
  * band's keys are packed once for all groups (the forward). */
 int64_t attn_bs_band_sub(const attn_shape *s, const attn_bs_plan *pl, int64_t w);

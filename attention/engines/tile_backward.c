@@ -171,7 +171,7 @@ static void trim_block(const trim *tr, const int64_t (*range)[2], int64_t i, int
 
 /* o [nrows, ld] = scale · a bᵀ from the packed bᵀ (ldb floats a row): the scores micro-kernel,
  * each row block over only the columns it sees, by ATTN_TILE_COLS_ALIGN columns from its first
- * (not from a vector's multiple: up to 15 fewer columns a row, ~2.5 % of strided's backward). */
+ * (not from a vector's multiple: up to 15 fewer columns a row). */
 static void trimmed_scores(const attn_kernel_set *ks, float *o, int64_t ld, const float *a,
                            int64_t lda, const float *bt, int64_t ldb, const trim *tr, int64_t nrows,
                            int64_t cols, int64_t D, float scale)

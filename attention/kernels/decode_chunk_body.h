@@ -10,9 +10,9 @@
  *   G < 8 (MHA, narrow GQA: memory bound) reads the rows in place and takes each block's keys
  *   from DEC_STREAMS (4) equal parts of the chunk at once, one key of each in turn: 8 sequential
  *   streams (K and V of each part) in flight instead of one K and one V, which a core's
- *   prefetchers serve faster (the softmax does not depend on the order of the keys; 2 or 8 parts
- *   measured no better, 16 slower on Zen 5). Rows four at a time (4 <= G < 8, GQA) run the
- *   multi-row forms (dec_block_quad: each key and value vector loaded once for the four rows),
+ *   prefetchers serve faster (the softmax does not depend on the order of the keys; more parts
+ *   than a core's prefetch streams would thrash them). Rows four at a time (4 <= G < 8, GQA) run
+ * the multi-row forms (dec_block_quad: each key and value vector loaded once for the four rows),
  *   which prefetch the next block into L1 as they go: f32, a K row per key of the score tiles
  *   and a V row per key of the first p·v pass; bf16/f16, both rows per key of the score tiles,
  *   lines of K and V alternating (the traits' prefetch_split); the rows left over (G % 4, or D

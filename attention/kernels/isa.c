@@ -48,7 +48,7 @@ static bool cpu_runs_avx512(void)
 
 bool attn_cpu_has_avx512bf16(void)
 {
-    /* asked by every bf16 decode call: cpuid once (in a VM it traps, ~9 % of a small call) */
+    /* asked by every bf16 decode call: cpuid once (in a VM it traps, dear beside a small call) */
     static int known = -1; /* -1: not asked yet; racing threads store the same answer */
     int has = __atomic_load_n(&known, __ATOMIC_RELAXED);
     if (has < 0) {

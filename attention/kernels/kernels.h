@@ -164,8 +164,7 @@ void attn_tile_begin_at(attn_tile *t, const struct attn_kernel_set *ks, float *s
                         int64_t rows, int64_t D, float scale, float *acc, int64_t ldo);
 /* attn_tile_begin_at without zeroing acc's rows: a row's first visit that sees a key sets its
  * acc row (attend, visit_scores and visit_list read no acc row whose m is -inf), attn_tile_save
- * zeroes the rows that saw none (two phases: strided n = 1024 1 thread, out's memset 3 % of the
- * time). */
+ * zeroes the rows that saw none (two phases: no memset of out's rows before the first). */
 void attn_tile_begin_over(attn_tile *t, const struct attn_kernel_set *ks, float *scratch,
                           int64_t rows, int64_t D, float scale, float *acc, int64_t ldo);
 /* attn_tile_resume with acc in place: (m, l) loaded, acc's rows (saved there) used where they are.

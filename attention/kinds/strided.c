@@ -14,7 +14,7 @@
  *        continuing each row's online softmax from phase 1 (exact merge of (max, sum, acc)).
  *        The forward without score modifiers, up to 512 keys per class: as many classes as the
  *        kernel set has lanes side by side (VW: 16 avx512, 8 avx2, 1 portable), rows in lanes
- *        (blocksparse.h plan.class_step, attn_ks()->tile.attend_lanes: each class's keys
+ *        (blocksparse.h plan.class_step, the set's tile.attend_lanes: each class's keys
  *        transposed once, scores and softmax lane by lane, p·v per class from its v rows in
  *        place, out normalised there). Otherwise (and the backward, and the counts): one dense
  *        tile per class (its queries read in place, l·D apart; its keys and values read with a
