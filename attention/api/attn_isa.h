@@ -54,4 +54,26 @@ int64_t attn_isa_peak_flops_per_iter(attn_isa isa);
 /* Does the CPU have AVX512_BF16 (vdpbf16ps)? The avx512 set uses it for bf16 dot products. */
 bool attn_cpu_has_avx512bf16(void);
 
+/* ---- the registry of kernel sets (isa.c): one row per ISA, the sets attention/meson.build
+ * built (kernel_sets), each completed from the portable reference when first asked for. The sets'
+ * contents: attention/kernels/kernel_set.h (internal to attention/ and tests/). ---- */
+
+typedef struct attn_kernel_set attn_kernel_set;
+/* The set of isa, completed, if built into this binary (NULL: not built), whether or not this CPU
+ * runs it: tests compare sets. */
+const attn_kernel_set *attn_ks_of(attn_isa isa);
+/* The set of isa if built and this CPU and OS run it, else NULL: what an execution context picks
+ * its set by. */
+const attn_kernel_set *attn_kernel_set_for(attn_isa isa);
+/* The best set this CPU runs (attn_isa_best's). */
+const attn_kernel_set *attn_kernel_set_best(void);
+/* Set each NULL slot of set to ref's (BLIS-style completion); returns how many were NULL. */
+int attn_kernel_set_complete(attn_kernel_set *set, const attn_kernel_set *ref);
+/* Slots of set that are NULL (0: complete). */
+int attn_kernel_set_missing(const attn_kernel_set *set);
+/* The set in force: ATTN_ISA or the best at first use, attn_isa_select's after. The default an
+ * execution context is built with (attn_exec_init); code that runs kernels takes the set of its
+ * context instead. */
+const attn_kernel_set *attn_ks(void);
+
 #endif

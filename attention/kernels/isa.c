@@ -190,7 +190,8 @@ const attn_kernel_set *attn_kernel_set_for(attn_isa isa)
 
 const attn_kernel_set *attn_kernel_set_best(void) { return attn_ks_of(attn_isa_best()); }
 
-const attn_kernel_set *attn_ks_in_force = NULL;
+/* The set in force (NULL until first asked for: attn_ks). */
+static const attn_kernel_set *in_force = NULL;
 
 /* The names of the ISAs (only those built: built_only) into buf: "a, b, c" (last: " or c"). */
 static const char *isa_list(char *buf, size_t len, bool built_only, const char *last)
@@ -224,7 +225,7 @@ static attn_status refuse(attn_isa isa, char *msg, size_t msg_len)
 attn_status attn_isa_select(attn_isa isa, char *msg, size_t msg_len)
 {
     if (!attn_isa_supported(isa)) return refuse(isa, msg, msg_len);
-    attn_ks_in_force = attn_ks_of(isa);
+    in_force = attn_ks_of(isa);
     return ATTN_OK;
 }
 
@@ -243,13 +244,14 @@ attn_status attn_isa_from_env(attn_isa *out, char *msg, size_t msg_len)
     return ATTN_OK;
 }
 
-const attn_kernel_set *attn_ks_init(void)
+const attn_kernel_set *attn_ks(void)
 {
+    if (in_force) return in_force;
     attn_isa isa = attn_isa_best();
     char msg[ATTN_MSG_LEN];
     (void)attn_isa_from_env(&isa, msg, sizeof msg); /* invalid: the best (the CLI refuses it) */
-    attn_ks_in_force = attn_ks_of(isa);
-    return attn_ks_in_force;
+    in_force = attn_ks_of(isa);
+    return in_force;
 }
 
 attn_isa attn_isa_current(void) { return attn_ks()->isa; }

@@ -6,9 +6,10 @@
  * set_body.h, which includes the bodies (*_body.h, written once against that layer) and fills the
  * set's table; so the sets run the same algorithm at 1, 8 or 16 lanes. The portable set is the
  * reference: a set may leave slots NULL and gets the portable set's for them when it is registered
- * (attn_kernel_set_complete). Code outside kernels/ never uses intrinsics: it calls the slots of a
- * set (attn_kernel_set_for, or the one in force: attn_ks(), the wrappers in kernels.h) and asks the
- * set for its blocking facts (lanes, tile_rows) rather than assuming them.
+ * (attn_kernel_set_complete). Code outside kernels/ never uses intrinsics: it calls the slots of
+ * the set its execution context carries (attn_exec.ks; the registry, attn_isa.h, hands sets out),
+ * directly or through kernels.h, and asks the set for its blocking facts (lanes, tile_rows)
+ * rather than assuming them.
  * A slot group per body keeps each body's slots together; add a slot to the group's struct and
  * to the body (a new body: its include and slot line in set_body.h), and it exists in every set.
  * Adding a set: docs/adding-a-kernel-set.md.
@@ -221,30 +222,8 @@ typedef struct attn_kernel_set {
     attn_ks_backward backward;
 } attn_kernel_set;
 
-/* ---- the registry (isa.c): one row per ISA (attn_isa.h), the sets attention/meson.build built
- * (kernel_sets), each completed from the portable reference when first asked for ---- */
-
-/* The set of isa, completed, if built into this binary (NULL: not built), whether or not this CPU
- * runs it: tests compare sets. */
-const attn_kernel_set *attn_ks_of(attn_isa isa);
-/* The set of isa if built and this CPU and OS run it, else NULL: what an execution context picks
- * its set by, without the set in force. */
-const attn_kernel_set *attn_kernel_set_for(attn_isa isa);
-/* The best set this CPU runs (attn_isa_best's). */
-const attn_kernel_set *attn_kernel_set_best(void);
-/* Set each NULL slot of set to ref's (BLIS-style completion); returns how many were NULL. */
-int attn_kernel_set_complete(attn_kernel_set *set, const attn_kernel_set *ref);
-/* Slots of set that are NULL (0: complete). */
-int attn_kernel_set_missing(const attn_kernel_set *set);
-
-/* The set in force: ATTN_ISA or the best at first use, attn_isa_select's after (a process-wide
- * pointer; an execution context passing its set explicitly replaces it). */
-extern const attn_kernel_set *attn_ks_in_force;
-const attn_kernel_set *attn_ks_init(void);
-static inline const attn_kernel_set *attn_ks(void)
-{
-    const attn_kernel_set *k = attn_ks_in_force;
-    return k ? k : attn_ks_init();
-}
+/* The registry of sets (which set an ISA has, the set in force) is declared in attn_isa.h and
+ * implemented in isa.c, which includes this header: this header declares no function, so the
+ * dependency points one way. */
 
 #endif
