@@ -57,9 +57,9 @@ static void carve(bs_bwd *w, char *mine)
     const attn_bs_plan *pl = &w->L->pl;
     const int64_t D = w->s->D;
     w->scratch = (float *)mine;
-    mine +=
-        attn_bs_align_up((size_t)attn_btile_floats(pl->rows_max, pl->cols_max, D, w->L->mod.softcap > 0) *
-                 sizeof(float));
+    mine += attn_bs_align_up(
+        (size_t)attn_btile_floats(pl->rows_max, pl->cols_max, D, w->L->mod.softcap > 0) *
+        sizeof(float));
     w->mods = (float *)mine;
     mine += attn_bs_align_up((size_t)w->L->mod_floats * sizeof(float));
     const size_t gather = 2 * (size_t)(pl->gather_max * D) * sizeof(float);
@@ -185,7 +185,8 @@ attn_status attn_bs_backward(const attn_ops *self, const attn_exec *x, const att
                     for (int64_t index = 0; index < L.pl.tasks[phase]; index++) {
                         const attn_bs_task t = {.phase = phase,
                                                 .h = h,
-                                                .rows = attn_bs_task_rows(pat, s, &L.pl, phase, index),
+                                                .rows =
+                                                    attn_bs_task_rows(pat, s, &L.pl, phase, index),
                                                 .ints = w.ints};
                         if (t.rows.n > 0) backward_task(&w, b, h, &t);
                     }

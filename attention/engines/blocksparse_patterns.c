@@ -10,7 +10,6 @@
 
 #include "blocksparse_engine.h"
 
-
 int64_t attn_bs_floordiv(int64_t a, int64_t b)
 {
     int64_t q = a / b;
