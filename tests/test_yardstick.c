@@ -66,6 +66,32 @@ Test(yardstick, bad_attn_isa_environment_is_refused)
     cr_assert(strstr(out_text, "in force: portable (ATTN_ISA)"), "%s", out_text);
 }
 
+/* A point's recorded workspace is the one its kernel set needs: --isa portable records what
+ * ATTN_ISA=portable does (strided's second phase keeps its keys in the set's lanes, and the
+ * groups of rows are multiples of the set's register rows). */
+Test(yardstick, workspace_is_the_selected_sets)
+{
+    const char *run = "run strided --n 512 --reps 1 --warmup 0 --min-time 0 --out %s/%s.h5";
+    int64_t ws[2] = {0, 0};
+    for (int i = 0; i < 2; i++) {
+        char path[128], r[160];
+        snprintf(r, sizeof r, "%s%s", run, i ? "" : " --isa portable");
+        const int st = bench_env(i ? "ATTN_ISA=portable" : "", r, dir, i ? "env" : "flag");
+        cr_assert_eq(st, 0, "exit %d: %s", st, err_text);
+        snprintf(path, sizeof path, "%s/%s.h5", dir, i ? "env" : "flag");
+        bench_point *pts = NULL;
+        int64_t n = 0;
+        char msg[256];
+        cr_assert_eq(bench_store_read_points(path, &pts, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+        cr_assert_eq(n, 1);
+        cr_assert_str_eq(pts[0].isa, "portable");
+        ws[i] = pts[0].workspace_bytes;
+        free(pts);
+    }
+    cr_expect_eq(ws[0], ws[1], "--isa portable records %lld bytes, ATTN_ISA=portable %lld",
+                 (long long)ws[0], (long long)ws[1]);
+}
+
 /* avx2 beats the scalar set (ideal 8x; 1.15x asked) and avx512 is at least as fast as avx2: ideal
  * 2x where the core has 512-bit FMA units (Zen 5, Xeon), 1x where it splits each 512-bit FMA into
  * two 256-bit halves (Zen 4), so only "not slower" (0.85x, for noise) holds on every CPU. The sets
