@@ -2,14 +2,17 @@
 #include "attn_isa.h"
 #include "kernel_set.h"
 
-attn_exec attn_exec_of(int threads, attn_isa isa)
+static attn_exec exec_on(int threads, const attn_kernel_set *ks)
 {
-    const attn_kernel_set *ks = attn_isa_supported(isa) ? attn_ks_of(isa) : NULL;
-    return (attn_exec){.threads = threads > 0 ? threads : 1,
-                       .ks = ks ? ks : attn_ks(),
-                       .backend = ATTN_BACKEND_CPU};
+    return (attn_exec){.threads = threads > 0 ? threads : 1, .ks = ks, .backend = ATTN_BACKEND_CPU};
 }
 
-attn_exec attn_exec_init(int threads) { return attn_exec_of(threads, attn_isa_current()); }
+attn_exec attn_exec_of(int threads, attn_isa isa)
+{
+    const attn_kernel_set *ks = attn_kernel_set_for(isa);
+    return exec_on(threads, ks ? ks : attn_ks());
+}
+
+attn_exec attn_exec_init(int threads) { return exec_on(threads, attn_ks()); }
 
 attn_isa attn_exec_isa(const attn_exec *x) { return x->ks ? x->ks->isa : attn_isa_current(); }
