@@ -152,9 +152,27 @@ attn_status attn_param_table_validate(const attn_param_table *t, const char *wha
 
 /* ---- execution context (exec.c) ---- */
 
-/* Where a call runs: the CPU's kernel sets (the only backend today; another accelerator or a
- * BLAS-routed tile would be another value, chosen when the context is built). */
-typedef enum attn_backend { ATTN_BACKEND_CPU = 0 } attn_backend;
+/* Where a call's tensors live and how its time is read. The harness allocates a point's tensors,
+ * copies its inputs in and its results out, and times its runs through these slots; the kernel
+ * set of the context (ks) runs on the memory alloc returns. attn_backend_cpu is the only backend
+ * built today; another accelerator would be another table (and its own kernel set). */
+typedef struct attn_backend {
+    const char *name; /* "cpu" */
+    bool host_memory; /* its memory is the host's C heap: the harness hands host tensors to the
+                         kernels in place, without copies, and frees what it keeps with free() */
+    /* `bytes` of its memory, 64-byte aligned and exactly that long; NULL when out of memory */
+    void *(*alloc)(size_t bytes);
+    void (*release)(void *p); /* of alloc; NULL does nothing */
+    /* bytes from src to dst, each either host memory or the backend's (the backend tells) */
+    void (*copy)(void *dst, const void *src, size_t bytes);
+    void (*sync)(void);    /* returns when all work issued so far is done */
+    double (*now_s)(void); /* a monotonic clock, seconds */
+} attn_backend;
+
+/* The host CPU: alloc is posix_memalign, huge-page advised from 2 MiB on (THP "madvise"), so
+ * that scattered rows cost no page walk each; release is free(); copy is memcpy; sync does
+ * nothing; now_s is CLOCK_MONOTONIC. */
+extern const attn_backend attn_backend_cpu;
 
 struct attn_kernel_set; /* attention/kernels/kernel_set.h */
 
@@ -165,7 +183,7 @@ typedef struct attn_exec {
     int threads;                      /* OpenMP threads a call may use (>= 1); workspaces are
                                          planned for them */
     const struct attn_kernel_set *ks; /* the kernel set its kernels run on */
-    attn_backend backend;
+    const attn_backend *backend;      /* where its tensors live, how it is timed */
 } attn_exec;
 
 /* A context of `threads` threads (at least 1) on the kernel set in force (attn_isa_current:

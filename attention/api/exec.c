@@ -1,10 +1,12 @@
-/* exec.c — execution contexts (attn_core.h): the threads and the kernel set a call runs on. */
+/* exec.c — execution contexts (attn_core.h): the threads, the kernel set and the backend a call
+ * runs on. */
 #include "attn_isa.h"
 #include "kernel_set.h"
 
 static attn_exec exec_on(int threads, const attn_kernel_set *ks)
 {
-    return (attn_exec){.threads = threads > 0 ? threads : 1, .ks = ks, .backend = ATTN_BACKEND_CPU};
+    return (
+        attn_exec){.threads = threads > 0 ? threads : 1, .ks = ks, .backend = &attn_backend_cpu};
 }
 
 attn_exec attn_exec_of(int threads, attn_isa isa)

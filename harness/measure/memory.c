@@ -1,30 +1,14 @@
 /* memory.c — aligned allocation and peak-RSS bookkeeping per grid point. */
-#define _DEFAULT_SOURCE /* madvise */
 #include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <unistd.h>
 
+#include "attn_core.h"
 #include "memory.h"
 
-enum { HUGE_BYTES = 1 << 21 }; /* a huge page on x86-64 */
-
-void *bench_alloc(size_t bytes)
-{
-    void *p = NULL;
-    if (bytes >= HUGE_BYTES) { /* tensors on huge pages where the kernel allows (THP madvise):
-                                  scattered rows (random's gathers) cost no page walk each; every
-                                  kind and the yardsticks are measured the same way */
-        if (posix_memalign(&p, HUGE_BYTES, bytes) != 0) return NULL;
-#ifdef MADV_HUGEPAGE
-        madvise(p, bytes, MADV_HUGEPAGE); /* a hint: failure changes nothing */
-#endif
-        return p;
-    }
-    return posix_memalign(&p, 64, bytes ? bytes : 64) == 0 ? p : NULL;
-}
+void *bench_alloc(size_t bytes) { return attn_backend_cpu.alloc(bytes); }
 
 void bench_memory_setup(void) { mallopt(M_MMAP_THRESHOLD, 256 * 1024); }
 

@@ -5,10 +5,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* 64-byte aligned, exactly `bytes` long (so sanitizers catch overruns); NULL on failure.
- * bytes == 0 gives a valid 64-byte block. From 2 MiB on: 2 MiB aligned and advised onto huge
- * pages (madvise MADV_HUGEPAGE: used where transparent huge pages are "madvise" or "always").
- * Free with free(). */
+/* Host memory for the harness's own buffers: the CPU backend's alloc (attn_backend_cpu,
+ * attn_core.h: 64-byte aligned, exactly `bytes` long, huge-page advised from 2 MiB on), so that
+ * yardsticks and tensors sit on the same kind of pages. NULL on failure; free with free(). */
 void *bench_alloc(size_t bytes);
 /* Make freed buffers leave the resident set (glibc: a fixed mmap threshold, so large blocks
  * are unmapped on free), so that one point's peak does not carry the last one's heap. */

@@ -314,13 +314,24 @@ static attn_status mark_failed(bench_point *pt, attn_status st, const char *msg)
     return st;
 }
 
-/* The buffers of a point: its inputs when it makes them, the output, workspace, decode state. */
+/* The buffers of a point, allocated, copied and released through its backend (spec->exec).
+ * On the backend, what the kind reads and writes: in (q, k, v as the kind takes them), out, ws,
+ * state, dout_in, grad, saved. On the host: the inputs the point makes (own_*), their rounding to
+ * a low-precision dtype (low), the gradient of out it makes (dout), and out and the gradients as
+ * the harness reads them (host_out, host_grad). On a host-memory backend the two sides are the
+ * same buffers: nothing is copied. */
 typedef struct buffers {
-    float *own_q, *own_k, *own_v, *out;
-    void *ws, *state;
-    float *dout, *grad[3]; /* backward, train: dout; dq, dk, dv */
-    void *saved;
-    void *low[3]; /* q, k, v rounded to a low-precision dtype (the kind's inputs then) */
+    const attn_backend *be;
+    float *own_q, *own_k, *own_v; /* host: the dataset's inputs */
+    void *low[3];                 /* host: q, k, v rounded to a low-precision dtype */
+    float *dout;                  /* host: backward, train: the given gradient of out */
+    const void *in[3];            /* backend: the kind's q, k, v */
+    const float *dout_in;         /* backend: dout */
+    float *out, *grad[3];         /* backend: out; backward, train: dq, dk, dv */
+    void *ws, *state, *saved;     /* backend */
+    float *host_out, *host_grad[3];
+    void *copies[5]; /* backend copies of host data (in, dout_in); host copies of out, grads */
+    float *host_copies[4];
 } buffers;
 
 static void free_buffers(buffers *b)
@@ -328,32 +339,36 @@ static void free_buffers(buffers *b)
     free(b->own_q);
     free(b->own_k);
     free(b->own_v);
-    free(b->out);
-    free(b->ws);
-    free(b->state);
-    free(b->dout);
-    for (int g = 0; g < 3; g++) free(b->grad[g]);
-    free(b->saved);
     for (int t = 0; t < 3; t++) free(b->low[t]);
+    free(b->dout);
+    const attn_backend *be = b->be;
+    be->release(b->out);
+    be->release(b->ws);
+    be->release(b->state);
+    for (int g = 0; g < 3; g++) be->release(b->grad[g]);
+    be->release(b->saved);
+    for (int c = 0; c < 5; c++) be->release(b->copies[c]);
+    for (int c = 0; c < 4; c++) free(b->host_copies[c]);
 }
 
-/* Allocate b (the inputs too when make_inputs); false with a message when one fails. */
+/* Allocate b (the host inputs too when make_inputs); false with a message when one fails. */
 static bool alloc_buffers(const bench_point_spec *spec, const bench_point *pt, bool make_inputs,
                           buffers *b, char *msg, size_t msg_len)
 {
     const size_t qn = (size_t)attn_q_elems(&spec->shape), kvn = (size_t)attn_kv_elems(&spec->shape);
     const bool use_state = bench_point_uses_state(spec);
-    *b = (buffers){0};
-    b->out = bench_alloc(qn * sizeof(float));
-    b->ws = bench_alloc(workspace_alloc_bytes(spec));
-    b->state = use_state ? bench_alloc((size_t)pt->state_bytes) : NULL;
+    const attn_backend *be = spec->exec.backend;
+    *b = (buffers){.be = be};
+    b->out = be->alloc(qn * sizeof(float));
+    b->ws = be->alloc(workspace_alloc_bytes(spec));
+    b->state = use_state ? be->alloc((size_t)pt->state_bytes) : NULL;
     const bool grads = runs_backward(spec);
     if (grads) {
         b->dout = bench_alloc(qn * sizeof(float));
-        b->grad[0] = bench_alloc(qn * sizeof(float));
-        b->grad[1] = bench_alloc(kvn * sizeof(float));
-        b->grad[2] = bench_alloc(kvn * sizeof(float));
-        b->saved = bench_alloc((size_t)pt->saved_bytes);
+        b->grad[0] = be->alloc(qn * sizeof(float));
+        b->grad[1] = be->alloc(kvn * sizeof(float));
+        b->grad[2] = be->alloc(kvn * sizeof(float));
+        b->saved = be->alloc((size_t)pt->saved_bytes);
     }
     if (make_inputs) {
         b->own_q = bench_alloc(qn * sizeof(float));
@@ -377,12 +392,81 @@ static bool alloc_buffers(const bench_point_spec *spec, const bench_point *pt, b
     return false;
 }
 
-/* Time the forward on q, k, v (decode: prepare the state untimed, then time decode) into pt's
- * time columns; every repetition into *samples_s. */
-static attn_status time_point(const bench_point_spec *spec, const float *q, const float *k,
-                              const float *v, buffers *b, bench_point *pt, double **samples_s,
-                              int64_t *nsamples, char *msg, size_t msg_len)
+/* Host data as the backend's: itself on a host-memory backend, else a copy on the backend (kept
+ * in *copy, released with the buffers); NULL when out of memory. */
+static const void *to_backend(const attn_backend *be, const void *host, size_t bytes, void **copy)
 {
+    if (be->host_memory) return host;
+    if (!(*copy = be->alloc(bytes))) return NULL;
+    be->copy(*copy, host, bytes);
+    return *copy;
+}
+
+/* Backend data as the host's: itself on a host-memory backend, else a copy on the host (kept in
+ * *copy, freed with the buffers); NULL when out of memory or dev is NULL. */
+static float *to_host(const attn_backend *be, float *dev, size_t bytes, float **copy)
+{
+    if (be->host_memory || !dev) return dev;
+    if (!(*copy = bench_alloc(bytes))) return NULL;
+    be->copy(*copy, dev, bytes);
+    return *copy;
+}
+
+/* The kind's inputs on the backend (b->in, b->dout_in) from the host's q, k, v (b->low when
+ * rounded) and b->dout; false with a message when memory runs out. */
+static bool inputs_to_backend(const bench_point_spec *spec, const void *q, const void *k,
+                              const void *v, buffers *b, char *msg, size_t msg_len)
+{
+    const attn_shape *s = &spec->shape;
+    const size_t el = attn_dtype_size(s->dtype);
+    const size_t qb = (size_t)attn_q_elems(s) * el, kvb = (size_t)attn_kv_elems(s) * el;
+    b->in[0] = to_backend(b->be, q, qb, &b->copies[0]);
+    b->in[1] = to_backend(b->be, k, kvb, &b->copies[1]);
+    b->in[2] = to_backend(b->be, v, kvb, &b->copies[2]);
+    b->dout_in =
+        b->dout ? to_backend(b->be, b->dout, (size_t)attn_q_elems(s) * sizeof(float), &b->copies[3])
+                : NULL;
+    if (b->in[0] && b->in[1] && b->in[2] && (!b->dout || b->dout_in)) return true;
+    snprintf(msg, msg_len, "%s: cannot copy the inputs to the %s backend", spec->ops->name,
+             b->be->name);
+    return false;
+}
+
+/* out and the gradients on the host (b->host_out, b->host_grad) after the timed runs; false with
+ * a message when memory runs out. */
+static bool results_to_host(const bench_point_spec *spec, buffers *b, char *msg, size_t msg_len)
+{
+    const size_t qb = (size_t)attn_q_elems(&spec->shape) * sizeof(float);
+    const size_t kvb = (size_t)attn_kv_elems(&spec->shape) * sizeof(float);
+    b->host_out = to_host(b->be, b->out, qb, &b->host_copies[0]);
+    bool ok = b->host_out != NULL;
+    for (int g = 0; g < 3; g++) {
+        b->host_grad[g] = to_host(b->be, b->grad[g], g ? kvb : qb, &b->host_copies[1 + g]);
+        ok &= !b->grad[g] || b->host_grad[g];
+    }
+    if (!ok)
+        snprintf(msg, msg_len, "%s: cannot copy the results from the %s backend", spec->ops->name,
+                 b->be->name);
+    return ok;
+}
+
+/* Take a host result out of b for the caller (who frees it with free()): host memory either way
+ * (a host-memory backend's memory is the C heap's). */
+static float *take_host(float **host, float **dev, float **host_copy)
+{
+    float *p = *host;
+    if (*host_copy == p) *host_copy = NULL;
+    else *dev = NULL;
+    *host = NULL;
+    return p;
+}
+
+/* Time the forward on the backend's inputs b->in (decode: prepare the state untimed, then time
+ * decode) into pt's time columns; every repetition into *samples_s. */
+static attn_status time_point(const bench_point_spec *spec, buffers *b, bench_point *pt,
+                              double **samples_s, int64_t *nsamples, char *msg, size_t msg_len)
+{
+    const float *q = b->in[0], *k = b->in[1], *v = b->in[2];
     if (b->state && spec->ops->decode->prepare(spec->ops, &spec->exec, &spec->shape, &spec->params,
                                                k, v, b->state, b->ws) != ATTN_OK)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: preparing the decode state failed",
@@ -396,7 +480,7 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
                          .state = b->state,
                          .pass = spec->pass,
                          .saved = b->saved,
-                         .dout = b->dout,
+                         .dout = b->dout_in,
                          .dq = b->grad[0],
                          .dk = b->grad[1],
                          .dv = b->grad[2]};
@@ -407,7 +491,8 @@ static attn_status time_point(const bench_point_spec *spec, const float *q, cons
                          spec->ops->name);
     const bool together = spec->ops->distributed && bench_coll_size() > 1;
     const bench_loop_hooks hooks = {.decide = together ? bench_coll_decide : NULL,
-                                    .after = spec->ops->distributed ? add_stats : NULL};
+                                    .after = spec->ops->distributed ? add_stats : NULL,
+                                    .backend = b->be};
     const attn_status st =
         bench_time_loop_hooked(&spec->timing, call_forward, &call, &hooks, samples_s, nsamples);
     if (st != ATTN_OK && bench_stop_signal())
@@ -483,13 +568,14 @@ static void check_output(const bench_point_spec *spec, const buffers *b, bench_p
     const attn_shape *s = &spec->shape;
     const int64_t od[4] = {s->B, s->H, s->T, s->D}, kd[4] = {s->B, s->Hkv, s->S, s->D};
     char why[ATTN_MSG_LEN];
-    attn_status st = bench_check_finite(b->out, od, "output o", NULL, 0, NULL, why, sizeof why);
-    if (!st && b->grad[0])
-        st = bench_check_finite(b->grad[0], od, "gradient dq", NULL, 0, NULL, why, sizeof why);
-    if (!st && b->grad[1])
-        st = bench_check_finite(b->grad[1], kd, "gradient dk", NULL, 0, NULL, why, sizeof why);
-    if (!st && b->grad[2])
-        st = bench_check_finite(b->grad[2], kd, "gradient dv", NULL, 0, NULL, why, sizeof why);
+    attn_status st =
+        bench_check_finite(b->host_out, od, "output o", NULL, 0, NULL, why, sizeof why);
+    if (!st && b->host_grad[0])
+        st = bench_check_finite(b->host_grad[0], od, "gradient dq", NULL, 0, NULL, why, sizeof why);
+    if (!st && b->host_grad[1])
+        st = bench_check_finite(b->host_grad[1], kd, "gradient dk", NULL, 0, NULL, why, sizeof why);
+    if (!st && b->host_grad[2])
+        st = bench_check_finite(b->host_grad[2], kd, "gradient dv", NULL, 0, NULL, why, sizeof why);
     if (st == ATTN_OK) return;
     snprintf(pt->status, sizeof pt->status, "nonfinite");
     char prev[sizeof pt->message];
@@ -563,17 +649,16 @@ attn_status bench_dataset_check_finite(const ds_ops *ds, const ds_params *p, cha
     return st;
 }
 
-/* q, k, v rounded to the point's dtype into b->low (untimed); returns b->low. The accuracy is
- * then measured against the float64 result of the unrounded q, k, v: rel_err includes what the
+/* q, k, v rounded to the point's dtype into b->low, on the host (untimed). The accuracy is then
+ * measured against the float64 result of the unrounded q, k, v: rel_err includes what the
  * rounding costs. */
-static void *const *lowp_inputs(const bench_point_spec *spec, const float *q, const float *k,
-                                const float *v, buffers *b)
+static void lowp_inputs(const bench_point_spec *spec, const float *q, const float *k,
+                        const float *v, buffers *b)
 {
     const attn_shape *s = &spec->shape;
     attn_dtype_from_f32(s->dtype, q, b->low[0], attn_q_elems(s));
     attn_dtype_from_f32(s->dtype, k, b->low[1], attn_kv_elems(s));
     attn_dtype_from_f32(s->dtype, v, b->low[2], attn_kv_elems(s));
-    return b->low;
 }
 
 attn_status bench_point_run(const bench_point_spec *spec, const float *q, const float *k,
@@ -636,22 +721,24 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     }
     if (!st && b.dout && make_dout(spec, b.dout, msg, msg_len) != ATTN_OK)
         st = mark_failed(pt, ATTN_EINVAL, msg);
-    if (!st &&
-        time_point(spec, b.low[0] ? lowp_inputs(spec, q, k, v, &b)[0] : q, b.low[0] ? b.low[1] : k,
-                   b.low[0] ? b.low[2] : v, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
+    if (!st && b.low[0]) lowp_inputs(spec, q, k, v, &b);
+    if (!st && !inputs_to_backend(spec, b.low[0] ? b.low[0] : q, b.low[0] ? b.low[1] : k,
+                                  b.low[0] ? b.low[2] : v, &b, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
+    if (!st && time_point(spec, &b, pt, samples_s, nsamples, msg, msg_len) != ATTN_OK)
+        st = mark_failed(pt, ATTN_EFAIL, msg);
+    if (!st && !results_to_host(spec, &b, msg, msg_len)) st = mark_failed(pt, ATTN_EFAIL, msg);
     bench_point_spec wide = *spec; /* the references take the float32 inputs */
     wide.shape.dtype = ATTN_F32;
     if (!st && (root || !together) &&
-        measure_point_accuracy(&wide, q, k, v, b.out, generate, pt, msg, msg_len))
+        measure_point_accuracy(&wide, q, k, v, b.host_out, generate, pt, msg, msg_len))
         st = mark_failed(pt, ATTN_EFAIL, msg);
     if (!st && (root || !together)) check_output(spec, &b, pt);
-    if (!st && out_keep) *out_keep = b.out, b.out = NULL;
+    if (!st && out_keep) *out_keep = take_host(&b.host_out, &b.out, &b.host_copies[0]);
     if (spec->keep_grads)
-        for (int g = 0; g < 3; g++) {
-            spec->keep_grads[g] = st ? NULL : b.grad[g];
-            if (!st) b.grad[g] = NULL;
-        }
+        for (int g = 0; g < 3; g++)
+            spec->keep_grads[g] =
+                st ? NULL : take_host(&b.host_grad[g], &b.grad[g], &b.host_copies[1 + g]);
     free_buffers(&b);
     attn_weights_free(owned);
     return st;

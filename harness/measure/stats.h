@@ -36,10 +36,12 @@ attn_status bench_time_loop(const bench_timing_cfg *cfg, attn_status (*fn)(void 
 
 /* Optional hooks of the loop (NULL members: none). decide: every decision to run fn once more
  * goes through it (a collective kind's ranks follow rank 0's clock: bench_coll_decide). after:
- * called after each timed run, outside its timed interval (a kind's own measurements). */
+ * called after each timed run, outside its timed interval (a kind's own measurements). backend:
+ * the runs are timed on its clock, each ending when its sync returns (NULL: the CPU's). */
 typedef struct bench_loop_hooks {
     bool (*decide)(bool go);
     void (*after)(void *ctx);
+    const attn_backend *backend;
 } bench_loop_hooks;
 attn_status bench_time_loop_hooked(const bench_timing_cfg *cfg, attn_status (*fn)(void *ctx),
                                    void *ctx, const bench_loop_hooks *hooks, double **samples_s,

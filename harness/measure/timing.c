@@ -1,17 +1,11 @@
 /* timing.c — the timed loop: warm-up, then samples until a minimum count and a minimum time;
  * a stop request (SIGINT, SIGTERM: signals.h) ends it between two runs. */
 #include <stdlib.h>
-#include <time.h>
 
 #include "signals.h"
 #include "stats.h"
 
-double bench_now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
+double bench_now_s(void) { return attn_backend_cpu.now_s(); }
 
 static bool decide(const bench_loop_hooks *h, bool go) { return h->decide ? h->decide(go) : go; }
 
@@ -28,12 +22,14 @@ attn_status bench_time_loop_hooked(const bench_timing_cfg *cfg, attn_status (*fn
 {
     *samples_s = NULL;
     *n = 0;
-    const double warm_start = bench_now_s();
-    for (int w = 0; decide(hooks, w < cfg->warmup ||
-                                      (w > 0 && bench_now_s() - warm_start < cfg->warmup_time_s));
+    const attn_backend *be = hooks->backend ? hooks->backend : &attn_backend_cpu;
+    const double warm_start = be->now_s();
+    for (int w = 0;
+         decide(hooks, w < cfg->warmup || (w > 0 && be->now_s() - warm_start < cfg->warmup_time_s));
          w++) {
         if (bench_stop_signal()) return ATTN_EFAIL;
         attn_status st = fn(ctx);
+        be->sync();
         if (st != ATTN_OK) return st;
     }
     int64_t cap = 64, count = 0;
@@ -53,9 +49,10 @@ attn_status bench_time_loop_hooked(const bench_timing_cfg *cfg, attn_status (*fn
             }
             s = grown;
         }
-        double t0 = bench_now_s();
+        const double t0 = be->now_s();
         attn_status st = fn(ctx);
-        double dt = bench_now_s() - t0;
+        be->sync();
+        const double dt = be->now_s() - t0;
         if (st != ATTN_OK) {
             free(s);
             return st;
