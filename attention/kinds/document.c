@@ -87,4 +87,5 @@ const attn_ops attn_kind_document = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS(pattern),
     .allows = allows,
+    .not_in_default_sweep = true,
 };

@@ -87,5 +87,6 @@ const attn_ops attn_kind_prefix = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS(pattern),
     .allows = allows,
+    .not_in_default_sweep = true,
     .resolve = resolve,
 };

@@ -24,8 +24,8 @@ enum { TASK_CHUNK = 8 };
 static const char *const current_names[] = {"extra", "counted", NULL};
 
 static const attn_param_def params[] = {
-    [P_SINKS] = {"sinks", "s: the first s keys, seen by every query (start_size)", 4, 0,
-                 1000000000, true},
+    [P_SINKS] = {"sinks", "s: the first s keys, seen by every query (start_size)", 4, 0, 1000000000,
+                 true},
     [P_WINDOW] = {"window", "w: recent keys besides the sinks (recent_size)", 256, 0, 1000000000,
                   true},
     [P_CURRENT] = {"current", "the query's own key: extra to the w (eval_long_ppl) or one of them",
@@ -92,4 +92,5 @@ const attn_ops attn_kind_sink = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS(pattern),
     .allows = allows,
+    .not_in_default_sweep = true,
 };
