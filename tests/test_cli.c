@@ -597,6 +597,42 @@ Test(cli, sweep_skips_points_over_the_time_budget)
     free(pts);
 }
 
+/* A sweep without --kinds measures every registered kind but those marked not_in_default_sweep
+ * (registry-driven), which `bench list` names and a sweep naming them measures. */
+Test(cli, sweep_without_kinds_leaves_out_the_kinds_marked_so)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/all.h5", dir);
+    cr_assert_eq(bench("sweep --n 16 --heads 2 --head-dim 8 --reps 1 --warmup 0 --min-time 0 "
+                       "--threads 1 --quiet --dataset gaussian --out %s",
+                       file),
+                 0, "stderr: %s", err_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    read_results(file, &runs, &nr, &pts, &np);
+    char left_out[1024] = "";
+    for (int n = 0, len = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        int64_t points = 0;
+        for (int64_t q = 0; q < np; q++) points += strcmp(pts[q].kind, ops->name) == 0;
+        cr_expect_eq(points > 0, !ops->not_in_default_sweep, "%s: %lld points", ops->name,
+                     (long long)points);
+        if (ops->not_in_default_sweep)
+            len += snprintf(left_out + len, sizeof left_out - (size_t)len, "%s %s", len ? "," : "",
+                            ops->name);
+    }
+    free(runs), free(pts);
+    if (!left_out[0]) return;
+    cr_assert_eq(bench("list"), 0);
+    cr_expect(strstr(out_text, left_out) != NULL, "bench list should name%s: %s", left_out,
+              out_text);
+    cr_assert_eq(bench("sweep --kinds %s --n 16 --heads 2 --head-dim 8 --reps 1 --warmup 0 "
+                       "--min-time 0 --threads 1 --quiet --dataset gaussian --out %s",
+                       strrchr(left_out, ' ') + 1, file),
+                 0, "stderr: %s", err_text);
+}
+
 /* Sweeps stay whole (registry-driven: exercised by every kind whose definition has no causal
  * mask or no decode, linformer and nystrom today; fails if none has): with
  * --causal 1 such a kind's points are skipped and listed once, before measuring, with its

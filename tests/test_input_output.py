@@ -12,7 +12,7 @@
    drawn ones (the numpy definition with those reproduces `o`); a weight of other dims exits 2
    with one line naming it.
 3. Kinds without weights that no other check compares with an independent definition (the table
-   PLAIN: nystrom): `o` against numpy float64.
+   PLAIN: nystrom; the masks of sink, document and prefix): `o` against numpy float64.
 Every numpy definition here is written from the kind's `.definition` (bench list --verbose), not
 from its C code. Shapes are small and odd (T != S, Hkv < H, B = 2) so that the whole check runs in
 a few seconds.
@@ -225,6 +225,49 @@ def nystrom(q, k, v, causal, w, params):
     return per_head(q, k, v, causal, head)
 
 
+def positions(T, S):
+    """[T, 1] query positions p = i + S - T and [1, S] key indices j."""
+    return np.arange(T)[:, None] + S - T, np.arange(S)[None, :]
+
+
+def sink_mask(T, S, causal, params):
+    """sink: j < s, or p - j within w (current=extra: itself besides the w keys before it;
+    current=counted: itself one of the w), on both sides without the causal mask."""
+    s, w = int(param(params, "sinks", 4)), int(param(params, "window", 256))
+    reach = w if param(params, "current", "extra") == "extra" else w - 1
+    p, j = positions(T, S)
+    d = p - j
+    seen = (j < s) | (np.abs(d) <= reach)
+    return seen & (d >= 0) if causal else seen
+
+
+def document_mask(T, S, causal, params):
+    """document: documents of L positions; p sees j iff floor(j/L) = floor(p/L) (p < 0: 0)."""
+    L = int(param(params, "doc", 1024))
+    p, j = positions(T, S)
+    seen = np.maximum(p, 0) // L == j // L
+    return seen & (j <= p) if causal else seen
+
+
+def prefix_mask(T, S, causal, params):
+    """prefix: a query in the prefix (0 <= p < P) sees j < P; any other sees j < P and, causal,
+    j <= p (else every key). P = -1: S // 2."""
+    P = int(param(params, "prefix", -1))
+    P = S // 2 if P < 0 else P
+    p, j = positions(T, S)
+    rest = (j < P) | (j <= p) if causal else np.ones((T, S), bool)
+    return np.where((p >= 0) & (p < P), j < P, rest)
+
+
+def masked(mask_of):
+    """The numpy definition of a softmax kind over the mask mask_of(T, S, causal, params)."""
+    def ref(q, k, v, causal, w, params):
+        mask = mask_of(q.shape[2], k.shape[2], causal, params)
+        return per_head(q, k, v, causal, lambda qh, kh, vh, _, g: softmax_head(qh, kh, vh, mask, g))
+
+    return ref
+
+
 def normal(*dims):
     """Weights of the given dims (the shape's names or numbers), float64 from rng."""
     return lambda sh, rng, scale=1.0: scale * rng.standard_normal(
@@ -275,9 +318,19 @@ WEIGHTED = {
 }
 
 # Kinds without weights: name -> the kind, its parameters, causal values, numpy definition.
-# nystrom: 7 landmarks of T = 37 (segments of 5 and 6 rows) and S = 45 (6 and 7 keys).
+# nystrom: 7 landmarks of T = 37 (segments of 5 and 6 rows) and S = 45 (6 and 7 keys). The masks
+# of sink, document and prefix (block-sparse kinds, whose other tests compare them with the C mask
+# predicate) written from their definitions: queries at p = i + 8, documents cut mid-row-block.
 PLAIN = {
     "nystrom landmarks=7": entry("nystrom", ["landmarks=7", "pinv_iters=6"], (0,), None, nystrom),
+    "sink sinks=3 window=6": entry("sink", ["sinks=3", "window=6"], (0, 1), None,
+                                   masked(sink_mask)),
+    "sink current=counted": entry("sink", ["sinks=2", "window=9", "current=counted"], (0, 1), None,
+                                  masked(sink_mask)),
+    "document doc=7": entry("document", ["doc=7"], (0, 1), None, masked(document_mask)),
+    "document doc=20": entry("document", ["doc=20"], (0, 1), None, masked(document_mask)),
+    "prefix prefix=20": entry("prefix", ["prefix=20"], (0, 1), None, masked(prefix_mask)),
+    "prefix (P = S/2)": entry("prefix", [], (0, 1), None, masked(prefix_mask)),
 }
 
 

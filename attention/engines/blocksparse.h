@@ -1,6 +1,6 @@
 /*
  * blocksparse.h — the block-sparse engine the sparse kinds (window, global, random, strided,
- * fixed, bigbird, dilated) run on.
+ * fixed, bigbird, dilated, sink, document, prefix) run on.
  *
  * A pattern splits the T query rows of each head into tasks (a block of rows, or rows a fixed
  * step apart) and says, for each task, which keys its rows visit: segments, each a set of keys

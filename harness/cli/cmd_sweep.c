@@ -244,7 +244,10 @@ enum { MAX_OPTS = 40 };
 static int sweep_options(sweep_opts *o, bench_opt *opts)
 {
     const bench_opt table[] = {
-        {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &o->kinds},
+        {"--kinds", "LIST",
+         "kinds to sweep, comma-separated (default: every kind but those bench list names as "
+         "left out)",
+         &o->kinds},
         {"--n", "LIST",
          "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default " DEFAULT_N ")",
          &o->n},

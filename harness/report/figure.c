@@ -185,9 +185,9 @@ void bench_fig_add_set(panel *p, const bench_run_data *rd, const bench_series *s
 /* ---- styles: one per kind, by its name ---- */
 
 static const char *const palette[] = {
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9",
-    "#000000", "#8C564B", "#7F7F7F", "#9467BD", "#17BECF", "#B8860B",
-    "#E6194B", "#808000", "#000075", "#3CB44B", "#911EB4", "#F58231",
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
+    "#8C564B", "#7F7F7F", "#9467BD", "#17BECF", "#B8860B", "#E6194B", "#808000",
+    "#000075", "#3CB44B", "#911EB4", "#F58231", "#469990", "#9A6324", "#800000",
 };
 enum { NCOLORS = sizeof palette / sizeof palette[0] };
 
@@ -199,8 +199,9 @@ static const char *const dashes[BENCH_DASHES] = {
     "1", "(7,4)", "(1.5,3)", "(9,3,1.5,3)", "(9,3,1.5,3,1.5,3)", "(18,5)"};
 
 /* The kinds this build knows (and ring, being written): colour, shape, dash. Groups that lie on
- * top of each other differ in both shape and dash: full/mqa/gqa/ring (exact), window/global/
- * dilated/fixed (local), random/bigbird/strided, linear/linformer/nystrom/reformer. */
+ * top of each other differ in both shape and dash: full/mqa/gqa/ring/prefix (exact, or nearly),
+ * window/global/dilated/fixed/sink (local), random/bigbird/strided/document,
+ * linear/linformer/nystrom/reformer. */
 static const struct {
     const char *kind;
     bench_kind_style style;
@@ -210,7 +211,8 @@ static const struct {
     {"strided", {6, 2, 5}},   {"fixed", {7, 0, 0}},     {"bigbird", {8, 5, 1}},
     {"linear", {9, 4, 2}},    {"dilated", {10, 5, 5}},  {"linformer", {11, 1, 4}},
     {"nystrom", {12, 5, 0}},  {"reformer", {13, 0, 5}}, {"additive", {14, 2, 3}},
-    {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},
+    {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},     {"sink", {17, 1, 2}},
+    {"document", {18, 3, 1}}, {"prefix", {19, 5, 2}},
 };
 
 bench_kind_style bench_fig_kind_style(const char *kind)
