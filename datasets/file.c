@@ -184,7 +184,8 @@ const ds_ops ds_file = {
         "--batch do not apply. The point uses the newest T queries, rows Tf-T..Tf-1 (prefill:\n"
         "all Tf; decode: --q-len), so file row r keeps its position r + S - Tf. A kind's\n"
         "weights (bench list --verbose) are read from datasets of their names when present,\n"
-        "dims exactly as listed; the others are drawn from the kind's seed.",
+        "dims exactly as listed; the others are drawn from the kind's seed. A weight the kind\n"
+        "reads only with another parameter value (linformer share=kv: no proj_v) is refused.",
     .params = {.owner = "file", .role = "dataset"},
     .takes_path = true,
     .fill = fill,

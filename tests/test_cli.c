@@ -560,6 +560,65 @@ Test(cli, run_takes_weights_from_the_input_file)
     cr_expect_gt(kinds_with_weights, 0, "no kind has weights: linear map=favor should");
 }
 
+/* A weight in the input file that the kind does not read with its settings, though it would
+ * with another value of a parameter (linformer share=kv: proj_k = E = F, so a proj_v in the file
+ * would be left unread while the point says weights=file): refused with one line naming it
+ * (registry-driven: every kind, every choice setting). */
+Test(cli, run_refuses_a_weight_the_kind_would_leave_unread)
+{
+    const int B = 1, H = 4, T = 21, S = 30, D = 8;
+    int refused = 0;
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        char settings[16][64];
+        const int ns = choice_settings(ops, settings, 16);
+        for (int c = 1; c < ns; c++) {
+            const int64_t Hkv = attn_kind_kv_heads(ops, H, 0);
+            attn_shape s = attn_shape_init(B, H, Hkv, T, S, D, false);
+            attn_params p = tu_params(ops, settings[c], &s);
+            char msg[ATTN_MSG_LEN];
+            if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
+            attn_weight used[ATTN_MAX_WEIGHTS], other[ATTN_MAX_WEIGHTS];
+            const int nu = attn_kind_weights(ops, &s, &p, used);
+            const attn_weight *extra = NULL;
+            for (int o = 1; o < ns && !extra; o++) {
+                attn_params q = tu_params(ops, settings[o], &s);
+                const int no = attn_kind_weights(ops, &s, &q, other);
+                for (int i = 0; i < no && !extra; i++) {
+                    bool listed = false;
+                    for (int u = 0; u < nu; u++) listed |= strcmp(used[u].name, other[i].name) == 0;
+                    if (!listed) extra = &other[i];
+                }
+            }
+            if (!extra) continue;
+            char in[512];
+            snprintf(in, sizeof in, "%s/%s%d-unread.h5", dir, ops->name, c);
+            float *q = tu_random(attn_q_elems(&s), 1, 1), *kv = tu_random(attn_kv_elems(&s), 1, 2);
+            const int64_t qd[4] = {B, H, T, D}, kd[4] = {B, Hkv, S, D};
+            cr_assert_eq(bench_tensor_write(in, "q", qd, q, msg, sizeof msg), ATTN_OK);
+            cr_assert_eq(bench_tensor_write(in, "k", kd, kv, msg, sizeof msg), ATTN_OK);
+            cr_assert_eq(bench_tensor_write(in, "v", kd, kv, msg, sizeof msg), ATTN_OK);
+            float *data = calloc((size_t)attn_weight_elems(extra), sizeof *data);
+            cr_assert_eq(bench_tensor_add(in, extra->name, extra->rank, extra->dims, data, NULL,
+                                          NULL, 0, msg, sizeof msg),
+                         ATTN_OK, "%s", msg);
+            cr_expect_eq(bench("run %s %s --input %s --reps 1", ops->name, settings[c], in), 2,
+                         "%s %s with '%s' in the file: %s", ops->name, settings[c], extra->name,
+                         out_text);
+            char want[96];
+            snprintf(want, sizeof want, "holds weight '%s', which %s %s does not use", extra->name,
+                     ops->name, settings[c]);
+            cr_expect(strstr(err_text, want) &&
+                          strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+                      "expected one line with \"%s\": %s", want, err_text);
+            refused++;
+            free(q), free(kv), free(data);
+            unlink(in);
+        }
+    }
+    cr_expect_gt(refused, 0, "linformer share=kv lists proj_k alone: it should be refused");
+}
+
 /* Lines of err_text containing needle. */
 static int lines_with(const char *needle)
 {
