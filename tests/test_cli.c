@@ -627,6 +627,68 @@ static int lines_with(const char *needle)
     return n;
 }
 
+/* bench with an environment (ENV bench ARGS). */
+static int bench_in(const char *env, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Variation judged robustly (BENCH_TEST_TIMES records chosen times, stats.h): one outlier among
+ * steady repetitions is no warning (its CV is 213 %); a point that varies once and is steady when
+ * measured again is none either; one that varies twice is one line naming the spread. A sweep
+ * prints one closing line for all such points, each named with --verbose. One repetition
+ * measures no variation: cv% "-", not 0.0. */
+Test(cli, timing_variation_is_judged_robustly_and_summed_up_once)
+{
+    const char *quick = "--n 64 --heads 2 --head-dim 8 --reps 5 --min-time 0 --warmup-time 0 "
+                        "--threads 1";
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=o", "run full %s", quick), 0, "%s", err_text);
+    cr_expect(strstr(out_text, " 212.") != NULL, "its CV, 213 %%, in the row: %s", out_text);
+    cr_expect(!strstr(err_text, "vary"), "one outlier: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v,s", "run full %s", quick), 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "vary"), "steady when measured again: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v", "run full %s", quick), 0, "%s", err_text);
+    cr_expect(lines_with("timings vary (interquartile range 100% of the median 1 ms") == 1 &&
+                  lines_with("\n") == 1,
+              "one line: %s", err_text);
+
+    char file[512];
+    snprintf(file, sizeof file, "%s/vary.h5", dir);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v",
+                          "sweep --kinds full,window --dataset gaussian --n 64,128 %s --out %s",
+                          quick + strlen("--n 64 "), file),
+                 0, "%s", err_text);
+    cr_expect(
+        lines_with("timings vary") == 1 &&
+            strstr(err_text, "bench: timings vary at 4 of 4 points even measured twice") &&
+            strstr(err_text,
+                   "full gaussian n=64 causal, full gaussian n=128 causal, window gaussian n=64 "
+                   "causal, window gaussian n=128 causal)"),
+        "one closing line: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v",
+                          "sweep --kinds full --dataset gaussian --n 64,128 %s --out %s --verbose",
+                          quick + strlen("--n 64 "), file),
+                 0, "%s", err_text);
+    cr_expect_eq(lines_with("bench: warning: full T="), 2, "--verbose: each point: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=o",
+                          "sweep --kinds full --dataset gaussian --n 64,128 %s --out %s",
+                          quick + strlen("--n 64 "), file),
+                 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "vary"), "outliers only: %s", err_text);
+    unlink(file);
+
+    cr_expect_eq(bench("run full --n 64 --reps 1 --min-time 0 --warmup 0"), 0, "%s", err_text);
+    const char *row = strstr(out_text, "\nfull ");
+    cr_assert_not_null(row, "%s", out_text);
+    char cv[16] = "";
+    cr_expect_eq(sscanf(row, " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %15s", cv), 1);
+    cr_expect_str_eq(cv, "-", "cv%% of one repetition: %s", row);
+}
+
 /* --max-point-time: a point predicted (from its series' previous n) over the budget is skipped,
  * stored nowhere, and listed once per kind after the sweep; each series' first point is
  * measured. The default --causal (auto) measures kinds defined with a mask causally. */

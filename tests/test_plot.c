@@ -529,6 +529,23 @@ Test(plot, dtypes_make_series_of_their_own_and_fits_keep_them_apart)
     free(rows);
 }
 
+/* One repetition measures no interval: no error bar, never a zero-width one. */
+Test(plot, a_point_of_one_repetition_has_no_interval)
+{
+    bench_point pts[3] = {{.reps = 1, .time_min_s = 1e-3, .time_max_s = 1e-3},
+                          {.reps = 5},
+                          {.reps = 1, .time_min_s = 2e-3, .time_max_s = 2e-3}};
+    double samples[6] = {1e-3, 1e-3, 1.1e-3, 1.2e-3, 1.3e-3, 1.4e-3};
+    int64_t first[3] = {0, 1, 6}, count[3] = {1, 5, 0};
+    bench_run_data rd = {
+        .pts = pts, .n = 3, .samples = samples, .sample_first = first, .sample_count = count};
+    double lo, hi;
+    int64_t reps;
+    cr_expect(!bench_point_time_ci(&rd, 0, &lo, &hi, &reps), "one stored repetition");
+    cr_expect(bench_point_time_ci(&rd, 1, &lo, &hi, &reps) && lo < hi && reps == 5);
+    cr_expect(!bench_point_time_ci(&rd, 2, &lo, &hi, &reps), "reps 1, none stored: min = max");
+}
+
 Test(plot, labels_leave_settings_that_only_differ_between_kinds_to_the_subtitle)
 {
     bench_run_data rd = {0};

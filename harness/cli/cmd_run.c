@@ -255,8 +255,8 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     int64_t nsamples = 0;
     float *out = NULL;
     bench_signals_catch();
-    attn_status st = bench_point_run(spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
-                                     o->output ? &out : NULL, msg, sizeof msg);
+    attn_status st = bench_point_run_steady(spec, &pt, &samples, &nsamples, o->output ? &out : NULL,
+                                            msg, sizeof msg);
     if (bench_mpi_rank() != 0) { /* under mpirun rank 0 prints and writes */
         free(samples);
         free(out);
@@ -293,7 +293,7 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
         bench_table_header(stdout, &cols);
         bench_table_row(stdout, &pt, sgemm, &cols);
         bench_table_comm(stdout, &pt, bench_mpi_size());
-        bench_warn_noisy(&pt, true);
+        bench_warn_noisy(&pt, samples, nsamples, true);
         /* a NaN or Inf out of finite inputs is a failure; asked for (--allow-nonfinite), not */
         if (bench_warn_nonfinite(&pt) && !mc->allow_nonfinite && !exit_code) exit_code = 1;
     }

@@ -142,6 +142,7 @@ static attn_status load_samples(bench_run_data *rd, char *msg, size_t msg_len)
 bool bench_point_time_ci(const bench_run_data *rd, int64_t p, double *lo, double *hi, int64_t *reps)
 {
     *reps = rd->sample_count ? rd->sample_count[p] : 0;
+    if (*reps == 1 || (*reps == 0 && rd->pts[p].reps < 2)) return false; /* not measured */
     if (*reps > 0) {
         bench_median_ci(rd->samples + rd->sample_first[p], *reps, lo, hi, NULL);
     } else {

@@ -105,7 +105,8 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
 
 /* The 95 % confidence interval of point p's median time in seconds (bench_median_ci over its
  * repetitions; *reps gets how many); without stored repetitions, its min and max (*reps 0).
- * false when neither is known. */
+ * false when neither is known, and for a point of one repetition (no interval measured: never
+ * a zero-width one). */
 bool bench_point_time_ci(const bench_run_data *rd, int64_t p, double *lo, double *hi,
                          int64_t *reps);
 

@@ -73,7 +73,7 @@ static const field point_fields[] = {
     FIELD(bench_point, time_mean_s, F_F64, "s", "mean of the timed repetitions"),
     FIELD(bench_point, time_stddev_s, F_F64, "s", "standard deviation of the timed repetitions"),
     FIELD(bench_point, time_cv, F_F64, "1",
-          "coefficient of variation: stddev / mean, a fraction (0.05 is 5 %)"),
+          "coefficient of variation: stddev / mean, a fraction (0.05 is 5 %; NaN: one rep)"),
     FIELD(bench_point, flops, F_F64, "flop",
           "useful floating-point operations of the timed pass (backward: 2.5 x forward)"),
     FIELD(bench_point, gflops_per_s, F_F64, "GFLOP/s", "flops / median time / 1e9"),
