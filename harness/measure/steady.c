@@ -10,8 +10,8 @@ attn_status bench_point_run_steady(const bench_point_spec *spec, bench_point *pt
                                    double **samples_s, int64_t *nsamples, float **out_keep,
                                    char *msg, size_t msg_len)
 {
-    const attn_status st = bench_point_run(spec, NULL, NULL, NULL, pt, samples_s, nsamples,
-                                           out_keep, msg, msg_len);
+    const attn_status st =
+        bench_point_run(spec, NULL, NULL, NULL, pt, samples_s, nsamples, out_keep, msg, msg_len);
     if (st != ATTN_OK || strcmp(pt->status, "ok") != 0 || out_keep || spec->keep_grads ||
         spec->ops->distributed || bench_stop_signal() || !bench_timings_vary(*samples_s, *nsamples))
         return st;
