@@ -1,6 +1,7 @@
 /*
  * file — the user's own tensors, e.g. captured from a real model: selected as file=PATH, an HDF5
- * file in the `bench run --input` layout, float datasets (float64 is converted to float32)
+ * file in the `bench run --input` layout, float datasets (float64 is converted to float32; a
+ * finite value beyond float32's range is refused as such)
  *   q [B,H,Tf,D]   k [B,Hkv,S,D]   v [B,Hkv,S,D]
  * and beside them a kind's weights (attn_weight), each a float dataset of the weight's name and
  * dims (the `tensor` slot: read when present, whole).
@@ -109,6 +110,43 @@ static attn_status shape(const ds_params *p, attn_shape *s, char *msg, size_t ms
     return st;
 }
 
+/* Values read as float32 (x: count[0..rank) elements of dataset name, from file position
+ * start): a ±Inf that the file holds as a finite value of a wider type (1e300 as float64) is
+ * beyond float32's range, refused as what it is rather than reported as an infinity. */
+static attn_status check_range(const char *path, hid_t dset, const char *name, const float *x,
+                               int rank, const hsize_t *start, const hsize_t *count, char *msg,
+                               size_t msg_len)
+{
+    int64_t n = 1;
+    for (int d = 0; d < rank; d++) n *= (int64_t)count[d];
+    for (int64_t i = 0; i < n; i++) {
+        if (!isinf(x[i])) continue;
+        hsize_t at[H5S_MAX_RANK];
+        int64_t rest = i;
+        for (int d = rank - 1; d >= 0; d--)
+            at[d] = start[d] + (hsize_t)rest % count[d], rest /= (int64_t)count[d];
+        const hsize_t one = 1;
+        double wide = NAN;
+        hid_t fspace = H5Dget_space(dset), mspace = H5Screate_simple(1, &one, NULL);
+        const bool read = fspace >= 0 && mspace >= 0 &&
+                          H5Sselect_elements(fspace, H5S_SELECT_SET, 1, at) >= 0 &&
+                          H5Dread(dset, H5T_NATIVE_DOUBLE, mspace, fspace, H5P_DEFAULT, &wide) >= 0;
+        if (fspace >= 0) H5Sclose(fspace);
+        if (mspace >= 0) H5Sclose(mspace);
+        if (!read || !isfinite(wide)) continue; /* a true infinity: the non-finite check names it */
+        char where[96];
+        int w = snprintf(where, sizeof where, "%s[", name);
+        for (int d = 0; d < rank && w < (int)sizeof where; d++)
+            w += snprintf(where + w, sizeof where - (size_t)w, "%s%llu", d ? "," : "",
+                          (unsigned long long)at[d]);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s: %s] is %.6g, beyond float32's range (|x| <= 3.4e+38) in which the "
+                         "data are computed: scale it down",
+                         path, where, wide);
+    }
+    return ATTN_OK;
+}
+
 static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, int threads,
                         float *q, float *k, float *v, char *msg, size_t msg_len)
 {
@@ -136,6 +174,12 @@ static attn_status fill(const attn_shape *s, const ds_params *p, uint64_t seed, 
                            p->path);
         if (fspace >= 0) H5Sclose(fspace);
         if (mspace >= 0) H5Sclose(mspace);
+        const hsize_t zero[4] = {0, 0, 0, 0},
+                      kc[4] = {(hsize_t)s->B, (hsize_t)s->Hkv, (hsize_t)s->S, (hsize_t)s->D};
+        if (st == ATTN_OK)
+            st = check_range(p->path, t.dset[Q], "q", q, 4, start, count, msg, msg_len);
+        if (st == ATTN_OK) st = check_range(p->path, t.dset[K], "k", k, 4, zero, kc, msg, msg_len);
+        if (st == ATTN_OK) st = check_range(p->path, t.dset[V], "v", v, 4, zero, kc, msg, msg_len);
     }
     close_all(&t);
     return st;
@@ -167,6 +211,10 @@ static attn_status tensor(const ds_params *p, const char *name, int *rank, int64
     if (data && H5Dread(dset, H5T_NATIVE_FLOAT, H5S_ALL, H5S_ALL, H5P_DEFAULT, data) < 0)
         st = attn_fail(ATTN_EINVAL, msg, msg_len, "%s: reading '%s' failed (damaged file?)",
                        p->path, name);
+    else if (data && *rank >= 1 && *rank <= 4) {
+        const hsize_t zero[H5S_MAX_RANK] = {0};
+        st = check_range(p->path, dset, name, data, *rank, zero, hd, msg, msg_len);
+    }
 done:
     if (space >= 0) H5Sclose(space);
     if (type >= 0) H5Tclose(type);
@@ -184,7 +232,8 @@ const ds_ops ds_file = {
         "--batch do not apply. The point uses the newest T queries, rows Tf-T..Tf-1 (prefill:\n"
         "all Tf; decode: --q-len), so file row r keeps its position r + S - Tf. A kind's\n"
         "weights (bench list --verbose) are read from datasets of their names when present,\n"
-        "dims exactly as listed; the others are drawn from the kind's seed.",
+        "dims exactly as listed; the others are drawn from the kind's seed. A weight the kind\n"
+        "reads only with another parameter value (linformer share=kv: no proj_v) is refused.",
     .params = {.owner = "file", .role = "dataset"},
     .takes_path = true,
     .fill = fill,

@@ -39,6 +39,7 @@ typedef struct pf_point {
     double time_s, flops, rel_err, retrieval;
     int64_t workspace;
     int retrieval_queries;
+    const char *dtype; /* NULL: none recorded (a file before the column) */
 } pf_point;
 
 enum { PF_D = 64 };
@@ -75,6 +76,7 @@ static int pf_add(bench_store *st, const pf_point *p, double noise, ds_rng *r)
     pt.retrieval_queries = p->retrieval_queries;
     pt.retrieval = p->retrieval_queries ? p->retrieval : NAN;
     snprintf(pt.status, sizeof pt.status, "ok");
+    if (p->dtype) snprintf(pt.dtype, sizeof pt.dtype, "%s", p->dtype);
     double samples[3] = {1.05 * t, t, 0.96 * t};
     char msg[ATTN_MSG_LEN];
     return bench_store_add_point(st, &pt, samples, 3, msg, sizeof msg) != ATTN_OK;

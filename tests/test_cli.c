@@ -560,12 +560,133 @@ Test(cli, run_takes_weights_from_the_input_file)
     cr_expect_gt(kinds_with_weights, 0, "no kind has weights: linear map=favor should");
 }
 
+/* A weight in the input file that the kind does not read with its settings, though it would
+ * with another value of a parameter (linformer share=kv: proj_k = E = F, so a proj_v in the file
+ * would be left unread while the point says weights=file): refused with one line naming it
+ * (registry-driven: every kind, every choice setting). */
+Test(cli, run_refuses_a_weight_the_kind_would_leave_unread)
+{
+    const int B = 1, H = 4, T = 21, S = 30, D = 8;
+    int refused = 0;
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        char settings[16][64];
+        const int ns = choice_settings(ops, settings, 16);
+        for (int c = 1; c < ns; c++) {
+            const int64_t Hkv = attn_kind_kv_heads(ops, H, 0);
+            attn_shape s = attn_shape_init(B, H, Hkv, T, S, D, false);
+            attn_params p = tu_params(ops, settings[c], &s);
+            char msg[ATTN_MSG_LEN];
+            if (attn_check(ops, &s, &p, msg, sizeof msg) != ATTN_OK) continue;
+            attn_weight used[ATTN_MAX_WEIGHTS], other[ATTN_MAX_WEIGHTS];
+            const int nu = attn_kind_weights(ops, &s, &p, used);
+            const attn_weight *extra = NULL;
+            for (int o = 1; o < ns && !extra; o++) {
+                attn_params q = tu_params(ops, settings[o], &s);
+                const int no = attn_kind_weights(ops, &s, &q, other);
+                for (int i = 0; i < no && !extra; i++) {
+                    bool listed = false;
+                    for (int u = 0; u < nu; u++) listed |= strcmp(used[u].name, other[i].name) == 0;
+                    if (!listed) extra = &other[i];
+                }
+            }
+            if (!extra) continue;
+            char in[512];
+            snprintf(in, sizeof in, "%s/%s%d-unread.h5", dir, ops->name, c);
+            float *q = tu_random(attn_q_elems(&s), 1, 1), *kv = tu_random(attn_kv_elems(&s), 1, 2);
+            const int64_t qd[4] = {B, H, T, D}, kd[4] = {B, Hkv, S, D};
+            cr_assert_eq(bench_tensor_write(in, "q", qd, q, msg, sizeof msg), ATTN_OK);
+            cr_assert_eq(bench_tensor_write(in, "k", kd, kv, msg, sizeof msg), ATTN_OK);
+            cr_assert_eq(bench_tensor_write(in, "v", kd, kv, msg, sizeof msg), ATTN_OK);
+            float *data = calloc((size_t)attn_weight_elems(extra), sizeof *data);
+            cr_assert_eq(bench_tensor_add(in, extra->name, extra->rank, extra->dims, data, NULL,
+                                          NULL, 0, msg, sizeof msg),
+                         ATTN_OK, "%s", msg);
+            cr_expect_eq(bench("run %s %s --input %s --reps 1", ops->name, settings[c], in), 2,
+                         "%s %s with '%s' in the file: %s", ops->name, settings[c], extra->name,
+                         out_text);
+            char want[96];
+            snprintf(want, sizeof want, "holds weight '%s', which %s %s does not use", extra->name,
+                     ops->name, settings[c]);
+            cr_expect(strstr(err_text, want) &&
+                          strchr(err_text, '\n') == err_text + strlen(err_text) - 1,
+                      "expected one line with \"%s\": %s", want, err_text);
+            refused++;
+            free(q), free(kv), free(data);
+            unlink(in);
+        }
+    }
+    cr_expect_gt(refused, 0, "linformer share=kv lists proj_k alone: it should be refused");
+}
+
 /* Lines of err_text containing needle. */
 static int lines_with(const char *needle)
 {
     int n = 0;
     for (const char *at = err_text; (at = strstr(at, needle)) != NULL; at++) n++;
     return n;
+}
+
+/* bench with an environment (ENV bench ARGS). */
+static int bench_in(const char *env, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    const int st = tu_vbench(env, out_text, sizeof out_text, err_text, sizeof err_text, fmt, ap);
+    va_end(ap);
+    return st;
+}
+
+/* Variation judged robustly (BENCH_TEST_TIMES records chosen times, stats.h): one outlier among
+ * steady repetitions is no warning (its CV is 213 %); a point that varies once and is steady when
+ * measured again is none either; one that varies twice is one line naming the spread. A sweep
+ * prints one closing line for all such points, each named with --verbose. One repetition
+ * measures no variation: cv% "-", not 0.0. */
+Test(cli, timing_variation_is_judged_robustly_and_summed_up_once)
+{
+    const char *quick = "--n 64 --heads 2 --head-dim 8 --reps 5 --min-time 0 --warmup-time 0 "
+                        "--threads 1";
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=o", "run full %s", quick), 0, "%s", err_text);
+    cr_expect(strstr(out_text, " 212.") != NULL, "its CV, 213 %%, in the row: %s", out_text);
+    cr_expect(!strstr(err_text, "vary"), "one outlier: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v,s", "run full %s", quick), 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "vary"), "steady when measured again: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v", "run full %s", quick), 0, "%s", err_text);
+    cr_expect(lines_with("timings vary (interquartile range 100% of the median 1 ms") == 1 &&
+                  lines_with("\n") == 1,
+              "one line: %s", err_text);
+
+    char file[512];
+    snprintf(file, sizeof file, "%s/vary.h5", dir);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v",
+                          "sweep --kinds full,window --dataset gaussian --n 64,128 %s --out %s",
+                          quick + strlen("--n 64 "), file),
+                 0, "%s", err_text);
+    cr_expect(
+        lines_with("timings vary") == 1 &&
+            strstr(err_text, "bench: timings vary at 4 of 4 points even measured twice") &&
+            strstr(err_text,
+                   "full gaussian n=64 causal, full gaussian n=128 causal, window gaussian n=64 "
+                   "causal, window gaussian n=128 causal)"),
+        "one closing line: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=v",
+                          "sweep --kinds full --dataset gaussian --n 64,128 %s --out %s --verbose",
+                          quick + strlen("--n 64 "), file),
+                 0, "%s", err_text);
+    cr_expect_eq(lines_with("bench: warning: full T="), 2, "--verbose: each point: %s", err_text);
+    cr_expect_eq(bench_in("BENCH_TEST_TIMES=o",
+                          "sweep --kinds full --dataset gaussian --n 64,128 %s --out %s",
+                          quick + strlen("--n 64 "), file),
+                 0, "%s", err_text);
+    cr_expect(!strstr(err_text, "vary"), "outliers only: %s", err_text);
+    unlink(file);
+
+    cr_expect_eq(bench("run full --n 64 --reps 1 --min-time 0 --warmup 0"), 0, "%s", err_text);
+    const char *row = strstr(out_text, "\nfull ");
+    cr_assert_not_null(row, "%s", out_text);
+    char cv[16] = "";
+    cr_expect_eq(sscanf(row, " %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %*s %15s", cv), 1);
+    cr_expect_str_eq(cv, "-", "cv%% of one repetition: %s", row);
 }
 
 /* --max-point-time: a point predicted (from its series' previous n) over the budget is skipped,

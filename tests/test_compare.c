@@ -111,6 +111,7 @@ typedef struct mp {
     const char *kind;
     int64_t n;
     int threads;
+    const char *pass, *dtype; /* NULL: forward, f32 */
 } mp;
 
 static void fill(bench_run_data *rd, const mp *p, int n)
@@ -128,6 +129,8 @@ static void fill(bench_run_data *rd, const mp *p, int n)
         pt->q_len = pt->kv_len = p[i].n;
         pt->threads = p[i].threads;
         pt->point_id = i;
+        snprintf(pt->pass, sizeof pt->pass, "%s", p[i].pass ? p[i].pass : "forward");
+        snprintf(pt->dtype, sizeof pt->dtype, "%s", p[i].dtype ? p[i].dtype : "f32");
         snprintf(rd->params[i], sizeof rd->params[i], "w=%d", strcmp(p[i].kind, "win") ? 0 : 64);
     }
 }
@@ -182,6 +185,43 @@ Test(compare, threads_are_compared_between_runs_of_one_thread_count_each)
     bench_run_data_free(&rb);
 }
 
+/* A forward is never paired with a backward, nor f32 with bf16 within runs that measure both;
+ * runs of one dtype each compare the dtypes (said by dtype_compared). */
+Test(compare, pass_and_dtype_are_matched_and_whole_run_dtypes_compared)
+{
+    const mp a[] = {{"full", 1024, 1, NULL, NULL}, {"full", 1024, 1, NULL, "bf16"}};
+    const mp b[] = {{"full", 1024, 1, "backward", NULL},
+                    {"full", 1024, 1, NULL, "bf16"},
+                    {"full", 1024, 1, NULL, NULL}};
+    bench_run_data ra, rb;
+    fill(&ra, a, 2);
+    fill(&rb, b, 3);
+    bench_match m;
+    cr_assert_eq(bench_compare_match(&ra, &rb, &m), ATTN_OK);
+    cr_expect(m.matched == 2 && m.b_of_a[0] == 2 && m.b_of_a[1] == 1 && m.a_of_b[0] == -1,
+              "a[0] -> %lld, a[1] -> %lld", (long long)m.b_of_a[0], (long long)m.b_of_a[1]);
+    cr_expect(!m.dtype_compared);
+    bench_match_free(&m);
+    bench_run_data_free(&ra);
+    bench_run_data_free(&rb);
+
+    const mp fwd[] = {{"full", 1024, 1, NULL, NULL}}, bwd[] = {{"full", 1024, 1, "backward", NULL}};
+    fill(&ra, fwd, 1);
+    fill(&rb, bwd, 1);
+    cr_assert_eq(bench_compare_match(&ra, &rb, &m), ATTN_OK);
+    cr_expect_eq(m.matched, 0, "a forward run and a backward run have nothing to compare");
+    bench_match_free(&m);
+    bench_run_data_free(&rb);
+
+    const mp half[] = {{"full", 1024, 1, NULL, "bf16"}};
+    fill(&rb, half, 1);
+    cr_assert_eq(bench_compare_match(&ra, &rb, &m), ATTN_OK);
+    cr_expect(m.dtype_compared && m.matched == 1);
+    bench_match_free(&m);
+    bench_run_data_free(&ra);
+    bench_run_data_free(&rb);
+}
+
 Test(compare, samples_of_a_point)
 {
     bench_sample s[] = {{2, 5, 1, 0.5}, {1, 0, 0, 1}, {2, 5, 0, 0.25}, {1, 1, 0, 2}, {2, 4, 0, 3}};
@@ -200,10 +240,10 @@ Test(compare, samples_of_a_point)
 static char out_text[1 << 16], err_text[1 << 14];
 #define bench(...) tu_bench(out_text, sizeof out_text, err_text, sizeof err_text, __VA_ARGS__)
 
-/* A results file of one run: kinds ka at n = 256, 512, 1024 with 12 repetitions each around
- * scale[i] ms (1 % noise; scale 1 gives the same samples in every file), and extra (n = 2048)
- * when asked. */
-static void write_file(const char *path, const double scale[3], bool extra)
+/* A results file of one run (pass: NULL for forward): kinds ka at n = 256, 512, 1024 with 12
+ * repetitions each around scale[i] ms (1 % noise; scale 1 gives the same samples in every file),
+ * and extra (n = 2048) when asked. */
+static void write_file_of(const char *path, const double scale[3], bool extra, const char *pass)
 {
     bench_store *st;
     char msg[ATTN_MSG_LEN];
@@ -218,6 +258,7 @@ static void write_file(const char *path, const double scale[3], bool extra)
         snprintf(pt.dataset, sizeof pt.dataset, "gaussian");
         snprintf(pt.mode, sizeof pt.mode, "prefill");
         snprintf(pt.status, sizeof pt.status, "ok");
+        if (pass) snprintf(pt.pass, sizeof pt.pass, "%s", pass);
         pt.q_len = pt.kv_len = 256 << i;
         double t[12];
         noisy(t, 12, 1e-3 * (i < 3 ? scale[i] : 1) * (double)(1 << i), 0.01, 10 + (uint64_t)i);
@@ -226,6 +267,11 @@ static void write_file(const char *path, const double scale[3], bool extra)
         cr_assert_eq(bench_store_add_point(st, &pt, t, 12, msg, sizeof msg), ATTN_OK, "%s", msg);
     }
     bench_store_close(st);
+}
+
+static void write_file(const char *path, const double scale[3], bool extra)
+{
+    write_file_of(path, scale, extra, NULL);
 }
 
 Test(compare_cli, self_slower_faster_unmatched_and_fail_above, .timeout = 120)
@@ -262,6 +308,16 @@ Test(compare_cli, self_slower_faster_unmatched_and_fail_above, .timeout = 120)
     cr_expect_eq(bench("compare %s %s --fail-above 150", a, b), 0, "%s", err_text);
     cr_expect_eq(bench("compare %s %s --fail-above 20", b, a), 1, "1/0.8 is 25 %% slower");
     cr_expect_eq(bench("compare %s %s --fail-above 30", b, a), 0, "%s", err_text);
+
+    /* a backward run against a forward one: refused, saying what differs */
+    char back[300];
+    snprintf(back, sizeof back, "%s/back.h5", dir);
+    write_file_of(back, (const double[]){100, 100, 100}, false, "backward");
+    cr_expect_eq(bench("compare %s %s --fail-above 5", a, back), 2, "%s", out_text);
+    cr_expect(strstr(err_text, "nothing to compare") && strstr(err_text, "A: pass forward") &&
+                  strstr(err_text, "B: pass backward"),
+              "%s", err_text);
+    cr_expect_eq(unlink(back), 0);
 
     cr_expect_eq(bench("compare %s:2 %s", a, b), 2);
     cr_expect(strstr(err_text, "has no run 2") != NULL, "%s", err_text);

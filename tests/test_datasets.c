@@ -554,7 +554,8 @@ Test(datasets, cli_lists_sweeps_and_records_dataset_parameters)
               !strcmp(pts[2].dataset, "needle"));
     free(pts);
 
-    /* a file dataset fixes the shape: one point per causal value, whatever --n and --heads */
+    /* a file dataset fixes the shape: one point per causal value; a shape option, which would
+     * not apply, is refused (it applies when a generated dataset is swept beside the file) */
     char qkv[256];
     snprintf(qkv, sizeof qkv, "%s/qkv.h5", dir);
     const int64_t qd[4] = {1, 2, 5, 4}, kd[4] = {1, 1, 7, 4};
@@ -564,9 +565,15 @@ Test(datasets, cli_lists_sweeps_and_records_dataset_parameters)
     cr_assert_eq(bench_tensor_write(qkv, "v", kd, x + 1, msg, sizeof msg), ATTN_OK, "%s", msg);
     free(x);
     snprintf(file, sizeof file, "%s/f.h5", dir);
+    cr_expect_eq(run_bench(out, sizeof out, "sweep " SMALL " --n 16,32 --dataset file=%s --out %s",
+                           qkv, file),
+                 2, "%s", out);
+    cr_expect(strstr(out, "--n 16,32 does not apply") != NULL, "%s", out);
+    cr_expect_eq(access(file, F_OK), -1, "nothing written");
     cr_assert_eq(run_bench(out, sizeof out,
-                           "sweep " SMALL " --n 16,32 --causal 0,1 --mode "
-                           "prefill,decode --q-len 2 --dataset file=%s --out %s",
+                           "sweep --kinds full --reps 1 --warmup 0 --min-time 0 --threads 1 "
+                           "--quiet --causal 0,1 --mode prefill,decode --q-len 2 --dataset "
+                           "file=%s --out %s",
                            qkv, file),
                  0, "%s", out);
     cr_assert_eq(bench_store_read_points(file, &pts, &np, msg, sizeof msg), ATTN_OK, "%s", msg);

@@ -3,9 +3,11 @@
  * synthetic data and their 95 % intervals cover the truth about 95 % of the time (which needs
  * Student's t, not the normal 1.96, at few points); R², the interval and t quantiles against
  * hand-computed values; crossovers on synthetic curves; the /fits table of results files
- * (a run's fits replaced, other runs' kept, files without /fits read as none).
+ * (a run's fits replaced, other runs' kept, files without /fits read as none, a /fits written
+ * before the dtype column read and rewritten with it).
  */
 #include <criterion/criterion.h>
+#include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -237,6 +239,67 @@ Test(fit, fits_table_replaces_one_runs_rows)
     cr_expect(strstr(msg, "not an attnbench results file") && !strstr(msg, "--out"), "%s", msg);
     cr_expect_eq(bench_store_read_fits(notes, &rows, &n, msg, sizeof msg), ATTN_EINVAL);
     unlink(notes);
+    unlink(path);
+    rmdir(dir);
+}
+
+/* A /fits of an older build, without the dtype column: read (dtype empty), and rewritten in the
+ * current layout by the next fit, its other runs' rows kept. */
+Test(fit, a_fits_table_without_the_dtype_column_is_read_and_rewritten_with_it)
+{
+    char dir[] = "/tmp/attnbench-fit-XXXXXX", path[256], msg[ATTN_MSG_LEN];
+    cr_assert_not_null(mkdtemp(dir));
+    snprintf(path, sizeof path, "%s/r.h5", dir);
+    bench_store *st;
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    for (int r = 0; r < 2; r++) {
+        bench_run run = {0};
+        cr_assert_eq(bench_store_begin_run(st, &run, msg, sizeof msg), ATTN_OK, "%s", msg);
+    }
+    bench_store_close(st);
+
+    struct old_row {
+        int64_t run_id;
+        char kind[32];
+        char metric[16];
+        double exponent;
+    } old = {2, "window", "time", 1.02};
+    hid_t file = H5Fopen(path, H5F_ACC_RDWR, H5P_DEFAULT);
+    cr_assert_geq(file, 0);
+    hid_t s32 = H5Tcopy(H5T_C_S1), s16 = H5Tcopy(H5T_C_S1);
+    H5Tset_size(s32, 32), H5Tset_cset(s32, H5T_CSET_UTF8); /* as this store writes strings */
+    H5Tset_size(s16, 16), H5Tset_cset(s16, H5T_CSET_UTF8);
+    hid_t type = H5Tcreate(H5T_COMPOUND, sizeof old);
+    H5Tinsert(type, "run_id", HOFFSET(struct old_row, run_id), H5T_NATIVE_INT64);
+    H5Tinsert(type, "kind", HOFFSET(struct old_row, kind), s32);
+    H5Tinsert(type, "metric", HOFFSET(struct old_row, metric), s16);
+    H5Tinsert(type, "exponent", HOFFSET(struct old_row, exponent), H5T_NATIVE_DOUBLE);
+    const hsize_t one = 1, unlimited = H5S_UNLIMITED;
+    hid_t space = H5Screate_simple(1, &one, &unlimited), dcpl = H5Pcreate(H5P_DATASET_CREATE);
+    H5Pset_chunk(dcpl, 1, &one);
+    hid_t dset = H5Dcreate2(file, "/fits", type, space, H5P_DEFAULT, dcpl, H5P_DEFAULT);
+    cr_assert_geq(dset, 0);
+    cr_assert_geq(H5Dwrite(dset, type, H5S_ALL, H5S_ALL, H5P_DEFAULT, &old), 0);
+    H5Dclose(dset), H5Pclose(dcpl), H5Sclose(space), H5Tclose(type), H5Tclose(s16);
+    H5Tclose(s32), H5Fclose(file);
+
+    bench_fit_row *rows;
+    int64_t n = -1;
+    cr_assert_eq(bench_store_read_fits(path, &rows, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 1);
+    cr_expect(strcmp(rows[0].kind, "window") == 0 && rows[0].dtype[0] == '\0');
+    free(rows);
+
+    bench_fit_row fresh = fit_row("full", "time", 2.01);
+    snprintf(fresh.dtype, sizeof fresh.dtype, "bf16");
+    cr_assert_eq(bench_store_write_fits(path, 1, &fresh, 1, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(bench_store_read_fits(path, &rows, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(n, 2, "the other run's row is kept");
+    cr_expect(rows[0].run_id == 2 && strcmp(rows[0].kind, "window") == 0 &&
+              rows[0].exponent == 1.02 && rows[0].dtype[0] == '\0');
+    cr_expect(rows[1].run_id == 1 && strcmp(rows[1].dtype, "bf16") == 0, "dtype '%s'",
+              rows[1].dtype);
+    free(rows);
     unlink(path);
     rmdir(dir);
 }

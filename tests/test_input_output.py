@@ -13,6 +13,7 @@
    with one line naming it.
 3. Kinds without weights that no other check compares with an independent definition (the table
    PLAIN: nystrom; the masks of sink, document and prefix): `o` against numpy float64.
+4. A float64 value beyond float32's range (1e300) in q is refused as what it is, not as "+Inf".
 Every numpy definition here is written from the kind's `.definition` (bench list --verbose), not
 from its C code. Shapes are small and odd (T != S, Hkv < H, B = 2) so that the whole check runs in
 a few seconds.
@@ -460,8 +461,31 @@ def check_weighted(tmp, label, e):
     return ok
 
 
+def check_beyond_float32(tmp):
+    """A float64 value beyond float32's range (1e300) is named as what it is, not as +Inf; a true
+    infinity still reads +Inf. Exit 2, one line."""
+    rng = np.random.default_rng(7)
+    ok = True
+    for value, says in ((1e300, "q[0,1,3,2] is 1e+300, beyond float32's range"),
+                        (-1e300, "q[0,1,3,2] is -1e+300, beyond float32's range"),
+                        (np.inf, "q[0,1,3,2] is +Inf")):
+        q, k, v = (rng.standard_normal((1, 2, 6, 4)) for _ in range(3))
+        q[0, 1, 3, 2] = value
+        path = os.path.join(tmp, "wide.h5")
+        with h5py.File(path, "w") as f:
+            f["q"], f["k"], f["v"] = q, k, v  # float64
+        r = run(["full", "--input", path])
+        lines = r.stderr.strip().splitlines()
+        good = r.returncode == 2 and len(lines) == 1 and says in lines[0]
+        print(f"float64 {value:g} in q: exit {r.returncode}, {lines}: "
+              f"{'as expected' if good else 'NOT as expected'}")
+        ok &= good
+    return ok
+
+
 ok = True
 with tempfile.TemporaryDirectory() as tmp:
+    ok &= check_beyond_float32(tmp)
     ok &= check_full(tmp)
     print(f"weighted and plain kinds: {shape_label(SHAPE)}")
     for label, e in WEIGHTED.items():

@@ -461,6 +461,91 @@ Test(plot, auto_parameters_keep_one_series_and_labels_name_what_differs)
     bench_run_data_free(&rd);
 }
 
+/* Storage changes the work: f32 and bf16 points are two series (labels name the dtype, the
+ * subtitle a shared one unless f32), and bench fit stores one /fits row each, with its dtype. */
+Test(plot, dtypes_make_series_of_their_own_and_fits_keep_them_apart)
+{
+    const char *path = in_dir("dtypes.h5");
+    bench_store *st;
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_store_open(path, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    cr_assert_eq(pf_begin(st), 0);
+    ds_rng r = ds_rng_stream(3, 0);
+    const char *dtypes[] = {"f32", "bf16"};
+    for (int d = 0; d < 2; d++)
+        for (int64_t n = 256; n <= 2048; n *= 2) {
+            /* f32 grows as n^2, bf16 as n^1 ten times faster: merged, they fit neither */
+            const double t = d ? 1e-5 * (double)n / 256 : 1e-3 * (double)(n * n) / (256 * 256);
+            pf_point p = {.kind = "full",
+                          .params = PF_FULL,
+                          .heads = 8,
+                          .kv_heads = 8,
+                          .n = n,
+                          .time_s = t,
+                          .flops = 4.0 * PF_D * 8 * (double)(n * n),
+                          .rel_err = 1e-7,
+                          .workspace = 1 << 20,
+                          .dtype = dtypes[d]};
+            cr_assert_eq(pf_add(st, &p, 0, &r), 0);
+        }
+    bench_store_close(st);
+
+    bench_run_data rd;
+    cr_assert_eq(bench_run_load(path, 0, &rd, msg, sizeof msg), ATTN_OK, "%s", msg);
+    int64_t idx[8];
+    for (int i = 0; i < 8; i++) idx[i] = i;
+    double x[8];
+    for (int i = 0; i < 8; i++) x[i] = (double)rd.pts[i].kv_len;
+    bench_series *set;
+    int64_t nset;
+    cr_assert_eq(bench_series_group(&rd, idx, 8, over_n, x, &set, &nset), ATTN_OK);
+    cr_assert_eq(nset, 2, "f32 and bf16 merged into %lld series", (long long)nset);
+    char label[256];
+    bench_series_label(&rd, set, nset, 0, over_n, label, sizeof label);
+    cr_expect_str_eq(label, "full f32");
+    bench_series_label(&rd, set, nset, 1, over_n, label, sizeof label);
+    cr_expect_str_eq(label, "full bf16");
+    bench_common_settings(&rd, idx + 4, 4, BENCH_K_ALL & ~BENCH_K_N, label, sizeof label);
+    cr_expect(strstr(label, "bf16") != NULL, "a shared bf16 goes into the subtitle: %s", label);
+    bench_common_settings(&rd, idx, 4, BENCH_K_ALL & ~BENCH_K_N, label, sizeof label);
+    cr_expect(strstr(label, "f32") == NULL, "a shared f32 goes without saying: %s", label);
+    bench_series_free(set, nset);
+    bench_run_data_free(&rd);
+
+    cr_assert_eq(bench_env("", "fit %s", path), 0, "stderr: %s", err_text);
+    bench_fit_row *rows;
+    int64_t n;
+    cr_assert_eq(bench_store_read_fits(path, &rows, &n, msg, sizeof msg), ATTN_OK, "%s", msg);
+    int seen = 0;
+    for (int64_t k = 0; k < n; k++) {
+        if (strcmp(rows[k].metric, "time") != 0) continue;
+        const bool bf16 = strcmp(rows[k].dtype, "bf16") == 0;
+        cr_expect(bf16 || strcmp(rows[k].dtype, "f32") == 0, "dtype '%s'", rows[k].dtype);
+        cr_expect(rows[k].points == 4 && fabs(rows[k].exponent - (bf16 ? 1 : 2)) < 1e-6,
+                  "%s: %d points, exponent %g", rows[k].dtype, rows[k].points, rows[k].exponent);
+        seen |= 1 << bf16;
+    }
+    cr_expect_eq(seen, 3, "a time fit per dtype");
+    free(rows);
+}
+
+/* One repetition measures no interval: no error bar, never a zero-width one. */
+Test(plot, a_point_of_one_repetition_has_no_interval)
+{
+    bench_point pts[3] = {{.reps = 1, .time_min_s = 1e-3, .time_max_s = 1e-3},
+                          {.reps = 5},
+                          {.reps = 1, .time_min_s = 2e-3, .time_max_s = 2e-3}};
+    double samples[6] = {1e-3, 1e-3, 1.1e-3, 1.2e-3, 1.3e-3, 1.4e-3};
+    int64_t first[3] = {0, 1, 6}, count[3] = {1, 5, 0};
+    bench_run_data rd = {
+        .pts = pts, .n = 3, .samples = samples, .sample_first = first, .sample_count = count};
+    double lo, hi;
+    int64_t reps;
+    cr_expect(!bench_point_time_ci(&rd, 0, &lo, &hi, &reps), "one stored repetition");
+    cr_expect(bench_point_time_ci(&rd, 1, &lo, &hi, &reps) && lo < hi && reps == 5);
+    cr_expect(!bench_point_time_ci(&rd, 2, &lo, &hi, &reps), "reps 1, none stored: min = max");
+}
+
 Test(plot, labels_leave_settings_that_only_differ_between_kinds_to_the_subtitle)
 {
     bench_run_data rd = {0};

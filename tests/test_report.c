@@ -205,7 +205,8 @@ Test(report, a_scaling_run_gives_one_self_contained_page_with_every_figure_fit_a
     for (int64_t i = 0; i < npts; i++) run1 += pts[i].run_id == 1;
     free(pts);
     cr_expect_eq(rows_in("points-table"), run1);
-    cr_expect(strstr(html, "<code>bench sweep (synthetic)</code>") != NULL);
+    /* the recorded program (bench) reproduced as the launcher, ./bench */
+    cr_expect(strstr(html, "<code>./bench sweep (synthetic)</code>") != NULL);
     cr_expect(strstr(html, "Synthetic CPU") != NULL);
 }
 
@@ -305,4 +306,73 @@ Test(report, the_recorded_command_is_shell_quoted_and_runs_again_as_typed)
     char small[12];
     bench_join_args(9, argv, small, sizeof small);
     cr_expect_eq(strlen(small), 11u, "%s", small);
+}
+
+/* A run measured mostly causal, with two kinds defined without a mask (the default sweep's
+ * shape): the page opens with the causal figures, the two-kind non-causal ones after them. The
+ * tables wrap: parameter lists break after their commas, headers after their underscores. The
+ * recorded program, wherever the binary was, reads ./bench. */
+Test(report, main_figures_first_and_tables_that_wrap)
+{
+    if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
+    char mixed[320], out[320];
+    snprintf(mixed, sizeof mixed, "%s/mixed.h5", dir);
+    snprintf(out, sizeof out, "%s/mixed.html", dir);
+    bench_store *st;
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_store_open(mixed, &st, msg, sizeof msg), ATTN_OK, "%s", msg);
+    bench_run run;
+    memset(&run, 0, sizeof run);
+    snprintf(run.command, sizeof run.command, "/somewhere/build/harness/bench sweep --n 256,512");
+    run.threads = 2, run.blas_threads = 1, run.seed = 1;
+    cr_assert_eq(bench_store_begin_run(st, &run, msg, sizeof msg), ATTN_OK, "%s", msg);
+    ds_rng r = ds_rng_stream(6, 5);
+    for (int w = 1; w <= 14; w++) /* 14 causal series: more than a figure holds */
+        for (int64_t n = 256; n <= 512; n *= 2) {
+            char params[48];
+            snprintf(params, sizeof params, "window=%d,alibi=0,softcap=0", 8 * w);
+            pf_point p = {.kind = "window",
+                          .params = params,
+                          .causal = 1,
+                          .heads = 8,
+                          .kv_heads = 8,
+                          .n = n,
+                          .time_s = 1e-6 * (double)(n * w),
+                          .flops = 1e9,
+                          .rel_err = 1e-3,
+                          .workspace = 4096};
+            cr_assert_eq(pf_add(st, &p, 0, &r), 0);
+        }
+    const char *const plain[] = {"linformer", "nystrom"};
+    for (int k = 0; k < 2; k++)
+        for (int64_t n = 256; n <= 512; n *= 2) {
+            pf_point p = {.kind = plain[k],
+                          .params = "k=64",
+                          .causal = 0,
+                          .heads = 8,
+                          .kv_heads = 8,
+                          .n = n,
+                          .time_s = 1e-6 * (double)n,
+                          .flops = 1e9,
+                          .rel_err = 1e-2,
+                          .workspace = 4096};
+            cr_assert_eq(pf_add(st, &p, 0, &r), 0);
+        }
+    bench_store_close(st);
+    cr_assert_eq(bench_env("", "report %s --out %s", mixed, out), 0, "%s", err_text);
+    cr_assert_not_null(read_page(out));
+    const char *first = strstr(html, "<figcaption>");
+    cr_assert_not_null(first, "no figure");
+    cr_expect(strncmp(first, "<figcaption>time_vs_n_causal</figcaption>", 41) == 0,
+              "the first figure: %.60s", first);
+    const char *causal = strstr(html, "<figcaption>time_vs_n_causal<");
+    const char *noncausal = strstr(html, "<figcaption>time_vs_n_noncausal<");
+    cr_expect(causal && noncausal && causal < noncausal, "causal figures before non-causal ones");
+    cr_expect(strstr(html, "window=8,<wbr>alibi=0,<wbr>softcap=0") != NULL,
+              "a parameter list breaks after its commas");
+    cr_expect(strstr(html, ">max_<wbr>abs_<wbr>err</th>") != NULL, "headers break too");
+    cr_expect(strstr(html, "<code>./bench sweep --n 256,512</code>") != NULL,
+              "the program as ./bench");
+    unlink(mixed);
+    unlink(out);
 }

@@ -13,9 +13,12 @@ its report and loads it through file://. The page passes when:
     non-zero box, and every marker (<use> of a gnuplot point symbol) resolves to a drawn shape;
   - a click on the "median ms" header of the points table sorts it ascending by that number
     (it was not sorted before), a second click descending; a click on "kind" sorts by name;
-  - the command shown under Reproduce is, character for character, the one in /runs.
-Then the checks must fail on five broken copies of the page (a script error, an external image,
-a hidden figure, markers whose ids do not resolve, no sorting script): a check that cannot fail
+  - the command shown under Reproduce is, character for character, the one in /runs with its
+    program (the binary's path) written ./bench;
+  - at the window's 1280 px, the fits and points tables fit their boxes: no column is hidden
+    behind a horizontal scroll.
+Then the checks must fail on six broken copies of the page (a script error, an external image,
+a hidden figure, markers whose ids do not resolve, no sorting script, cells that never wrap): a check that cannot fail
 fails the test. --screenshot saves a full-page PNG of the good page (docs/figures/report.png).
 Prints one line per check; exit 0 when all pass, 1 otherwise, 77 (skip) without the browser.
 """
@@ -159,14 +162,26 @@ def check_sorting(driver):
 
 def check_command(driver, command):
     shown = driver.find_element(By.CSS_SELECTOR, "pre.cmd code").get_attribute("textContent")
-    return [] if shown == command else [f"command shown {shown!r}, recorded {command!r}"]
+    program, _, rest = command.partition(" ")
+    want = "./bench " + rest if os.path.basename(program) == "bench" else command
+    return [] if shown == want else [f"command shown {shown!r}, expected {want!r}"]
+
+
+def check_tables(driver):
+    """Tables wider than their box, hiding columns behind a horizontal scroll."""
+    wide = driver.execute_script(
+        "return ['#fits-table', '#points-table'].map(function (id) {"
+        "  var t = document.querySelector(id); if (!t) return [id, -1, -1];"
+        "  return [id, t.scrollWidth, t.parentNode.clientWidth]; });")
+    return [f"{t}: {w} px wide in a box of {box} px (columns hidden behind a scroll)"
+            if w >= 0 else f"{t}: not found" for t, w, box in wide if w < 0 or w > box]
 
 
 def check_page(driver, url, nfigures, command):
     driver.get_log("browser")  # drop what earlier pages logged
     driver.get(url)
     found = {"figures": check_figures(driver, nfigures), "sorting": check_sorting(driver),
-             "command": check_command(driver, command)}
+             "command": check_command(driver, command), "tables": check_tables(driver)}
     found["console"] = check_console(driver)  # last: includes errors of the clicks
     return found
 
@@ -183,6 +198,9 @@ BROKEN = [
      lambda h: re.sub(r"href='#f1-", "href='#nope-", h)),
     ("sorting", "no sorting script",
      lambda h: h.replace("querySelectorAll('table.sortable')", "querySelectorAll('table.none')")),
+    ("tables", "cells that never wrap",
+     lambda h: h.replace("</style>", "th,td{white-space:nowrap!important}</style>", 1)
+     .replace("<wbr>", "")),
 ]
 
 

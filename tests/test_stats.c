@@ -31,9 +31,29 @@ Test(stats, odd_count_single_and_empty)
     cr_expect_float_eq(s.p95, 2.9, 1e-12);
     s = bench_stats_of(x, 1);
     cr_expect_eq(s.median, 3);
-    cr_expect_eq(s.stddev, 0);
+    /* one repetition measures no variation: not 0 (a steady point), NaN (not measured) */
+    cr_expect(isnan(s.stddev) && isnan(s.cv), "stddev %g, cv %g", s.stddev, s.cv);
     s = bench_stats_of(x, 0);
     cr_expect(isnan(s.median) && isnan(s.stddev));
+}
+
+/* The spread that judges variation: one outlier, however large, does not set it (the CV it
+ * sets); a quarter of slow repetitions does; too few repetitions are not judged. */
+Test(stats, relative_iqr_is_not_set_by_one_outlier)
+{
+    const double outlier[5] = {1, 1.01, 100, 0.99, 1.02};
+    cr_expect_gt(bench_stats_of(outlier, 5).cv, 1, "the CV is set by the outlier");
+    cr_expect_float_eq(bench_relative_iqr(outlier, 5), 0.02 / 1.01, 1e-12); /* (1.02 - 1) / 1.01 */
+    cr_expect(!bench_timings_vary(outlier, 5));
+    const double low[6] = {0.001, 1, 1.01, 1.02, 0.99, 1.0}; /* a low one likewise */
+    cr_expect(!bench_timings_vary(low, 6));
+    const double two_speeds[6] = {1, 2, 1, 2, 1, 2};
+    cr_expect_float_eq(bench_relative_iqr(two_speeds, 6), 1 / 1.5, 1e-12);
+    cr_expect(bench_timings_vary(two_speeds, 6));
+    const double few[4] = {1, 2, 1, 2};
+    cr_expect(isnan(bench_relative_iqr(few, 4)) && !bench_timings_vary(few, 4),
+              "under BENCH_SPREAD_MIN_REPS repetitions: not judged");
+    cr_expect(isnan(bench_relative_iqr(few, 1)) && !bench_timings_vary(few, 0));
 }
 
 static int calls;

@@ -1,8 +1,8 @@
 /*
  * mqa — multi-query attention (Shazeer 2019): every query head shares one key/value head
  * (definition: .definition below).
- *   q [B,H,T,D]  k,v [B,1,S,D]  out [B,H,T,D]   Hkv = 1 whatever --kv-heads says (kv_heads slot)
- *   time O(B·H·T·S·D)   flops 4·D per allowed score   KV bytes H times fewer than MHA
+ *   q [B,H,T,D]  k,v [B,1,S,D]  out [B,H,T,D]   Hkv = 1 (kv_heads slot; another --kv-heads is
+ * refused) time O(B·H·T·S·D)   flops 4·D per allowed score   KV bytes H times fewer than MHA
  *   kernel, workspace and threads: the dense engine (dense.c) with G = H: the H heads of a
  *   position are stacked in one tile, so each K/V block is read once for all of them.
  */

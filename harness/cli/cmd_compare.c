@@ -6,6 +6,8 @@
  * PCT %, and a figure of the ratios.
  */
 #include <math.h>
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -103,6 +105,28 @@ static bench_series *singletons(const bench_run_data *rd, int64_t **idx)
     }
     for (int64_t i = 0; i < rd->n; i++) (*idx)[i] = i, s[i] = (bench_series){*idx + i, 1};
     return s;
+}
+
+/* The distinct values of text setting `at` of rd's points, "forward" or "f32 bf16", appended to
+ * buf at *w. */
+static void distinct_values(const bench_run_data *rd, size_t at, char *buf, size_t len, int *w)
+{
+    for (int64_t i = 0, said = 0; i < rd->n && *w < (int)len; i++) {
+        const char *v = (const char *)&rd->pts[i] + at;
+        bool seen = false;
+        for (int64_t j = 0; j < i && !seen; j++)
+            seen = strcmp((const char *)&rd->pts[j] + at, v) == 0;
+        if (!seen) *w += snprintf(buf + *w, len - (size_t)*w, "%s%s", said++ ? " " : "", v);
+    }
+}
+
+/* What sets the runs' points apart beyond their shapes: "pass forward, dtype f32". */
+static void pass_and_dtype(const bench_run_data *rd, char *buf, size_t len)
+{
+    int w = snprintf(buf, len, "pass ");
+    distinct_values(rd, offsetof(bench_point, pass), buf, len, &w);
+    if (w < (int)len) w += snprintf(buf + w, len - (size_t)w, ", dtype ");
+    distinct_values(rd, offsetof(bench_point, dtype), buf, len, &w);
 }
 
 static attn_status compare_points(const side *a, const side *b, const bench_match *m, comparison *c,
@@ -260,11 +284,14 @@ static attn_status compare(side *a, side *b, double fail_pct, const char *plot, 
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory matching points");
     if (m.matched == 0) {
         bench_match_free(&m);
+        char pa[128], pb[128];
+        pass_and_dtype(&a->rd, pa, sizeof pa);
+        pass_and_dtype(&b->rd, pb, sizeof pb);
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "no point of %s run %lld has the settings of a point of %s run %lld: "
-                         "nothing to compare",
-                         a->path, (long long)a->rd.run.run_id, b->path,
-                         (long long)b->rd.run.run_id);
+                         "nothing to compare: no point of %s run %lld has the settings of a "
+                         "point of %s run %lld (A: %s; B: %s)",
+                         a->path, (long long)a->rd.run.run_id, b->path, (long long)b->rd.run.run_id,
+                         pa, pb);
     }
     comparison c;
     st = compare_points(a, b, &m, &c, msg, msg_len);
@@ -278,12 +305,18 @@ static attn_status compare(side *a, side *b, double fail_pct, const char *plot, 
             bench_common_settings(&a->rd, idx, c.nrows, BENCH_K_ALL, common, sizeof common);
         }
         free(idx);
-        printf("matched on kind, params, dataset, mode, shape, causal%s%s; in common: %s\n",
+        printf("matched on kind, params, dataset, mode, shape, causal, pass%s%s%s; in common: "
+               "%s\n",
                m.threads_compared ? " (threads differ between the runs: compared, not matched)"
                                   : ", threads",
                m.isa_compared ? " (kernel sets differ between the runs: compared, not matched)"
-                              : " and kernel set",
+                              : ", kernel set",
+               m.dtype_compared ? " (dtypes differ between the runs: compared, not matched)"
+                                : " and dtype",
                common[0] ? common : "-");
+        if (m.dtype_compared)
+            printf("A stores q, k, v as %s, B as %s: the ratios say what the storage changes\n",
+                   a->rd.pts[0].dtype, b->rd.pts[0].dtype);
         printf("\n");
         print_rows(a, b, &m, &c);
         printf("\n");
@@ -302,8 +335,9 @@ static void help(const bench_opt *opts, int nopts)
         "bench compare A.h5[:RUN] B.h5[:RUN] [--fail-above PCT] [--plot PATH]",
         "Compares the points of run RUN of A.h5 (default: its last run) with those of run RUN of\n"
         "B.h5: points are matched by kind, params, dataset (and its params), mode, batch, heads,\n"
-        "kv_heads, q_len, kv_len, head_dim, causal and threads (threads are compared instead when\n"
-        "the two runs used different thread counts); points without a match are listed.\n"
+        "kv_heads, q_len, kv_len, head_dim, causal, pass, threads, kernel set and dtype (threads,\n"
+        "kernel set or dtype are compared instead when each run has one value and the two differ);\n"
+        "points without a match are listed.\n"
         "Per point: the ratio B/A of the median times and its 95 % confidence interval, a\n"
         "percentile bootstrap over the repetitions stored in /samples (4000 resamples, fixed\n"
         "seed: the same files always give the same intervals). A change is significant (*) when\n"

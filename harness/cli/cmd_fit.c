@@ -104,6 +104,7 @@ static int fit_series(const bench_run_data *rd, const bench_series *set, int64_t
                              .ratio_at_max = NAN,
                              .threads = pt->threads};
         snprintf(r->isa, sizeof r->isa, "%s", pt->isa);
+        snprintf(r->dtype, sizeof r->dtype, "%s", pt->dtype);
         snprintf(r->kind, sizeof r->kind, "%s", pt->kind);
         snprintf(r->params, sizeof r->params, "%s", rd->params[s->idx[0]]);
         snprintf(r->dataset, sizeof r->dataset, "%s", pt->dataset);

@@ -166,8 +166,15 @@ static void put_fits(FILE *f, const report *r)
           "the metric falls below full's at the same settings.</p>\n"
           "<div class=\"scroll\"><table class=\"sortable\" id=\"fits-table\">\n<thead><tr>",
           f);
+    bool pass = false, dtype = false; /* columns only when some series is not forward, f32 */
+    for (int64_t i = 0; i < r->nfits; i++) {
+        pass |= r->fits[i].pass[0] && strcmp(r->fits[i].pass, "forward") != 0;
+        dtype |= r->fits[i].dtype[0] && strcmp(r->fits[i].dtype, "f32") != 0;
+    }
     static const char *const text_cols[] = {"kind", "params", "dataset", "mode"};
     for (int c = 0; c < 4; c++) bench_html_th(f, text_cols[c], 0, NULL);
+    if (pass) bench_html_th(f, "pass", 0, NULL);
+    if (dtype) bench_html_th(f, "dtype", 0, "storage of q, k, v");
     static const char *const num_cols[] = {"causal", "H", "Hkv", "d", "q_len"};
     for (int c = 0; c < 5; c++) bench_html_th(f, num_cols[c], 1, NULL);
     bench_html_th(f, "metric", 0, NULL);
@@ -183,6 +190,8 @@ static void put_fits(FILE *f, const report *r)
         bench_html_td(f, x->params);
         bench_html_td(f, x->dataset);
         bench_html_td(f, x->mode);
+        if (pass) bench_html_td(f, x->pass);
+        if (dtype) bench_html_td(f, x->dtype);
         const double v[] = {x->causal, (double)x->heads, (double)x->kv_heads, (double)x->head_dim,
                             (double)x->q_len};
         for (int c = 0; c < 5; c++) bench_html_td_num(f, v[c], "%.0f", 1);

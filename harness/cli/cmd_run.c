@@ -162,6 +162,20 @@ static attn_status check_given_shape(const run_opts *o, const bench_shape_req *r
     return ATTN_OK;
 }
 
+/* --kv-heads asks for a number of KV heads the kind must run with, or is refused: mqa has one. */
+static attn_status check_kv_heads(const run_opts *o, const bench_point_spec *spec,
+                                  const bench_shape_req *req, char *msg, size_t msg_len)
+{
+    if (!o->kv_heads || spec->dataset->shape) return ATTN_OK; /* a file: check_given_shape */
+    const int64_t Hkv = attn_kind_kv_heads(spec->ops, req->heads, req->kv_heads);
+    if (Hkv == req->kv_heads) return ATTN_OK;
+    return attn_fail(ATTN_EINVAL, msg, msg_len,
+                     "%s has %lld KV head%s, not --kv-heads %lld: leave --kv-heads out, or run gqa "
+                     "or full with --kv-heads %lld",
+                     spec->ops->name, (long long)Hkv, Hkv == 1 ? "" : "s", (long long)req->kv_heads,
+                     (long long)req->kv_heads);
+}
+
 /* Refuse an --output or --out that cannot be written, before anything is measured. */
 static attn_status check_targets(const run_opts *o, char *msg, size_t msg_len)
 {
@@ -241,8 +255,8 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
     int64_t nsamples = 0;
     float *out = NULL;
     bench_signals_catch();
-    attn_status st = bench_point_run(spec, NULL, NULL, NULL, &pt, &samples, &nsamples,
-                                     o->output ? &out : NULL, msg, sizeof msg);
+    attn_status st = bench_point_run_steady(spec, &pt, &samples, &nsamples, o->output ? &out : NULL,
+                                            msg, sizeof msg);
     if (bench_mpi_rank() != 0) { /* under mpirun rank 0 prints and writes */
         free(samples);
         free(out);
@@ -279,7 +293,7 @@ static int measure(int argc, char **argv, const run_opts *o, const bench_point_s
         bench_table_header(stdout, &cols);
         bench_table_row(stdout, &pt, sgemm, &cols);
         bench_table_comm(stdout, &pt, bench_mpi_size());
-        bench_warn_noisy(&pt, true);
+        bench_warn_noisy(&pt, samples, nsamples, true);
         /* a NaN or Inf out of finite inputs is a failure; asked for (--allow-nonfinite), not */
         if (bench_warn_nonfinite(&pt) && !mc->allow_nonfinite && !exit_code) exit_code = 1;
     }
@@ -306,8 +320,8 @@ static int run_options(run_opts *o, bench_opt *opts)
          &o->kv_len},
         {"--heads", "H", "query heads (default 8)", &o->heads},
         {"--kv-heads", "G",
-         "key/value heads, divides --heads (default: --heads; mqa: 1, gqa: its "
-         "own grouping)",
+         "key/value heads, divides --heads (default: --heads; gqa: its own grouping; mqa has 1 "
+         "and refuses another)",
          &o->kv_heads},
         {"--head-dim", "D", "head dimension (default 64)", &o->head_dim},
         {"--batch", "B", "batch size (default 1)", &o->batch},
@@ -367,6 +381,7 @@ int bench_cmd_run(int argc, char **argv)
     if (choose(&o, pos, npos, &spec, msg, sizeof msg) ||
         (o.pass && bench_parse_pass(o.pass, &spec.pass, msg, sizeof msg)) ||
         parse_shape(&o, &mc, &req, msg, sizeof msg) ||
+        check_kv_heads(&o, &spec, &req, msg, sizeof msg) ||
         (root && check_targets(&o, msg, sizeof msg)) ||
         bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
         (spec.dataset->shape && check_given_shape(&o, &req, &spec.shape, msg, sizeof msg)) ||

@@ -128,11 +128,19 @@ static void print_summary(const bench_run *run, const bench_host *hosts, int nho
     bench_skips_print(
         stderr, &t->over, "skipped",
         "over the time budget (give --n, or raise --max-point-time, to measure them)");
-    if (t->noisy)
+    if (t->noisy) {
+        char named[SWEEP_NOISY_NAMED * 72] = "";
+        for (int i = 0, w = 0; i < t->noisy && i < SWEEP_NOISY_NAMED; i++)
+            w += snprintf(named + w, sizeof named - (size_t)w, "%s%s", i ? ", " : "",
+                          t->noisy_named[i]);
         fprintf(stderr,
-                "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
-                "steady them, " BENCH_NOISE_FIX ".\n",
-                t->noisy);
+                "bench: timings vary at %d of %lld points even measured twice (interquartile "
+                "range above 10%% of the median: %s%s): their medians are less certain; to "
+                "steady them, " BENCH_NOISE_FIX " (--verbose names each; the repetitions are "
+                "in /samples)\n",
+                t->noisy, (long long)(npoints - t->over.total), named,
+                t->noisy > SWEEP_NOISY_NAMED ? ", ..." : "");
+    }
 }
 
 /* The run's figures into --plots DIR (or plots/<file>-run<ID>); 0, or 1 when they cannot be drawn.
@@ -217,7 +225,7 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
         return bench_fail(st, speak ? msg : NULL);
     }
     sweep_tally t = bench_sweep_measure(list->v, points, list->n, run.run_id, store, quiet,
-                                        budget_s, msg, sizeof msg);
+                                        o->verbose != NULL, budget_s, msg, sizeof msg);
     if (bench_stop_signal() && !t.store_failed) {
         bench_skips_free(&t.over);
         free(hosts);
@@ -291,6 +299,9 @@ static int sweep_options(sweep_opts *o, bench_opt *opts)
          " with the default --n, else 0: none)",
          &o->max_point_time},
         {"--quiet", NULL, "no progress line and no summary table", &o->quiet},
+        {"--verbose", NULL,
+         "a line for each point whose timings vary, as it is stored (default: one closing line)",
+         &o->verbose},
         {"--help", NULL, "this help", &o->help},
         {"--plots", "DIR",
          "then draw the run's figures into DIR (as bench plot does; with no "

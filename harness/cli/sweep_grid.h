@@ -27,7 +27,7 @@ typedef struct sweep_opts {
     const char *help, *kinds, *n, *mode, *q_len, *heads, *kv_heads, *head_dim, *batch, *causal;
     const char *max_point_time, *pass;
     const char *dtype;
-    const char *dataset, *out, *quiet, *plots;
+    const char *dataset, *out, *quiet, *verbose, *plots;
     const char *set[MAX_SETS];
     int nset;
     bench_measure_opts measure;

@@ -11,6 +11,7 @@
 #include "bench_mpi.h"
 #include "progress.h"
 #include "signals.h"
+#include "stats.h"
 #include "sweep_measure.h"
 #include "sweep_mpi.h"
 #include "table.h"
@@ -81,6 +82,7 @@ typedef struct sweep_ctx {
     int64_t npoints, run_id;
     bench_store *store; /* rank 0 only */
     bool quiet;         /* no progress: --quiet, and on every rank but 0 */
+    bool verbose;       /* a line per point whose timings vary, as it is stored */
     double budget_s;    /* --max-point-time (0: none) */
     bench_progress pr;
     int64_t recorded;            /* points recorded so far (rank 0) */
@@ -114,8 +116,8 @@ static void measure_point(void *ctx, int64_t p, double **samples, int64_t *nsamp
     char label[256], why[ATTN_MSG_LEN];
     describe(sp, label, sizeof label);
     if (!x->quiet) bench_progress_point(&x->pr, x->recorded + 1, label, eta_s(x));
-    const attn_status st = bench_point_run(sp, NULL, NULL, NULL, &x->points[p], samples, nsamples,
-                                           NULL, why, sizeof why);
+    const attn_status st =
+        bench_point_run_steady(sp, &x->points[p], samples, nsamples, NULL, why, sizeof why);
     if (bench_stop_signal()) return;     /* abandoned: record_point will not store it */
     bench_yardstick_fill(&x->points[p]); /* of its (threads, isa), on this host: once each */
     if (st == ATTN_OK) return;
@@ -124,6 +126,17 @@ static void measure_point(void *ctx, int64_t p, double **samples, int64_t *nsamp
         fprintf(stderr, "bench: rank %d (%s): %s: %s\n", bench_mpi_rank(), bench_mpi_host(), label,
                 why);
     else fprintf(stderr, "bench: %s: %s\n", label, why);
+}
+
+/* "full local n=1024 causal", "gqa gaussian decode n=4096 bf16": a point named in a closing line
+ * (the pass and dtype when not forward and f32). */
+static void short_label(const bench_point *pt, char *buf, size_t len)
+{
+    const bool decode = strcmp(pt->mode, "decode") == 0, forward = strcmp(pt->pass, "forward") == 0;
+    snprintf(buf, len, "%s %s%s n=%lld%s%s%s%s%s", pt->kind, pt->dataset, decode ? " decode" : "",
+             (long long)pt->kv_len, pt->causal && !decode ? " causal" : "", forward ? "" : " ",
+             forward ? "" : pt->pass, strcmp(pt->dtype, "f32") != 0 ? " " : "",
+             strcmp(pt->dtype, "f32") != 0 ? pt->dtype : "");
 }
 
 /* Rank 0: store point p (measured here or on another rank) and count it; false when it could not
@@ -157,8 +170,13 @@ static bool record_point(void *ctx, int64_t p, const double *samples, int64_t ns
     pt->run_id = x->run_id;
     if (bench_store_add_point(x->store, pt, samples, nsamples, x->msg, sizeof x->msg))
         x->t.store_failed = true;
-    if (!x->quiet && pt->time_cv > 0.10) bench_progress_end(&x->pr);
-    if (!x->quiet) x->t.noisy += bench_warn_noisy(pt, false);
+    if (bench_timings_vary(samples, nsamples)) {
+        if (x->t.noisy < SWEEP_NOISY_NAMED)
+            short_label(pt, x->t.noisy_named[x->t.noisy], sizeof x->t.noisy_named[0]);
+        x->t.noisy++;
+        if (x->verbose && !x->quiet) bench_progress_end(&x->pr);
+        if (x->verbose) bench_warn_noisy(pt, samples, nsamples, false);
+    }
     if (strcmp(pt->status, "nonfinite") == 0) {
         if (!x->quiet) bench_progress_end(&x->pr);
         x->t.nonfinite += bench_warn_nonfinite(pt);
@@ -185,13 +203,9 @@ static bench_sweep_item *sweep_items(const bench_point_spec *specs, int64_t n)
     return items;
 }
 
-/* Measure every point into points[] (spread over the ranks under mpirun) and store it on rank 0
- * (run run_id), with progress unless quiet; a point over budget_s (over_budget; 0: none) is
- * skipped: status "skipped", not stored. The tally is rank 0's (the others': empty). A stop
- * request (SIGINT, SIGTERM: signals.h) ends the loop; the point in progress is not stored. */
 sweep_tally bench_sweep_measure(const bench_point_spec *specs, bench_point *points, int64_t npoints,
-                                int64_t run_id, bench_store *store, bool quiet, double budget_s,
-                                char *msg, size_t msg_len)
+                                int64_t run_id, bench_store *store, bool quiet, bool verbose,
+                                double budget_s, char *msg, size_t msg_len)
 {
     sweep_ctx *x = calloc(1, sizeof *x);
     bench_sweep_item *items = sweep_items(specs, npoints);
@@ -208,6 +222,7 @@ sweep_tally bench_sweep_measure(const bench_point_spec *specs, bench_point *poin
                          .run_id = run_id,
                          .store = store,
                          .quiet = quiet,
+                         .verbose = verbose,
                          .budget_s = budget_s,
                          .pr = bench_progress_start(npoints),
                          .done = x->done};

@@ -3,6 +3,7 @@
 #include <string.h>
 
 #include "memory.h"
+#include "stats.h"
 #include "table.h"
 
 /* An error column: %.2e, or "nan" / "inf" (never "-nan": the sign of a NaN means nothing). */
@@ -84,13 +85,13 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops, const 
     if (pt->retrieval_queries > 0)
         snprintf(val, sizeof val, "%.1f%%/%d", 100 * pt->retrieval, (int)pt->retrieval_queries);
     if (retrieval) snprintf(retr, sizeof retr, "  %11s", val);
-    char rel[16], self[16];
+    char rel[16], self[16], cv[16] = "-"; /* one repetition: no variation measured */
+    if (isfinite(pt->time_cv)) snprintf(cv, sizeof cv, "%.1f", pt->time_cv * 100);
     const bool nonfinite = strcmp(pt->status, "nonfinite") == 0;
-    fprintf(f, "%11.3f %6.1f %9.1f %7s %6s %8.1f %10s %10s %9s %9s%s  %s%s%s%s\n",
-            pt->time_median_s * 1e3, pt->time_cv * 100, pt->gflops_per_s, frac, peak,
-            pt->gbytes_per_s, ws, rss, err_text(pt->rel_err, rel, sizeof rel),
-            err_text(pt->self_rel_err, self, sizeof self), retr, pt->params,
-            *pt->dataset_params ? "  " : "", pt->dataset_params,
+    fprintf(f, "%11.3f %6s %9.1f %7s %6s %8.1f %10s %10s %9s %9s%s  %s%s%s%s\n",
+            pt->time_median_s * 1e3, cv, pt->gflops_per_s, frac, peak, pt->gbytes_per_s, ws, rss,
+            err_text(pt->rel_err, rel, sizeof rel), err_text(pt->self_rel_err, self, sizeof self),
+            retr, pt->params, *pt->dataset_params ? "  " : "", pt->dataset_params,
             nonfinite ? "  [nonfinite output]" : "");
 }
 
@@ -105,14 +106,15 @@ int bench_warn_nonfinite(const bench_point *pt)
     return 1;
 }
 
-int bench_warn_noisy(const bench_point *pt, bool with_fix)
+int bench_warn_noisy(const bench_point *pt, const double *samples, int64_t nsamples, bool with_fix)
 {
-    if (!(pt->time_cv > 0.10)) return 0;
+    if (!bench_timings_vary(samples, nsamples)) return 0;
     fprintf(stderr,
-            "bench: warning: %s T=%lld S=%lld: timings vary (CV %.0f%% over %d reps, "
-            "median %.3g ms)%s%s\n",
-            pt->kind, (long long)pt->q_len, (long long)pt->kv_len, pt->time_cv * 100, pt->reps,
-            pt->time_median_s * 1e3, with_fix ? ": the machine is busy or the run is short: " : "",
+            "bench: warning: %s T=%lld S=%lld: timings vary (interquartile range %.0f%% of the "
+            "median %.3g ms over %lld reps)%s%s\n",
+            pt->kind, (long long)pt->q_len, (long long)pt->kv_len,
+            100 * bench_relative_iqr(samples, nsamples), pt->time_median_s * 1e3,
+            (long long)nsamples, with_fix ? ": the machine is busy or the run is short: " : "",
             with_fix ? BENCH_NOISE_FIX : "");
     return 1;
 }

@@ -22,9 +22,10 @@ void bench_table_row(FILE *f, const bench_point *pt, double sgemm_gflops,
                      const bench_table_cols *c);
 /* Does any of the n points have a retrieval accuracy (planted queries)? */
 bool bench_table_has_retrieval(const bench_point *pts, int64_t n);
-/* On stderr, when the point's CV exceeds 10 %: which point, and (with_fix) how to fix it.
- * Returns 1 if it warned. */
-int bench_warn_noisy(const bench_point *pt, bool with_fix);
+/* On stderr, when the point's repetitions samples[0..nsamples) vary (bench_timings_vary: their
+ * interquartile range above 10 % of the median, after being measured twice): which point, and
+ * (with_fix) how to fix it. Returns 1 if it warned. */
+int bench_warn_noisy(const bench_point *pt, const double *samples, int64_t nsamples, bool with_fix);
 /* A point with status "nonfinite": one line on stderr naming the first bad output value; 1 if
  * so, 0 otherwise. A point measured on non-finite inputs (--allow-nonfinite): a line saying so. */
 int bench_warn_nonfinite(const bench_point *pt);

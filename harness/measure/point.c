@@ -166,6 +166,55 @@ static attn_status data_weight(const bench_point_spec *spec, const attn_weight *
                 : ATTN_OK;
 }
 
+/* Is weight `name` among used[0..n)? */
+static bool weight_listed(const attn_weight *used, int n, const char *name)
+{
+    for (int i = 0; i < n; i++)
+        if (strcmp(used[i].name, name) == 0) return true;
+    return false;
+}
+
+/* A weight the data gives that the kind does not use with the point's parameters, though it would
+ * with another value of one of them (linformer share=kv reads proj_k alone, share=headwise also
+ * proj_v), is refused: the data's values would be silently left unread. */
+static attn_status check_unused_weights(const bench_point_spec *spec, const attn_weight *used,
+                                        int nused, char *msg, size_t msg_len)
+{
+    if (!spec->dataset || !spec->dataset->tensor) return ATTN_OK;
+    const attn_param_table *t = attn_kind_params(spec->ops);
+    for (int i = 0; i < t->count; i++) {
+        const int choices = attn_param_choice_count(&t->defs[i]), def = (int)t->defs[i].def;
+        for (int j = 0; j < choices; j++) { /* the default first: the value to suggest */
+            const int c = j == 0 ? def : j <= def ? j - 1 : j;
+            attn_params other = spec->params;
+            other.v[i] = c;
+            attn_weight w[ATTN_MAX_WEIGHTS];
+            const int n = attn_kind_weights(spec->ops, &spec->shape, &other, w);
+            for (int k = 0; k < n; k++) {
+                if (weight_listed(used, nused, w[k].name)) continue;
+                int rank = 0;
+                int64_t dims[4] = {0};
+                bool found = false;
+                if (spec->dataset->tensor(&spec->dataset_params, w[k].name, &rank, dims, NULL,
+                                          &found, msg, msg_len))
+                    return ATTN_EINVAL;
+                if (!found) continue;
+                char now[64], then[64];
+                attn_param_value_format(&t->defs[i], spec->params.v[i], now, sizeof now);
+                attn_param_value_format(&t->defs[i], (double)c, then, sizeof then);
+                return attn_fail(ATTN_EINVAL, msg, msg_len,
+                                 "%s holds weight '%s', which %s %s=%s does not use: remove it "
+                                 "from the data, or set %s=%s to use it",
+                                 spec->dataset_params.path ? spec->dataset_params.path
+                                                           : spec->dataset->name,
+                                 w[k].name, spec->ops->name, t->defs[i].name, now, t->defs[i].name,
+                                 then);
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
 attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t msg_len)
 {
     const attn_status st =
@@ -188,7 +237,7 @@ attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t ms
         if (!spec->params.w[i] && data_weight(spec, &w[i], NULL, &found, msg, msg_len))
             return ATTN_EINVAL;
     }
-    return ATTN_OK;
+    return check_unused_weights(spec, w, n, msg, msg_len);
 }
 
 /* The '+'-joined distinct sources of a kind's n weights into buf ("" when none). */

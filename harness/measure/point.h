@@ -100,4 +100,14 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
                             const float *v, bench_point *pt, double **samples_s, int64_t *nsamples,
                             float **out_keep, char *msg, size_t msg_len);
 
+/* bench_point_run on generated (or the dataset's) inputs, and, when the point's repetitions vary
+ * (bench_timings_vary, stats.h: one busy moment), once more: the steadier of the two measurements
+ * (the smaller interquartile range over the median) is kept, whole (times, memory, accuracy) with
+ * its repetitions. Not measured again: a failed or non-finite point, one whose output or
+ * gradients are kept (out_keep, spec->keep_grads: --output), a collective kind (its ranks
+ * measure together), or after a stop request. (steady.c) */
+attn_status bench_point_run_steady(const bench_point_spec *spec, bench_point *pt,
+                                   double **samples_s, int64_t *nsamples, float **out_keep,
+                                   char *msg, size_t msg_len);
+
 #endif

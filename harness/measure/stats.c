@@ -1,4 +1,5 @@
-/* stats.c — median, min, max, p95, mean, stddev, CV of a set of samples. */
+/* stats.c — median, min, max, p95, mean, stddev, CV of a set of samples, and their robust
+ * spread (interquartile range over the median). */
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,8 +47,26 @@ bench_stats bench_stats_of(const double *x, int64_t n)
     st.mean = sum / (double)n;
     double ss = 0;
     for (int64_t k = 0; k < n; k++) ss += (s[k] - st.mean) * (s[k] - st.mean);
-    st.stddev = n > 1 ? sqrt(ss / (double)(n - 1)) : 0.0;
+    st.stddev = n > 1 ? sqrt(ss / (double)(n - 1)) : NAN;
     st.cv = st.mean > 0 ? st.stddev / st.mean : NAN;
     free(s);
     return st;
+}
+
+double bench_relative_iqr(const double *x, int64_t n)
+{
+    if (n < BENCH_SPREAD_MIN_REPS) return NAN;
+    double *s = malloc((size_t)n * sizeof *s);
+    if (!s) return NAN;
+    memcpy(s, x, (size_t)n * sizeof *s);
+    qsort(s, (size_t)n, sizeof *s, cmp_double);
+    const double median = quantile_sorted(s, n, 0.5);
+    const double iqr = quantile_sorted(s, n, 0.75) - quantile_sorted(s, n, 0.25);
+    free(s);
+    return median > 0 ? iqr / median : NAN;
+}
+
+bool bench_timings_vary(const double *x, int64_t n)
+{
+    return bench_relative_iqr(x, n) > BENCH_SPREAD_LIMIT;
 }

@@ -6,6 +6,7 @@
 #include "compare.h"
 
 #include <math.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -107,7 +108,7 @@ attn_status bench_ratio_of_medians(const double *a, int64_t na, const double *b,
 /* ---- matching ---- */
 
 static bool same_key(const bench_run_data *a, int64_t i, const bench_run_data *b, int64_t j,
-                     bool threads, bool isa)
+                     bool threads, bool isa, bool dtype)
 {
     const bench_point *x = &a->pts[i], *y = &b->pts[j];
     return strcmp(x->kind, y->kind) == 0 && strcmp(a->params[i], b->params[j]) == 0 &&
@@ -115,16 +116,26 @@ static bool same_key(const bench_run_data *a, int64_t i, const bench_run_data *b
            strcmp(x->dataset_params, y->dataset_params) == 0 && strcmp(x->mode, y->mode) == 0 &&
            x->batch == y->batch && x->heads == y->heads && x->kv_heads == y->kv_heads &&
            x->q_len == y->q_len && x->kv_len == y->kv_len && x->head_dim == y->head_dim &&
-           x->causal == y->causal && (!threads || x->threads == y->threads) &&
-           (!isa || strcmp(x->isa, y->isa) == 0);
+           x->causal == y->causal && strcmp(x->pass, y->pass) == 0 &&
+           (!threads || x->threads == y->threads) && (!isa || strcmp(x->isa, y->isa) == 0) &&
+           (!dtype || strcmp(x->dtype, y->dtype) == 0);
 }
 
-/* The kernel set every point of rd shares, or NULL (none or several). */
-static const char *one_isa(const bench_run_data *rd)
+/* The text setting (at offset `at` of bench_point) every point of rd shares, or NULL (none or
+ * several). */
+static const char *one_text(const bench_run_data *rd, size_t at)
 {
+    const char *first = rd->n ? (const char *)&rd->pts[0] + at : NULL;
     for (int64_t i = 1; i < rd->n; i++)
-        if (strcmp(rd->pts[i].isa, rd->pts[0].isa) != 0) return NULL;
-    return rd->n ? rd->pts[0].isa : NULL;
+        if (strcmp((const char *)&rd->pts[i] + at, first) != 0) return NULL;
+    return first;
+}
+
+/* Do a and b each have one value of text setting `at`, a different one? */
+static bool runs_differ_in(const bench_run_data *a, const bench_run_data *b, size_t at)
+{
+    const char *x = one_text(a, at), *y = one_text(b, at);
+    return x && y && strcmp(x, y) != 0;
 }
 
 /* The thread count every point of rd shares, or -1 (none or several). */
@@ -146,13 +157,14 @@ attn_status bench_compare_match(const bench_run_data *a, const bench_run_data *b
     }
     const int64_t ta = one_thread_count(a), tb = one_thread_count(b);
     m->threads_compared = ta > 0 && tb > 0 && ta != tb;
-    const char *ia = one_isa(a), *ib = one_isa(b);
-    m->isa_compared = ia && ib && strcmp(ia, ib) != 0;
+    m->isa_compared = runs_differ_in(a, b, offsetof(bench_point, isa));
+    m->dtype_compared = runs_differ_in(a, b, offsetof(bench_point, dtype));
     for (int64_t j = 0; j < b->n; j++) m->a_of_b[j] = -1;
     for (int64_t i = 0; i < a->n; i++) {
         m->b_of_a[i] = -1;
         for (int64_t j = 0; j < b->n && m->b_of_a[i] < 0; j++)
-            if (m->a_of_b[j] < 0 && same_key(a, i, b, j, !m->threads_compared, !m->isa_compared)) {
+            if (m->a_of_b[j] < 0 &&
+                same_key(a, i, b, j, !m->threads_compared, !m->isa_compared, !m->dtype_compared)) {
                 m->b_of_a[i] = j, m->a_of_b[j] = i;
                 m->matched++;
             }

@@ -46,17 +46,20 @@ attn_status bench_ratio_of_medians(const double *a, int64_t na, const double *b,
 void bench_interval95(double *v, int64_t n, double *lo, double *hi);
 
 /* The points of run a matched to those of run b: equal kind, params (as series.h normalizes
- * them), dataset, dataset_params, mode, batch, heads, kv_heads, q_len, kv_len, head_dim, causal
- * threads and kernel set (isa). Threads are left out (threads_compared) when every point of a has
- * one thread count and every point of b another: the runs then compare thread counts; the kernel
- * set likewise (isa_compared: a run on avx2 against one on avx512). A setting measured several
- * times in a run is matched in order (the k-th in a with the k-th in b). */
+ * them), dataset, dataset_params, mode, batch, heads, kv_heads, q_len, kv_len, head_dim, causal,
+ * pass, threads, kernel set (isa) and dtype. Threads are left out (threads_compared) when every
+ * point of a has one thread count and every point of b another: the runs then compare thread
+ * counts; the kernel set likewise (isa_compared: a run on avx2 against one on avx512), and the
+ * dtype (dtype_compared: an f32 run against a bf16 one). The pass is always matched: a forward
+ * and a backward are different work. A setting measured several times in a run is matched in
+ * order (the k-th in a with the k-th in b). */
 typedef struct bench_match {
     int64_t *b_of_a; /* per point of a: its point in b, or -1 */
     int64_t *a_of_b; /* per point of b: its point in a, or -1 */
     int64_t matched;
     bool threads_compared;
     bool isa_compared;
+    bool dtype_compared;
 } bench_match;
 
 attn_status bench_compare_match(const bench_run_data *a, const bench_run_data *b, bench_match *m);

@@ -128,12 +128,16 @@ static void narrow(const plot_ctx *cx, const plot_subset *ss, plot_subset *sub, 
 }
 
 /* ss's figures `which`; with causal 0 and 1 and more than MAX_LINES series over n, once per
- * causal value (suffix _noncausal, _causal). */
+ * causal value (suffix _noncausal, _causal), the value with more points first (the main figures:
+ * a default sweep measures most kinds causal, the few defined without a mask not). */
 static attn_status plot_by_causal(plot_ctx *cx, plot_subset *ss, unsigned which, char *msg,
                                   size_t msg_len)
 {
-    int64_t with[2] = {-1, -1}; /* a point of each causal value */
-    for (int64_t i = 0; i < ss->n; i++) with[cx->rd->pts[ss->idx[i]].causal != 0] = ss->idx[i];
+    int64_t with[2] = {-1, -1}, points[2] = {0, 0}; /* a point of each causal value; how many */
+    for (int64_t i = 0; i < ss->n; i++) {
+        const int c = cx->rd->pts[ss->idx[i]].causal != 0;
+        with[c] = ss->idx[i], points[c]++;
+    }
     bench_series *set = NULL;
     int64_t nset = 0;
     if (with[0] < 0 || with[1] < 0) return plot_figures(cx, ss, which, msg, msg_len);
@@ -145,7 +149,9 @@ static attn_status plot_by_causal(plot_ctx *cx, plot_subset *ss, unsigned which,
     if (!(sub.idx = malloc((size_t)ss->n * sizeof *sub.idx)))
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     attn_status st = ATTN_OK;
-    for (int c = 0; !st && c < 2; c++) {
+    const int major = points[1] > points[0];
+    for (int k = 0; !st && k < 2; k++) {
+        const int c = k ? !major : major;
         narrow(cx, ss, &sub, with[c], BENCH_K_CAUSAL);
         snprintf(sub.suffix, sizeof sub.suffix, "%s%s", ss->suffix, c ? "_causal" : "_noncausal");
         snprintf(sub.title, sizeof sub.title, "%s%s", ss->title, c ? " (causal)" : " (non-causal)");

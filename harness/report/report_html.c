@@ -154,9 +154,10 @@ static const char STYLE[] =
     "figure svg{display:block;max-width:100%;height:auto}\n"
     "figcaption{font-size:.85em;color:#555}\n"
     ".scroll{overflow-x:auto;background:#fff;border:1px solid #ddd}\n"
-    "table{border-collapse:collapse;font-size:.85em}\n"
-    "th,td{padding:3px 7px;border-bottom:1px solid #e4e4e4;text-align:left;white-space:nowrap}\n"
-    "td.num{text-align:right;font-variant-numeric:tabular-nums}\n"
+    "table{border-collapse:collapse;font-size:.75em}\n"
+    "th,td{padding:3px 2px;border-bottom:1px solid #e4e4e4;text-align:left}\n"
+    "th{vertical-align:bottom}td{vertical-align:top}\n"
+    "td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}\n"
     "table.sortable th{cursor:pointer;user-select:none;background:#f0f0f0;position:sticky;top:0}\n"
     "table.sortable th:hover{background:#e2e2e2}\n"
     "th[aria-sort=ascending]::after{content:' \\25B2'}\n"
@@ -229,10 +230,27 @@ void bench_html_end(FILE *f)
     fprintf(f, "</main>\n<script>\n%s</script>\n</body>\n</html>\n", SCRIPT);
 }
 
+/* text escaped, with a line break allowed (<wbr>) after each character of `after`: a long
+ * parameter list or label wraps in its cell instead of widening the table. */
+static void text_breaking(FILE *f, const char *text, const char *after)
+{
+    char piece[512];
+    while (*text) {
+        size_t n = strcspn(text, after);
+        const bool brk = text[n] != '\0';
+        n += brk;
+        if (n >= sizeof piece) n = sizeof piece - 1;
+        snprintf(piece, sizeof piece, "%.*s", (int)n, text);
+        bench_html_text(f, piece);
+        if (brk && strchr(after, piece[strlen(piece) - 1])) fputs("<wbr>", f);
+        text += n;
+    }
+}
+
 void bench_html_td(FILE *f, const char *text)
 {
     fputs("<td>", f);
-    bench_html_text(f, text && *text ? text : "-");
+    text_breaking(f, text && *text ? text : "-", ",(");
     fputs("</td>", f);
 }
 
@@ -258,16 +276,33 @@ void bench_html_th(FILE *f, const char *label, int numeric, const char *title)
         fputc('"', f);
     }
     fputc('>', f);
-    bench_html_text(f, label);
+    text_breaking(f, label, "_/");
     fputs("</th>", f);
+}
+
+/* The recorded command with its program, the binary's path (build/harness/bench, or wherever
+ * it was run from), written as the launcher that builds and runs it: "./bench ARGS". */
+static void launcher_command(FILE *f, const char *command)
+{
+    const size_t prog = strcspn(command, " ");
+    const char *slash = NULL;
+    for (const char *c = command; c < command + prog; c++)
+        if (*c == '/') slash = c;
+    const char *base = slash ? slash + 1 : command;
+    if ((size_t)(command + prog - base) == strlen("bench") && strncmp(base, "bench", 5) == 0) {
+        bench_html_text(f, "./bench");
+        command += prog;
+    }
+    bench_html_text(f, command);
 }
 
 void bench_html_command(FILE *f, const bench_run *run)
 {
     fputs("<h2 id=\"reproduce\">Reproduce</h2>\n<pre class=\"cmd\"><code>", f);
-    bench_html_text(f, run->command);
+    launcher_command(f, run->command);
     fputs("</code></pre>\n<p class=\"note\">The command as recorded in <code>/runs</code> "
-          "(arguments that need it are shell-quoted), run with a binary built from commit <code>",
+          "(arguments that need it are shell-quoted; the program as <code>./bench</code>, the "
+          "launcher in the repository's top folder), run with a binary built from commit <code>",
           f);
     bench_html_text(f, run->git_commit[0] ? run->git_commit : "unknown");
     fputs("</code> (<code>git checkout</code> it, then <code>./bench</code> builds it); the "
@@ -316,19 +351,21 @@ static const struct {
     int numeric;
     const char *title;
 } point_cols[] = {
-    {"point", 1, "point_id"},
+    {"id", 1, "point_id"},
     {"kind", 0, NULL},
     {"params", 0, "the kind's parameters"},
     {"dataset", 0, "dataset(params)"},
     {"mode", 0, NULL},
-    {"causal", 1, NULL},
+    {"pass", 0, "the timed pass (a column only when some point is not forward)"},
+    {"dtype", 0, "storage of q, k, v (a column only when some point is not f32)"},
+    {"cau", 1, "causal mask: 1, or 0"},
     {"B", 1, "batch"},
     {"H", 1, "query heads"},
     {"Hkv", 1, "key/value heads"},
     {"d", 1, "head_dim"},
     {"q_len", 1, "queries (decode: per step)"},
     {"n", 1, "keys (kv_len)"},
-    {"threads", 1, NULL},
+    {"thr", 1, "OpenMP threads"},
     {"reps", 1, "timed repetitions"},
     {"isa", 0, "kernel set"},
     {"median ms", 1, "median time per forward"},
@@ -339,15 +376,26 @@ static const struct {
     {"%sgemm", 1, "GFLOP/s / OpenBLAS sgemm on the point's threads"},
     {"GB/s", 1, "bytes moved once / median time"},
     {"RSS added MiB", 1, "peak RSS - RSS at the point's start"},
-    {"workspace MiB", 1, "declared scratch"},
+    {"ws MiB", 1, "workspace: the scratch the kind declared"},
     {"rel_err", 1, "relative L2 error vs float64 exact attention"},
     {"max_abs_err", 1, NULL},
-    {"retrieval", 1, "share of planted queries retrieved (needle)"},
-    {"self_rel_err", 1, "relative L2 error vs the kind's own definition in float64"},
+    {"retr", 1, "retrieval: the share of planted queries retrieved (needle)"},
+    {"self_err", 1, "relative L2 error vs the kind's own definition in float64"},
     {"status", 0, NULL},
 };
 
-static void point_row(FILE *f, const bench_point *pt)
+/* The optional columns of the points table: pass and dtype, when some point is not forward or
+ * not f32 (files before those columns: forward, f32). */
+typedef struct point_cols_shown {
+    bool pass, dtype;
+} point_cols_shown;
+
+static bool col_shown(const char *label, const point_cols_shown *sh)
+{
+    return strcmp(label, "pass") == 0 ? sh->pass : strcmp(label, "dtype") == 0 ? sh->dtype : true;
+}
+
+static void point_row(FILE *f, const bench_point *pt, const point_cols_shown *sh)
 {
     const bool ok = strcmp(pt->status, "ok") == 0;
     fputs(ok ? "<tr>" : "<tr class=\"error\">", f);
@@ -359,6 +407,8 @@ static void point_row(FILE *f, const bench_point *pt)
              pt->dataset_params, pt->dataset_params[0] ? ")" : "");
     bench_html_td(f, ds);
     bench_html_td(f, pt->mode);
+    if (sh->pass) bench_html_td(f, pt->pass[0] ? pt->pass : "forward");
+    if (sh->dtype) bench_html_td(f, pt->dtype[0] ? pt->dtype : "f32");
     const double ints[] = {pt->causal,           (double)pt->batch,    (double)pt->heads,
                            (double)pt->kv_heads, (double)pt->head_dim, (double)pt->q_len,
                            (double)pt->kv_len,   pt->threads,          pt->reps};
@@ -376,10 +426,10 @@ static void point_row(FILE *f, const bench_point *pt)
     bench_html_td_num(f, ok ? pt->gbytes_per_s : nan, "%.3g", 1);
     bench_html_td_num(f, ok ? bench_rss_of(pt, true) : nan, "%.1f", 1.0 / 1048576);
     bench_html_td_num(f, ok ? (double)pt->workspace_bytes : nan, "%.2f", 1.0 / 1048576);
-    bench_html_td_num(f, ok ? pt->rel_err : nan, "%.2e", 1);
-    bench_html_td_num(f, ok ? pt->max_abs_err : nan, "%.2e", 1);
+    bench_html_td_num(f, ok ? pt->rel_err : nan, "%.1e", 1);
+    bench_html_td_num(f, ok ? pt->max_abs_err : nan, "%.1e", 1);
     bench_html_td_num(f, ok && pt->retrieval_queries > 0 ? pt->retrieval : nan, "%.3f", 1);
-    bench_html_td_num(f, ok ? pt->self_rel_err : nan, "%.2e", 1);
+    bench_html_td_num(f, ok ? pt->self_rel_err : nan, "%.1e", 1);
     char status[200];
     snprintf(status, sizeof status, "%s%s%s", pt->status, pt->message[0] ? ": " : "", pt->message);
     bench_html_td(f, status);
@@ -389,8 +439,13 @@ static void point_row(FILE *f, const bench_point *pt)
 void bench_html_points(FILE *f, const bench_point *pts, int64_t n, int64_t run_id)
 {
     int64_t count = 0, failed = 0;
-    for (int64_t i = 0; i < n; i++)
-        if (pts[i].run_id == run_id) count++, failed += strcmp(pts[i].status, "ok") != 0;
+    point_cols_shown sh = {false, false};
+    for (int64_t i = 0; i < n; i++) {
+        if (pts[i].run_id != run_id) continue;
+        count++, failed += strcmp(pts[i].status, "ok") != 0;
+        sh.pass |= pts[i].pass[0] && strcmp(pts[i].pass, "forward") != 0;
+        sh.dtype |= pts[i].dtype[0] && strcmp(pts[i].dtype, "f32") != 0;
+    }
     fprintf(f, "<h2 id=\"points\">Points</h2>\n<p class=\"note\">%lld points", (long long)count);
     if (failed)
         fprintf(f, " (%lld failed: in red, left out of the figures and fits)", (long long)failed);
@@ -398,9 +453,10 @@ void bench_html_points(FILE *f, const bench_point *pts, int64_t n, int64_t run_i
           "<div class=\"scroll\"><table class=\"sortable\" id=\"points-table\">\n<thead><tr>",
           f);
     for (size_t c = 0; c < sizeof point_cols / sizeof point_cols[0]; c++)
-        bench_html_th(f, point_cols[c].label, point_cols[c].numeric, point_cols[c].title);
+        if (col_shown(point_cols[c].label, &sh))
+            bench_html_th(f, point_cols[c].label, point_cols[c].numeric, point_cols[c].title);
     fputs("</tr></thead>\n<tbody>\n", f);
     for (int64_t i = 0; i < n; i++)
-        if (pts[i].run_id == run_id) point_row(f, &pts[i]);
+        if (pts[i].run_id == run_id) point_row(f, &pts[i], &sh);
     fputs("</tbody></table></div>\n", f);
 }

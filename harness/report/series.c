@@ -142,6 +142,7 @@ static attn_status load_samples(bench_run_data *rd, char *msg, size_t msg_len)
 bool bench_point_time_ci(const bench_run_data *rd, int64_t p, double *lo, double *hi, int64_t *reps)
 {
     *reps = rd->sample_count ? rd->sample_count[p] : 0;
+    if (*reps == 1 || (*reps == 0 && rd->pts[p].reps < 2)) return false; /* not measured */
     if (*reps > 0) {
         bench_median_ci(rd->samples + rd->sample_first[p], *reps, lo, hi, NULL);
     } else {
@@ -188,8 +189,14 @@ attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd,
     }
     for (int64_t p = 0; p < nall; p++) {
         if (all[p].run_id != rd->run.run_id) continue;
-        if (strcmp(all[p].status, "ok") == 0) rd->pts[rd->n++] = all[p];
-        else rd->failed++;
+        if (strcmp(all[p].status, "ok") != 0) {
+            rd->failed++;
+            continue;
+        }
+        bench_point *pt = &rd->pts[rd->n++];
+        *pt = all[p];
+        if (!pt->pass[0]) snprintf(pt->pass, sizeof pt->pass, "forward");
+        if (!pt->dtype[0]) snprintf(pt->dtype, sizeof pt->dtype, "f32");
     }
     free(all);
     if (rd->n == 0) {
@@ -286,6 +293,7 @@ bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_g
              (f & BENCH_K_MODE && strcmp(p->mode, q->mode) != 0) ||
              (f & BENCH_K_CAUSAL && p->causal != q->causal) ||
              (f & BENCH_K_PASS && strcmp(p->pass, q->pass) != 0) ||
+             (f & BENCH_K_DTYPE && strcmp(p->dtype, q->dtype) != 0) ||
              (f & BENCH_K_BATCH && p->batch != q->batch) ||
              (f & BENCH_K_HEADS && p->heads != q->heads) ||
              (f & BENCH_K_KV_HEADS && p->kv_heads != q->kv_heads) ||
@@ -407,6 +415,7 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
     else if (f == BENCH_K_CAUSAL) snprintf(buf, len, "%s", pt->causal ? "causal" : "non-causal");
     else if (f == BENCH_K_CAUSAL_LABEL) snprintf(buf, len, "%s", pt->causal ? "causal" : "");
     else if (f == BENCH_K_PASS) snprintf(buf, len, "%s", pt->pass);
+    else if (f == BENCH_K_DTYPE) snprintf(buf, len, "%s", pt->dtype);
     else if (f == BENCH_K_BATCH) snprintf(buf, len, "B=%lld", (long long)pt->batch);
     else if (f == BENCH_K_HEADS) snprintf(buf, len, "H=%lld", (long long)pt->heads);
     else if (f == BENCH_K_KV_HEADS) snprintf(buf, len, "Hkv=%lld", (long long)pt->kv_heads);
@@ -420,9 +429,10 @@ static void setting_text(const bench_run_data *rd, int64_t p, unsigned f, char *
 }
 
 /* The settings shown after kind and params, in this order. */
-static const unsigned shown[] = {BENCH_K_CAUSAL,   BENCH_K_PASS,  BENCH_K_DATASET, BENCH_K_MODE,
-                                 BENCH_K_Q_LEN,    BENCH_K_BATCH, BENCH_K_HEADS,   BENCH_K_KV_HEADS,
-                                 BENCH_K_HEAD_DIM, BENCH_K_N,     BENCH_K_THREADS, BENCH_K_ISA};
+static const unsigned shown[] = {BENCH_K_CAUSAL,   BENCH_K_PASS,     BENCH_K_DTYPE, BENCH_K_DATASET,
+                                 BENCH_K_MODE,     BENCH_K_Q_LEN,    BENCH_K_BATCH, BENCH_K_HEADS,
+                                 BENCH_K_KV_HEADS, BENCH_K_HEAD_DIM, BENCH_K_N,     BENCH_K_THREADS,
+                                 BENCH_K_ISA};
 
 /* Does setting `what` differ between two series of one kind? (A setting that differs only
  * between kinds, like the kv_heads of mqa and full, is said once in the subtitle instead.) */
@@ -523,6 +533,8 @@ void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t
             }
         }
         if (same) {
+            /* f32, the default storage, goes without saying */
+            if (shown[f] == BENCH_K_DTYPE && strcmp(a, "f32") == 0) continue;
             add(buf, len, &w, w ? ", %s" : "%s", a);
         } else if (per_kind) { /* "Hkv=8 (mqa Hkv=1, gqa Hkv=2)": the first point's value, then
                                   the kinds whose value is another */

@@ -2,11 +2,11 @@
  * series.h — one run of a results file as series, for `bench plot` and `bench fit`.
  *
  * A series is the points of a run that share every setting except the one on the x axis:
- * kind, params, dataset (and its params), mode, causal, pass, batch, heads, kv_heads, head_dim, the
- * decode q_len, threads, kernel set (isa), and n (= kv_len) unless n is the axis. A parameter the
- * kind resolved from the shape (an 'auto' value such as stride = ceil(sqrt(n))) reads "auto", so
- * such a sweep stays one series. Labels name only what differs between the series drawn together;
- * what they all share goes into the figure's subtitle.
+ * kind, params, dataset (and its params), mode, causal, pass, dtype, batch, heads, kv_heads,
+ * head_dim, the decode q_len, threads, kernel set (isa), and n (= kv_len) unless n is the axis. A
+ * parameter the kind resolved from the shape (an 'auto' value such as stride = ceil(sqrt(n))) reads
+ * "auto", so such a sweep stays one series. Labels name only what differs between the series drawn
+ * together; what they all share goes into the figure's subtitle.
  *
  * Room report/ (series, fits, figures, gnuplot; above store/, below cli/): includes its own
  * headers, store/'s and measure/'s, attention/ and datasets/, never cli/.
@@ -36,7 +36,8 @@ typedef struct bench_run_data {
 } bench_run_data;
 
 /* Load run run_id of path (0: the last run). Not a results file, no such run, or a run without
- * one measured point: ATTN_EINVAL with a message saying which and what to do. */
+ * one measured point: ATTN_EINVAL with a message saying which and what to do. A point of a file
+ * written before the pass or dtype column reads "forward" or "f32" (all such files measured). */
 attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd, char *msg,
                            size_t msg_len);
 void bench_run_data_free(bench_run_data *rd);
@@ -62,7 +63,8 @@ enum {
     BENCH_K_PASS = 1 << 11,    /* forward, backward, train */
     BENCH_K_THREADS = 1 << 12, /* OpenMP threads (a --threads axis) */
     BENCH_K_ISA = 1 << 13,     /* kernel set (a --isa axis) */
-    BENCH_K_ALL = (1 << 14) - 1,
+    BENCH_K_DTYPE = 1 << 14,   /* storage of q, k, v: f32, bf16, f16 (a --dtype axis) */
+    BENCH_K_ALL = (1 << 15) - 1,
 };
 
 /* How points are grouped: the settings compared, and (with BENCH_K_PARAMS) one parameter left
@@ -94,15 +96,17 @@ bool bench_same_settings(const bench_run_data *rd, int64_t a, int64_t b, bench_g
 void bench_series_label(const bench_run_data *rd, const bench_series *set, int64_t nset,
                         int64_t which, bench_group_by by, char *buf, size_t len);
 /* The settings of `fields` that all points idx[0..m) share, as "prefill, gaussian, B=1 H=8
- * Hkv=8 D=64"; one that is the same within each kind but not between kinds as "Hkv=8 (mqa
- * Hkv=1, gqa Hkv=2)": the first point's value, then each kind with another (kind and params
- * are never included, nor threads and isa: a figure's origin line says those when shared). */
+ * Hkv=8 D=64" (dtype only when not f32: "bf16"); one that is the same within each kind but not
+ * between kinds as "Hkv=8 (mqa Hkv=1, gqa Hkv=2)": the first point's value, then each kind with
+ * another (kind and params are never included, nor threads and isa: a figure's origin line says
+ * those when shared). */
 void bench_common_settings(const bench_run_data *rd, const int64_t *idx, int64_t m, unsigned fields,
                            char *buf, size_t len);
 
 /* The 95 % confidence interval of point p's median time in seconds (bench_median_ci over its
  * repetitions; *reps gets how many); without stored repetitions, its min and max (*reps 0).
- * false when neither is known. */
+ * false when neither is known, and for a point of one repetition (no interval measured: never
+ * a zero-width one). */
 bool bench_point_time_ci(const bench_run_data *rd, int64_t p, double *lo, double *hi,
                          int64_t *reps);
 

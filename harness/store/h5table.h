@@ -61,6 +61,10 @@ extern const table bench_h5_runs, bench_h5_points, bench_h5_samples, bench_h5_st
 /* The compound type of a table: in memory (struct offsets, NUL-terminated strings) or in the
  * file (packed, NUL-padded strings). Returns a type id to H5Tclose, or -1. */
 hid_t bench_h5_compound_type(const table *t, bool in_file);
+/* The in-memory type of t holding only the columns dataset dset has (an optional table written
+ * by an older build, before a column was added: the others stay as the caller zeroed them).
+ * Returns a type id to H5Tclose, or -1. */
+hid_t bench_h5_memory_type_of(const table *t, hid_t dset);
 /* Strings read back are NUL-terminated even if a foreign writer filled the whole field. */
 void bench_h5_terminate_strings(const table *t, void *rows, int64_t n);
 

@@ -61,7 +61,9 @@ static attn_status read_table_once(const char *path, const table *t, void **out,
     hid_t file, dset;
     attn_status st = open_table_ro(path, t, &file, &dset, msg, msg_len);
     if (st != ATTN_OK) return st;
-    hid_t mtype = bench_h5_compound_type(t, false);
+    /* /fits, derived data, is read from older builds' files too: the columns it has */
+    hid_t mtype =
+        t == &bench_h5_fits ? bench_h5_memory_type_of(t, dset) : bench_h5_compound_type(t, false);
     int64_t rows = bench_h5_table_rows(dset);
     void *buf = NULL;
     if (mtype < 0 || rows < 0) {
@@ -173,6 +175,15 @@ attn_status bench_store_read_hosts(const char *path, bench_host **hosts, int64_t
     return st;
 }
 
+/* Does dset have every column of table t? */
+static bool current_layout(hid_t dset, const table *t)
+{
+    hid_t type = H5Dget_type(dset);
+    const int members = type < 0 ? -1 : H5Tget_nmembers(type);
+    if (type >= 0) H5Tclose(type);
+    return members == (int)t->nfields;
+}
+
 attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
                                    int64_t n, char *msg, size_t msg_len)
 {
@@ -211,16 +222,22 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
         dset = H5Dopen2(file, bench_h5_fits.dset, H5P_DEFAULT);
         old = dset < 0 ? -1 : bench_h5_table_rows(dset);
     }
-    all = malloc((size_t)(old > 0 ? old : 0) * sizeof *all + (size_t)n * sizeof *all + 1);
+    /* zeroed: the columns an older /fits lacks read as empty */
+    all = calloc((size_t)(old > 0 ? old : 0) + (size_t)n + 1, sizeof *all);
     if (!all) {
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for the fits of %s", path);
         goto done;
     }
-    if (old < 0 || bench_h5_read_rows(dset, mtype, 0, old, all) < 0) {
-        /* derived data in another layout (an older build): recomputable, so replace it */
-        if (dset >= 0) H5Dclose(dset);
+    const hid_t otype = dset >= 0 ? bench_h5_memory_type_of(&bench_h5_fits, dset) : -1;
+    const bool readable =
+        old >= 0 && (old == 0 || (otype >= 0 && bench_h5_read_rows(dset, otype, 0, old, all) >= 0));
+    if (otype >= 0) H5Tclose(otype);
+    if (dset >= 0 && (!readable || !current_layout(dset, &bench_h5_fits))) {
+        /* another layout (an older build): a readable one is written again in this one, its
+         * missing columns empty; an unreadable one is derived data, recomputable: replaced */
+        H5Dclose(dset);
         dset = -1;
-        old = 0;
+        if (!readable) old = 0;
         H5Ldelete(file, bench_h5_fits.dset, H5P_DEFAULT);
     }
     for (int64_t r = 0; r < old; r++)

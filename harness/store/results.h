@@ -78,6 +78,7 @@ typedef struct bench_fit_row {
     int64_t ratio_n;     /* that n */
     int32_t threads;     /* the series' OpenMP threads */
     char isa[16];        /* its kernel set ("" in files before the column) */
+    char dtype[8]; /* its storage of q, k, v: f32, bf16, f16 ("" in files before the column) */
 } bench_fit_row;
 
 /* One row of /samples: one timed repetition of a point. */
@@ -127,7 +128,8 @@ attn_status bench_store_read_runs(const char *path, bench_run **runs, int64_t *n
 attn_status bench_store_read_points(const char *path, bench_point **points, int64_t *n, char *msg,
                                     size_t msg_len);
 /* Replace the /fits rows of run_id by rows[0..n) (creating /fits if absent; other runs' rows are
- * kept). rows[i].run_id is set to run_id. */
+ * kept, and a /fits written before a column was added is rewritten in the current layout, the
+ * missing column empty). rows[i].run_id is set to run_id. */
 attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench_fit_row *rows,
                                    int64_t n, char *msg, size_t msg_len);
 /* Every row of /hosts; none (ATTN_OK, *n = 0) when the file has no /hosts. free() the array. */

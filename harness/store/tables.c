@@ -73,7 +73,7 @@ static const field point_fields[] = {
     FIELD(bench_point, time_mean_s, F_F64, "s", "mean of the timed repetitions"),
     FIELD(bench_point, time_stddev_s, F_F64, "s", "standard deviation of the timed repetitions"),
     FIELD(bench_point, time_cv, F_F64, "1",
-          "coefficient of variation: stddev / mean, a fraction (0.05 is 5 %)"),
+          "coefficient of variation: stddev / mean, a fraction (0.05 is 5 %; NaN: one rep)"),
     FIELD(bench_point, flops, F_F64, "flop",
           "useful floating-point operations of the timed pass (backward: 2.5 x forward)"),
     FIELD(bench_point, gflops_per_s, F_F64, "GFLOP/s", "flops / median time / 1e9"),
@@ -212,6 +212,9 @@ static const field fit_fields[] = {
     FIELD(bench_fit_row, ratio_n, F_I64, "1", "that n"),
     FIELD(bench_fit_row, threads, F_I32, "1", "OpenMP threads of the series' points"),
     FIELD(bench_fit_row, isa, F_STR, "text", "kernel set of the series' points"),
+    FIELD(bench_fit_row, dtype, F_STR, "text",
+          "storage of q, k, v of the series' points: f32, bf16 or f16 (empty: fitted before "
+          "the column)"),
 };
 /* clang-format on */
 
@@ -234,7 +237,8 @@ const table bench_h5_fits = {"/fits", fit_fields, NFIELDS(fit_fields), sizeof(be
 
 /* The compound type of a table: in memory (struct offsets, NUL-terminated strings) or in the
  * file (packed, NUL-padded strings). Returns a type id to H5Tclose, or -1. */
-hid_t bench_h5_compound_type(const table *t, bool in_file)
+/* The compound type of t; with `only` (a file's type, or -1: none) only the members it has. */
+static hid_t compound_type(const table *t, bool in_file, hid_t only)
 {
     size_t size = t->row_size;
     if (in_file) {
@@ -246,6 +250,7 @@ hid_t bench_h5_compound_type(const table *t, bool in_file)
     size_t packed = 0;
     for (size_t i = 0; i < t->nfields; i++) {
         const field *f = &t->fields[i];
+        if (only >= 0 && H5Tget_member_index(only, f->name) < 0) continue;
         size_t offset = in_file ? packed : f->offset;
         packed += f->size;
         herr_t err;
@@ -270,6 +275,20 @@ hid_t bench_h5_compound_type(const table *t, bool in_file)
         }
     }
     return ct;
+}
+
+hid_t bench_h5_compound_type(const table *t, bool in_file)
+{
+    return compound_type(t, in_file, -1);
+}
+
+hid_t bench_h5_memory_type_of(const table *t, hid_t dset)
+{
+    hid_t ftype = H5Dget_type(dset);
+    if (ftype < 0) return -1;
+    const hid_t mt = compound_type(t, false, ftype);
+    H5Tclose(ftype);
+    return mt;
 }
 
 /* Strings read back are NUL-terminated even if a foreign writer filled the whole field. */
