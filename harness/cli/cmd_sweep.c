@@ -19,6 +19,7 @@
 #include "sweep_measure.h"
 #include "sweep_mpi.h"
 #include "table.h"
+#include "targets.h"
 #include "yardstick.h"
 
 /* With the default --n, a point predicted to take longer (seconds) is skipped: see
@@ -58,14 +59,19 @@ static const char sweep_description[] =
     "--head-dim and --batch do not apply to its points (decode: its --q-len newest queries).\n"
     "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5";
 
-/* The results file (--out, or results/<time>.h5) into path, checked and opened. */
-static attn_status open_results(const sweep_opts *o, char *path, size_t len, bench_store **store,
-                                char *msg, size_t msg_len)
+/* The results file (--out, or results/<time>.h5) into path, checked (never a file dataset's
+ * input: targets.h) and opened. */
+static attn_status open_results(const sweep_opts *o, const sweep_grid *g, char *path, size_t len,
+                                bench_store **store, char *msg, size_t msg_len)
 {
     attn_status st = ATTN_OK;
     if (o->out) snprintf(path, len, "%s", o->out);
     else st = default_out(path, len, msg, msg_len);
-    if (!st) st = bench_check_writable(path, "--out", msg, msg_len);
+    for (int d = 0; d < g->nvariants && !st; d++) {
+        const bench_input input = {"the input", g->datasets[d].params.path};
+        st = bench_check_target(path, "--out", BENCH_TARGET_RESULTS, &input, 1, msg, msg_len);
+    }
+    if (!st) st = bench_check_target(path, "--out", BENCH_TARGET_RESULTS, NULL, 0, msg, msg_len);
     if (!st) st = bench_store_open(path, store, msg, msg_len);
     return st;
 }
@@ -362,7 +368,8 @@ int bench_cmd_sweep(int argc, char **argv)
     attn_status st = prepare(&o, argc, &p, msg, sizeof msg);
     bool speak; /* a failure every rank shares is printed once, by rank 0 */
     if ((st = bench_mpi_agree(st, &speak)) == ATTN_OK) { /* rank 0 alone opens the results */
-        if (lead) st = open_results(&o, p.out_path, sizeof p.out_path, &p.store, msg, sizeof msg);
+        if (lead)
+            st = open_results(&o, &p.g, p.out_path, sizeof p.out_path, &p.store, msg, sizeof msg);
         st = bench_mpi_agree(st, &speak);
     }
     const int exit_code =

@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "datasets.h"
 #include "h5table.h"
 
 /* Library code never prints: turn off HDF5's automatic error stack printing. */
@@ -250,6 +252,8 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
 attn_status bench_h5_check_results_file(const char *path, const char *fix, int min_version,
                                         char *msg, size_t msg_len)
 {
+    /* looked at before HDF5 opens it: opening a FIFO would wait for a writer forever */
+    if (ds_check_input_file(path, fix, msg, msg_len)) return ATTN_EINVAL;
 #if H5_VERSION_GE(1, 12, 0)
     htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);
 #else
@@ -306,4 +310,23 @@ attn_status bench_h5_check_results_file(const char *path, const char *fix, int m
     }
     H5Fclose(file);
     return st;
+}
+
+bool bench_store_is_results(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+    bench_h5_quiet();
+#if H5_VERSION_GE(1, 12, 0)
+    if (H5Fis_accessible(path, H5P_DEFAULT) <= 0) return false;
+#else
+    if (H5Fis_hdf5(path) <= 0) return false;
+#endif
+    hid_t file = bench_h5_open_unlocked(path, H5F_ACC_RDONLY);
+    if (file < 0) return false;
+    char format[64];
+    const bool results = read_string_attr(file, "format", format, sizeof format) > 0 &&
+                         strcmp(format, BENCH_FORMAT) == 0;
+    H5Fclose(file);
+    return results;
 }

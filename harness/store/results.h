@@ -119,6 +119,11 @@ void bench_store_close(bench_store *st);
  * run's id, or 0 when no run was begun. */
 int64_t bench_store_interrupt(bench_store *st, int sig, int64_t *kept);
 
+/* Is path an existing regular file holding a results file (an HDF5 file whose root attribute
+ * `format` is "attnbench-results", whatever its version)? Reads only that attribute; false for
+ * anything else, missing or unreadable. For commands that must never write into one. */
+bool bench_store_is_results(const char *path);
+
 /* Read back (plots, fits, tests): every row of /runs or /points; free() the arrays. A file a
  * sweep is writing is read as of its last flushed point (a read that meets a flush in progress
  * is retried). */
