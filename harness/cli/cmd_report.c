@@ -78,7 +78,7 @@ static attn_status draw_figures(report *r, const char *path, char *msg, size_t m
     attn_status st =
         bench_plot_results(path, r->rd.run.run_id, r->dir, "svg", log, &drawn, msg, msg_len);
     fclose(log);
-    if (st == ATTN_EINVAL) { /* nothing to draw */
+    if (st == ATTN_ENODEF) { /* nothing to draw */
         snprintf(r->no_figures, sizeof r->no_figures, "%s", msg);
         st = ATTN_OK;
     }

@@ -142,11 +142,17 @@ static void print_summary(const bench_run *run, const bench_host *hosts, int nho
 }
 
 /* The run's figures into --plots DIR (or plots/<file>-run<ID>); 0, or 1 when they cannot be drawn.
- */
+ * A run with nothing to draw (one n, every point failed) is no failure: said on stdout, 0. */
 static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
 {
     char msg[ATTN_MSG_LEN]; /* no --plots: plots/<file>-run<ID> */
-    if (bench_plot_results(out_path, run_id, plots, "png", NULL, NULL, msg, sizeof msg)) {
+    const attn_status st =
+        bench_plot_results(out_path, run_id, plots, "png", NULL, NULL, msg, sizeof msg);
+    if (st == ATTN_ENODEF) {
+        printf("plots: none drawn: %s\n", msg);
+        return 0;
+    }
+    if (st) {
         fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
                 out_path);
         return 1;
@@ -178,7 +184,8 @@ static int interrupted(bench_store *store, const char *out_path)
                 (long long)run_id);
     else
         fprintf(stderr,
-                "bench: interrupted (SIG%s) before the first point: nothing written to %s\n",
+                "bench: interrupted (SIG%s) before the first point finished: nothing written "
+                "to %s\n",
                 bench_signal_name(sig), out_path);
     return 128 + sig;
 }

@@ -18,7 +18,7 @@
 #include "attn_core.h"
 
 typedef enum bench_target_kind {
-    BENCH_TARGET_FILE,    /* a file written whole (export, report, a figure): never a results file */
+    BENCH_TARGET_FILE, /* a file written whole (export, report, a figure): never a results file */
     BENCH_TARGET_TENSORS, /* an HDF5 file of tensors (run --output): never a results file */
     BENCH_TARGET_RESULTS, /* a results file the command appends a run to (run --out, sweep --out) */
 } bench_target_kind;

@@ -114,10 +114,16 @@ attn_status bench_store_add_host(bench_store *st, bench_host *h, char *msg, size
 /* Mark the run complete (unless it is incomplete), flush, publish a new file, unlock, close. */
 void bench_store_close(bench_store *st);
 /* A signal (sig) stopped the command: mark the run interrupted (unless it is incomplete), with
- * its finished points and end time, flush, unlock, close. A new file that has no run yet is
- * discarded (no file is left). The points of the run kept into *kept (may be NULL); returns the
- * run's id, or 0 when no run was begun. */
+ * its finished points and end time, flush, unlock, close. A new file that has no finished point
+ * (no run yet, or a run without points) is removed: no file is left. The points of the run kept
+ * into *kept (may be NULL); returns the run's id, or 0 when no run was begun or its new file was
+ * removed. */
 int64_t bench_store_interrupt(bench_store *st, int sig, int64_t *kept);
+
+/* The strings of a results file are UTF-8: the length of the valid UTF-8 sequence that starts at
+ * s (1 to 4 bytes; 1 for ASCII), or 0 when s[0] starts none (a stray byte, an overlong or
+ * surrogate encoding). Strings written are made valid first (a stray byte becomes "\xNN"). */
+size_t bench_utf8_sequence(const char *s);
 
 /* Is path an existing regular file holding a results file (an HDF5 file whose root attribute
  * `format` is "attnbench-results", whatever its version)? Reads only that attribute; false for
