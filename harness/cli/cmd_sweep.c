@@ -85,6 +85,11 @@ static attn_status check_plot_dir(const sweep_opts *o, bool draws, char *msg, si
     if (o->plots) snprintf(dir, sizeof dir, "%s", o->plots);
     else bench_default_plot_dir(dir, sizeof dir);
     if (!*dir) return attn_fail(ATTN_EINVAL, msg, msg_len, "--plots: empty directory name");
+    if (o->out && bench_same_file(dir, o->out))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--plots %s and --out %s are the same path: the figures need a directory "
+                         "of their own",
+                         dir, o->out);
     /* the nearest existing ancestor (plot makes the missing ones) must be a writable directory */
     char at[4096];
     snprintf(at, sizeof at, "%s", dir);
