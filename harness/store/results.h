@@ -190,8 +190,8 @@ size_t bench_store_row_size(bench_table_id t);
 /* ---- tensors in HDF5 (tensor_io.c): `bench run --output` (--input is read by the file
  * dataset, datasets/file.c) ---- */
 
-/* May bench_tensor_write add to path? Absent, or an HDF5 file: yes; anything else is refused
- * (and left untouched). Lets a caller refuse before a long computation. */
+/* May bench_tensor_write add to path? Absent, or an HDF5 file that is not a results file: yes;
+ * anything else is refused (and left untouched). Lets a caller refuse before a long computation. */
 attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len);
 /* Write (create or replace) dataset `name` [dims] in path. An absent path is created under a
  * temporary name and renamed into place once complete (a failure leaves no file); an existing
