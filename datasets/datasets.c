@@ -1,8 +1,11 @@
 /* datasets.c — the list of datasets, their parameters, and helpers the generators share. */
+#include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "attn_suggest.h"
 #include "datasets.h"
@@ -214,4 +217,33 @@ void ds_normalize_rows(float *x, int64_t rows, int64_t D, double norm, int threa
         const double f = norm / sqrt(ss);
         for (int64_t d = 0; d < D; d++) xr[d] = (float)(xr[d] * f);
     }
+}
+
+/* ---- input files ---- */
+
+/* "a FIFO", "a directory" ...: what a file that is not a regular one is. */
+static const char *file_type(mode_t mode)
+{
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
+attn_status ds_check_input_file(const char *path, const char *fix, char *msg, size_t msg_len)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s%s", path, strerror(errno),
+                         fix);
+    if (!S_ISREG(sb.st_mode))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s is %s, not a regular file: give the path of a file%s", path,
+                         file_type(sb.st_mode), fix);
+    if (access(path, R_OK) != 0)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s: %s%s", path, strerror(errno),
+                         fix);
+    return ATTN_OK;
 }

@@ -82,6 +82,15 @@ const ds_ops *ds_find(const char *name);
  * refused with a message. */
 attn_status ds_parse(const char *item, const ds_ops **ops, ds_params *p, char *msg, size_t msg_len);
 
+/* ---- input files (datasets.c) ---- */
+
+/* May path be read as an input file? An existing regular file this process may read: ATTN_OK;
+ * otherwise ATTN_EINVAL, msg "cannot read PATH: No such file or directory", "cannot read PATH:
+ * Permission denied", "PATH is a FIFO, not a regular file ..." (then `fix`, e.g. "; give a
+ * file"). Looks with stat() and access() only: never opens path, so a FIFO or a device is
+ * refused without waiting on it. */
+attn_status ds_check_input_file(const char *path, const char *fix, char *msg, size_t msg_len);
+
 /* ---- parameters (datasets.c; parsing and ranges as for the kinds' parameters) ---- */
 
 ds_params ds_params_defaults(const ds_ops *ops);

@@ -68,6 +68,7 @@ static attn_status open_all(const char *path, tensors *t, char *msg, size_t msg_
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     *t = (tensors){.file = -1, .dset = {-1, -1, -1}};
+    if (ds_check_input_file(path, "", msg, msg_len)) return ATTN_EINVAL;
     if ((t->file = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT)) < 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s as an HDF5 file", path);
     for (int n = 0; n < 3; n++)
@@ -191,6 +192,7 @@ static attn_status tensor(const ds_params *p, const char *name, int *rank, int64
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     *found = false;
+    if (ds_check_input_file(p->path, "", msg, msg_len)) return ATTN_EINVAL;
     hid_t file = H5Fopen(p->path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (file < 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot read %s as an HDF5 file", p->path);

@@ -6,6 +6,7 @@ before and after). Usage: bad_inputs.py BENCH_EXE LAUNCHER TABLE.tsv"""
 import hashlib
 import os
 import shlex
+import shutil
 import subprocess
 import sys
 import tempfile
@@ -44,6 +45,7 @@ def fixtures(bench, top):
                        cwd=top, capture_output=True, text=True)
     if r.returncode != 0:
         sys.exit(f"bad_inputs: cannot make the results fixture: {r.stderr}")
+    shutil.copyfile(os.path.join(top, "good.h5"), os.path.join(top, "other.h5"))
     with open(os.path.join(top, "good.h5"), "rb") as f:
         head = f.read(96)
     with open(os.path.join(top, "truncated.h5"), "wb") as f:

@@ -92,7 +92,7 @@ Test(cli, bad_usage_exits_2_with_one_clear_line)
     expect_usage_error("no swept kind has a parameter 'nosuch'", "%s", "sweep --set nosuch=4");
     expect_usage_error("--causal: 2 is out of range", "%s", "sweep --causal 2");
     expect_usage_error("needs a KIND", "%s", "run");
-    expect_usage_error("this machine has", "%s", "run full --n 1M --heads 4096"); /* 4 TiB */
+    expect_usage_error("available", "%s", "run full --n 1M --heads 4096"); /* 4 TiB */
     expect_usage_error("'decoding' is neither prefill nor decode", "%s",
                        "run full --mode decoding");
     expect_usage_error("--mode: 'decode' given twice", "%s", "sweep --mode decode,decode");

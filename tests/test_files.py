@@ -11,14 +11,24 @@
                                    incomplete, a new file at 0 bytes free leaves no file
   test_files.py concurrent BENCH   two writers on one file, HDF5 file locking off and on: both
                                    points kept, or the second refused with one line
-  test_files.py limits     BENCH   under ulimit -v 200000 bench exits with one line, never hangs
+  test_files.py limits     BENCH   under ulimit -v 200000 bench exits with one line, never hangs;
+                                   a point larger than the room left under ulimit -v is refused
+                                   before allocating (exit 2, the bytes needed and available);
+                                   a stored 64-token run stays far below 1 GiB (the bandwidth
+                                   yardstick's buffer follows the last-level cache)
+  test_files.py paths      BENCH   a FIFO as an input or output of every command is refused at
+                                   once (exit 2, one line); an unreadable input says "Permission
+                                   denied" (as nobody when run as root); a non-UTF-8 --out path is
+                                   stored escaped ($'\\xff') and the README's pandas line reads
+                                   /runs; sweep --plots with nothing to draw saves, says so, exit 0
   test_files.py interrupt  BENCH   h5py and `bench fit` read a file while a sweep writes it (no
                                    environment variables; h5py retries a read that meets a
                                    flush, for up to 2 s, as the docs advise); SIGINT mid-sweep:
                                    exit 130, one line, the run marked interrupted with its
                                    planned and finished counts, every finished point readable;
                                    SIGTERM: 143; a second SIGINT ends a long point at once and
-                                   leaves no temporary file
+                                   leaves no temporary file; SIGINT during the first point of a
+                                   sweep into a new file leaves no file and says so
 
 Seeded (BENCH_TEST_SEED, default 16); prints what it did. Exit 0 pass, 1 fail, 77 skip (meson).
 Run with Debian's python (/usr/bin/python3: h5py).
@@ -314,8 +324,37 @@ def double_interrupt(exe, tmp, env):
     print(f"second SIGINT: exit {rc} {took:.2f} s after it, no file left")
 
 
+def interrupt_first_point(exe, tmp, env):
+    """SIGINT while the first point of a sweep into a new file runs: no file is left (it would
+    hold a run without a point), exit 130, one line saying nothing was written."""
+    out = os.path.join(tmp, "first.h5")
+    # one forward at n = 8192, H = 16 (275 GFLOP) takes a second or more on 2 cores: the SIGINT
+    # comes 0.3 s after the file appears (the run begun, its first point started)
+    p = subprocess.Popen([exe, "sweep", "--kinds", "full", "--n", "8192", "--heads", "16",
+                          "--reps", "3", "--warmup", "0", "--quiet", "--out", out],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env=env,
+                         preexec_fn=default_signals)
+    deadline = time.time() + 60
+    while not os.path.exists(out) and p.poll() is None and time.time() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.3)
+    p.send_signal(signal.SIGINT)
+    rc = wait_or_kill(p, "SIGINT in the first point: the sweep did not stop within 30 s")
+    if rc is None:
+        return
+    lines = [l for l in p.stderr.read().decode().splitlines() if l.strip()]
+    want = f"bench: interrupted (SIGINT) before the first point finished: nothing written to {out}"
+    if rc != 130 or lines != [want] or os.path.exists(out) or temps(tmp):
+        fail(f"SIGINT in the first point: exit {rc}, stderr {lines}, file left: "
+             f"{os.path.exists(out)}, temporary files: {temps(tmp)} (expected 130, [{want!r}], "
+             "no file)")
+    else:
+        print(f"SIGINT in the first point: exit {rc}, no file left")
+
+
 def test_interrupt(exe, tmp):
     env = {k: v for k, v in os.environ.items() if k != "HDF5_USE_FILE_LOCKING"}
+    interrupt_first_point(exe, tmp, env)
     interrupt_sweep(exe, tmp, signal.SIGINT, env)
     interrupt_sweep(exe, tmp, signal.SIGTERM, env)
     double_interrupt(exe, tmp, env)
@@ -487,6 +526,184 @@ def test_limits(exe):
         sys.exit(77)
     expect_failure(rc, err, "bench list under ulimit -v 200000", ["address-space limit"])
     print(f"ulimit -v 200000: exit {rc}: {err.strip()}")
+    # q, k, v, out of H = 8, n = 1024, D = 100000: 12.6 GiB, more than 6 GB of address space
+    start = time.time()
+    rc, err = run([exe, "run", "full", "--head-dim", "100000"], env=env,
+                  limits=[(resource.RLIMIT_AS, 6 << 30)], timeout=60)
+    if rc != 2 or len(err.splitlines()) != 1 or not all(
+            w in err for w in ("needs 12.6 GiB", "left under ulimit -v", "bytes")):
+        fail(f"--head-dim 100000 under ulimit -v 6 GiB: exit {rc}, expected 2 and one line with "
+             f"the bytes needed and left: {err.strip()}")
+    print(f"--head-dim 100000 under ulimit -v 6 GiB: exit {rc} in {time.time() - start:.1f} s: "
+          f"{err.strip()}")
+    yardstick_memory(exe, env)
+
+
+def yardstick_memory(exe, env):
+    """A stored run measures the yardsticks (quick ones off: their real size); its peak RSS
+    follows the bandwidth buffer (8 x the last-level cache, 64 MiB to 1 GiB), not 1 GiB."""
+    caches = []  # (level, bytes) of the data and unified caches, as bench_llc_bytes reads them
+    base = "/sys/devices/system/cpu/cpu0/cache"
+    for index in os.listdir(base) if os.path.isdir(base) else []:
+        try:
+            with open(f"{base}/{index}/type") as f:
+                if f.read().strip() == "Instruction":
+                    continue
+            with open(f"{base}/{index}/level") as f:
+                level = int(f.read())
+            with open(f"{base}/{index}/size") as f:
+                size = f.read().strip()
+            caches.append((level, int(size[:-1]) << (20 if size.endswith("M") else 10)))
+        except (OSError, ValueError):
+            continue
+    llc = max(caches)[1] if caches else 0
+    if not llc or 8 * llc > 512 << 20:
+        print(f"yardstick memory: skipped (last-level cache {llc} bytes: the buffer may be 1 GiB)")
+        return
+    quick = {k: v for k, v in env.items() if k != "BENCH_TEST_QUICK_YARDSTICKS"}
+    with tempfile.TemporaryDirectory() as d:
+        p = subprocess.Popen([exe, "run", "full", "--n", "64", "--threads", "2", "--reps", "1",
+                              "--out", os.path.join(d, "r.h5")], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.PIPE, env=quick)
+        _, status, usage = os.wait4(p.pid, 0)
+        err = p.stderr.read().decode()
+    peak = usage.ru_maxrss * 1024
+    limit = max(8 * llc, 64 << 20) + (256 << 20)
+    if os.waitstatus_to_exitcode(status) != 0 or peak > limit:
+        fail(f"run full --n 64 --out: exit {os.waitstatus_to_exitcode(status)}, peak RSS "
+             f"{peak >> 20} MiB, expected under {limit >> 20} MiB (last-level cache "
+             f"{llc >> 20} MiB): {err.strip()}")
+    print(f"run full --n 64 --out with its yardsticks: peak RSS {peak >> 20} MiB "
+          f"(last-level cache {llc >> 20} MiB)")
+
+
+# ---- paths: what is read and written ----
+
+def one_line(rc, err, what, words, want_rc=2):
+    lines = [l for l in err.splitlines() if l.strip()]
+    if rc != want_rc or len(lines) != 1 or not all(w in lines[0] for w in words):
+        fail(f"{what}: exit {rc}, expected {want_rc} and one line with {words}: {err.strip()}")
+        return False
+    return True
+
+
+def results_file(exe, path):
+    rc, err = run([exe, "run", "full", "--n", "16", "--heads", "2", "--reps", "1", "--warmup", "0",
+                   "--min-time", "0", "--out", path])
+    if rc != 0:
+        fail(f"cannot make the results file {path}: {err.strip()}")
+
+
+def test_fifo(exe, tmp):
+    """A FIFO is no file to read or write: refused at once, never opened (which would wait for a
+    writer forever)."""
+    fifo, good = os.path.join(tmp, "fifo"), os.path.join(tmp, "good.h5")
+    os.mkfifo(fifo)
+    results_file(exe, good)
+    cases = [["run", "full", "--input", fifo], ["run", "full", "--dataset", f"file={fifo}"],
+             ["sweep", "--kinds", "full", "--dataset", f"file={fifo}",
+              "--out", os.path.join(tmp, "s.h5")],
+             ["fit", fifo], ["plot", fifo], ["report", fifo, "--out", os.path.join(tmp, "r.html")],
+             ["export", fifo, "--format", "csv"], ["compare", fifo, good], ["compare", good, fifo],
+             ["run", "full", "--n", "16", "--out", fifo], ["run", "full", "--n", "16", "--output", fifo],
+             ["sweep", "--kinds", "full", "--n", "16", "--out", fifo],
+             ["export", good, "--format", "csv", "--out", fifo],
+             ["report", good, "--out", fifo]]
+    for args in cases:
+        what = "bench " + " ".join(args)
+        try:
+            rc, err = run([exe, *args], timeout=20)
+        except subprocess.TimeoutExpired:
+            fail(f"{what}: no answer in 20 s (waiting on the FIFO?)")
+            continue
+        one_line(rc, err, what, [fifo, "is a FIFO"])
+    if not stat_is_fifo(fifo):
+        fail("the FIFO was replaced")
+    print(f"FIFO: {len(cases)} commands refused it at once")
+
+
+def stat_is_fifo(path):
+    import stat
+    return stat.S_ISFIFO(os.lstat(path).st_mode)
+
+
+def as_nobody():
+    """preexec_fn: run as nobody when we are root (root reads any file), else as we are."""
+    default_signals()
+    if os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(65534)
+        os.setuid(65534)
+
+
+def test_permission(exe, tmp):
+    """An input the user may not read: "cannot read X: Permission denied", exit 2."""
+    os.chmod(tmp, 0o755)  # nobody enters it
+    d = os.path.join(tmp, "perm")
+    os.mkdir(d)
+    os.chmod(d, 0o777)
+    good, qkv = os.path.join(d, "good.h5"), os.path.join(d, "qkv.h5")
+    results_file(exe, good)
+    with h5py.File(qkv, "w") as f:
+        for name in "qkv":
+            f[name] = [[[[1.0] * 8] * 16] * 2]
+    for path in (good, qkv):
+        os.chmod(path, 0o000)
+    cases = [["run", "full", "--input", qkv], ["fit", good], ["plot", good],
+             ["export", good, "--format", "csv"], ["compare", good, good],
+             ["report", good, "--out", os.path.join(d, "r.html")]]
+    for args in cases:
+        p = subprocess.run([exe, *args], cwd=d, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                           preexec_fn=as_nobody, timeout=60)
+        one_line(p.returncode, p.stderr.decode(errors="replace"), "bench " + " ".join(args),
+                 ["cannot read", "Permission denied"])
+    print(f"permission denied: {len(cases)} commands said so")
+
+
+def test_non_utf8(exe, tmp):
+    """A --out path that is not UTF-8: the command stored escaped ($'...\\xff...'), every
+    string column decodes as UTF-8 (the README's pandas line), and the file is not damaged."""
+    out = os.path.join(tmp, "bad").encode() + b"\xff.h5"
+    p = subprocess.run([exe.encode(), b"run", b"full", b"--n", b"16", b"--heads", b"2",
+                        b"--reps", b"1", b"--warmup", b"0", b"--min-time", b"0", b"--out", out],
+                       stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    if p.returncode != 0 or not os.path.exists(out):
+        fail(f"run --out non-UTF-8: exit {p.returncode}: {p.stderr.decode(errors='replace')}")
+        return
+    import pandas as pd
+    with h5py.File(out, "r") as f:
+        for table in ("runs", "points", "run_status"):
+            try:
+                pd.DataFrame(f[table][:]).apply(
+                    lambda c: c.str.decode("utf-8") if c.dtype == object else c)
+            except UnicodeDecodeError as e:
+                fail(f"/{table} of a run with a non-UTF-8 --out does not decode: {e}")
+        command = f["runs"][0]["command"].decode("utf-8", errors="replace")
+    if "--out $'" not in command or "bad\\xff.h5'" not in command:
+        fail(f"the command of a non-UTF-8 --out is stored as {command!r}, expected $'...\\xff.h5'")
+    print(f"non-UTF-8 --out: stored as {command.split('--out ')[-1]}")
+
+
+def test_nothing_to_draw(exe, tmp):
+    """sweep --plots DIR of a run with one n: the results are saved, no figure, said, exit 0."""
+    out, plots = os.path.join(tmp, "one-n.h5"), os.path.join(tmp, "one-n-plots")
+    p = subprocess.run([exe, "sweep", "--kinds", "full", "--n", "64", "--reps", "1", "--warmup",
+                        "0", "--min-time", "0", "--quiet", "--plots", plots, "--out", out],
+                       capture_output=True, text=True)
+    if p.returncode != 0 or "nothing to draw" not in p.stdout or "plots" in p.stderr or \
+            not os.path.exists(out):
+        fail(f"sweep --plots with nothing to draw: exit {p.returncode} (expected 0), stdout "
+             f"{p.stdout.strip()!r}, stderr {p.stderr.strip()!r}, results saved: "
+             f"{os.path.exists(out)}")
+    else:
+        print(f"--plots, nothing to draw: exit 0: {p.stdout.strip().splitlines()[-1]}")
+
+
+def test_paths(exe, tmp):
+    test_fifo(exe, tmp)
+    test_permission(exe, tmp)
+    test_non_utf8(exe, tmp)
+    test_nothing_to_draw(exe, tmp)
 
 
 def main():
@@ -511,6 +728,8 @@ def main():
             test_limits(exe)
         elif what == "interrupt":
             test_interrupt(exe, tmp)
+        elif what == "paths":
+            test_paths(exe, tmp)
         else:
             print(__doc__)
             return 2

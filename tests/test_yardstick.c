@@ -16,6 +16,7 @@
 
 #include "attn_isa.h"
 #include "bench_env.h"
+#include "machine.h"
 #include "results.h"
 #include "yardstick.h"
 
@@ -191,4 +192,19 @@ Test(yardstick, sweep_records_threads_isa_and_yardsticks_per_point)
     struct stat sb;
     cr_assert_eq(stat(fig, &sb), 0, "no %s: %s", fig, out_text);
     cr_assert_gt(sb.st_size, 1000);
+}
+
+/* The bandwidth yardstick's buffer: 8 x the last-level cache within 64 MiB .. 1 GiB, at most an
+ * eighth of the available memory, never under 2 x the cache (machine.h's rule). */
+Test(yardstick, bandwidth_buffer_is_sized_to_the_cache_and_the_available_memory)
+{
+    const uint64_t mib = 1 << 20, gib = 1024 * mib;
+    cr_expect_eq(bench_bandwidth_bytes(32 * mib, 24 * gib), 256 * mib, "8 x a 32 MiB L3");
+    cr_expect_eq(bench_bandwidth_bytes(0, 0), 256 * mib, "unknown cache: taken as 32 MiB");
+    cr_expect_eq(bench_bandwidth_bytes(4 * mib, 24 * gib), 64 * mib, "at least 64 MiB");
+    cr_expect_eq(bench_bandwidth_bytes(320 * mib, 24 * gib), 1024 * mib, "at most 1 GiB");
+    cr_expect_eq(bench_bandwidth_bytes(32 * mib, 1 * gib), 128 * mib, "an eighth of 1 GiB free");
+    cr_expect_eq(bench_bandwidth_bytes(32 * mib, 256 * mib), 64 * mib, "never under 2 x the L3");
+    const size_t here = bench_bandwidth_bytes(bench_llc_bytes(), 0);
+    cr_expect(here >= 2 * bench_llc_bytes() && here % 4096 == 0, "%zu bytes here", here);
 }

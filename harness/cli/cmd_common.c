@@ -161,12 +161,50 @@ static bool needs_quotes(const char *word)
     return false;
 }
 
+/* Does word hold a byte that is not valid UTF-8, or a control character? */
+static bool needs_escapes(const char *word)
+{
+    for (const char *s = word; *s;) {
+        const size_t n = bench_utf8_sequence(s);
+        if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f) return true;
+        s += n;
+    }
+    return false;
+}
+
+/* word as $'...' (bash, zsh, ksh, POSIX.1-2024 sh) into buf from w: valid UTF-8 as it is, '\''
+ * and '\\' escaped, any other byte as \xNN; the new length (stops short of len). */
+static size_t put_escaped(const char *word, char *buf, size_t w, size_t len)
+{
+    if (w + 3 >= len) return w;
+    buf[w++] = '$', buf[w++] = '\'';
+    for (const char *s = word; *s;) {
+        const size_t n = bench_utf8_sequence(s);
+        char one[8];
+        if (n == 0 || (unsigned char)*s < 0x20 || *s == 0x7f)
+            snprintf(one, sizeof one, "\\x%02x", (unsigned char)*s);
+        else if (*s == '\'' || *s == '\\') snprintf(one, sizeof one, "\\%c", *s);
+        else snprintf(one, sizeof one, "%.*s", (int)n, s);
+        const size_t k = strlen(one);
+        if (w + k + 2 >= len) break;
+        memcpy(buf + w, one, k);
+        w += k, s += n ? n : 1;
+    }
+    buf[w++] = '\'';
+    buf[w] = '\0';
+    return w;
+}
+
 void bench_join_args(int argc, char **argv, char *buf, size_t len)
 {
     size_t w = 0;
     buf[0] = '\0';
     for (int a = 0; a < argc && w + 1 < len; a++) {
         if (a) buf[w++] = ' ';
+        if (needs_escapes(argv[a])) {
+            w = put_escaped(argv[a], buf, w, len);
+            continue;
+        }
         const bool quote = needs_quotes(argv[a]);
         if (quote && w + 1 < len) buf[w++] = '\'';
         for (const char *s = argv[a]; *s && w + 1 < len; s++) {

@@ -15,6 +15,7 @@
 
 #include "commands.h"
 #include "compare.h"
+#include "targets.h"
 
 /* One side of the comparison: a run of a file and the file's repetitions (sorted). */
 typedef struct side {
@@ -371,7 +372,9 @@ int bench_cmd_compare(int argc, char **argv)
     side a, b;
     if ((fail_s && bench_parse_double(fail_s, "--fail-above", 0, 1e6, &pct, msg, sizeof msg)) ||
         parse_side(pos[0], &a, msg, sizeof msg) || parse_side(pos[1], &b, msg, sizeof msg) ||
-        (plot && bench_check_writable(plot, "--plot", msg, sizeof msg)))
+        (plot &&
+         bench_check_target(plot, "--plot", BENCH_TARGET_FILE,
+                            (const bench_input[]){{"", a.path}, {"", b.path}}, 2, msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
     const char *ext = plot ? strrchr(plot, '.') : NULL;
     if (plot && (!ext || strchr(ext, '/') || !bench_gnuplot_format_ok(ext + 1))) {

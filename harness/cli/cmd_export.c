@@ -4,10 +4,10 @@
  * the options, looks the format and the table up, and has the registry load and write them.
  */
 #include <stdio.h>
-#include <sys/stat.h>
 
 #include "commands.h"
 #include "export.h"
+#include "targets.h"
 
 enum { MAX_FORMATS = 32 }; /* formats offered to shell completion */
 
@@ -98,12 +98,8 @@ int bench_cmd_export(int argc, char **argv)
         snprintf(msg, sizeof msg, "bench export needs --format %s", formats);
         return bench_fail(ATTN_EINVAL, msg);
     }
-    struct stat sb;
-    if (out && stat(out, &sb) == 0 && S_ISDIR(sb.st_mode)) {
-        snprintf(msg, sizeof msg, "--out %.200s is a directory; give a file name", out);
-        return bench_fail(ATTN_EINVAL, msg);
-    }
-    if (out && bench_check_writable(out, "--out", msg, sizeof msg))
+    const bench_input input = {"", d.path};
+    if (out && bench_check_target(out, "--out", BENCH_TARGET_FILE, &input, 1, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     attn_status st = bench_export_load(&d, msg, sizeof msg);
     if (st == ATTN_OK) st = bench_export_write(&d, fmt, out, msg, sizeof msg);

@@ -75,11 +75,14 @@ int bench_cmd_info(int argc, char **argv)
                g, (long long)n, (long long)threads, (long long)reps);
     }
     if (!skip_bw) {
+        const bench_yardstick_size size = bench_yardstick_size_in_force();
         double bw =
-            bench_mem_bandwidth_gbs((int)threads, BENCH_BANDWIDTH_BYTES, BENCH_BANDWIDTH_REPS);
-        printf(
-            "memory read     %.1f GB/s  (parallel sum over %d MiB, %lld threads, median of %d)\n",
-            bw, BENCH_BANDWIDTH_BYTES >> 20, (long long)threads, BENCH_BANDWIDTH_REPS);
+            bench_mem_bandwidth_gbs((int)threads, size.bandwidth_bytes, size.bandwidth_reps);
+        char llc[32];
+        printf("memory read     %.1f GB/s  (parallel sum over %zu MiB, %lld threads, median of %d; "
+               "last-level cache %s)\n",
+               bw, size.bandwidth_bytes >> 20, (long long)threads, size.bandwidth_reps,
+               bench_format_bytes((double)bench_llc_bytes(), llc, sizeof llc));
     }
     return 0;
 }

@@ -5,8 +5,8 @@
  * (computed as it does, the file is not changed), every point in a table sortable by any column,
  * and the machine and build facts. Nothing in the page comes from elsewhere (inline CSS, SVG and
  * script; report_html.h), so it can be mailed or archived as one file. The page is written beside
- * its destination and renamed into place once complete: a failure leaves no half page and an older
- * report untouched.
+ * its destination and renamed into place once complete (store/atomic.h): a failure leaves no half
+ * page and an older report untouched. The page never replaces the results file or another one.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -18,8 +18,10 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "atomic.h"
 #include "commands.h"
 #include "report_html.h"
+#include "targets.h"
 
 /* A figure drawn into the scratch directory. */
 typedef struct svg_file {
@@ -76,7 +78,7 @@ static attn_status draw_figures(report *r, const char *path, char *msg, size_t m
     attn_status st =
         bench_plot_results(path, r->rd.run.run_id, r->dir, "svg", log, &drawn, msg, msg_len);
     fclose(log);
-    if (st == ATTN_EINVAL) { /* nothing to draw */
+    if (st == ATTN_ENODEF) { /* nothing to draw */
         snprintf(r->no_figures, sizeof r->no_figures, "%s", msg);
         st = ATTN_OK;
     }
@@ -263,40 +265,21 @@ static attn_status put_page(FILE *f, const report *r, char *msg, size_t msg_len)
     return ATTN_OK;
 }
 
-/* The page into a temporary file beside out_path, renamed over it once complete. */
+/* The page into a temporary file beside out_path, renamed over it once complete (atomic.h). */
 static attn_status write_page(const report *r, const char *out_path, char *msg, size_t msg_len)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", out_path);
-    const int fd = mkstemp(tmp);
-    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
-    if (!f) {
-        const int e = errno;
-        if (fd >= 0) close(fd), unlink(tmp);
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", out_path, strerror(e));
-    }
-    attn_status st = put_page(f, r, msg, msg_len);
-    const bool written = !ferror(f) && fchmod(fd, 0644) == 0;
-    const int e = errno;
-    if (fclose(f) != 0 || !written) {
-        if (!st)
-            st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", out_path,
-                           strerror(written ? errno : e));
-    }
-    if (!st && rename(tmp, out_path) != 0)
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", out_path, strerror(errno));
-    if (st) unlink(tmp);
-    return st;
+    char tmp[BENCH_PATH_MAX];
+    FILE *f = bench_tmp_fopen(out_path, tmp, sizeof tmp, msg, msg_len);
+    if (!f) return ATTN_EFAIL;
+    return bench_tmp_fclose(f, tmp, out_path, put_page(f, r, msg, msg_len), msg, msg_len);
 }
 
 attn_status bench_report_write(const char *path, int64_t run_id, const char *out_path, char *msg,
                                size_t msg_len)
 {
-    struct stat st_out;
-    if (stat(out_path, &st_out) == 0 && S_ISDIR(st_out.st_mode))
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "--out %s is a directory (give a file name)",
-                         out_path);
-    if (bench_check_writable(out_path, "--out", msg, msg_len)) return ATTN_EINVAL;
+    const bench_input input = {"", path};
+    if (bench_check_target(out_path, "--out", BENCH_TARGET_FILE, &input, 1, msg, msg_len))
+        return ATTN_EINVAL;
     report r = {0};
     attn_status st = bench_run_load(path, run_id, &r.rd, msg, msg_len);
     if (st) return st;

@@ -13,6 +13,7 @@
 #include "signals.h"
 #include "spec.h"
 #include "table.h"
+#include "targets.h"
 #include "yardstick.h"
 
 /* The options of bench run as text (NULL: not given). */
@@ -176,13 +177,19 @@ static attn_status check_kv_heads(const run_opts *o, const bench_point_spec *spe
                      (long long)req->kv_heads);
 }
 
-/* Refuse an --output or --out that cannot be written, before anything is measured. */
-static attn_status check_targets(const run_opts *o, char *msg, size_t msg_len)
+/* Refuse an --output or --out that cannot be written, that is the input file, a results file
+ * (--output) or the other one of the two, before anything is measured (targets.h). */
+static attn_status check_targets(const run_opts *o, const bench_point_spec *spec, char *msg,
+                                 size_t msg_len)
 {
-    if (o->output && (bench_check_writable(o->output, "--output", msg, msg_len) ||
-                      bench_tensor_check_target(o->output, msg, msg_len)))
+    const bench_input inputs[] = {{"the input", spec->dataset_params.path}, {"--out", o->results}};
+    if (o->output &&
+        (bench_check_target(o->output, "--output", BENCH_TARGET_TENSORS, inputs, 2, msg, msg_len) ||
+         bench_tensor_check_target(o->output, msg, msg_len)))
         return ATTN_EINVAL;
-    if (o->results && bench_check_writable(o->results, "--out", msg, msg_len)) return ATTN_EINVAL;
+    if (o->results &&
+        bench_check_target(o->results, "--out", BENCH_TARGET_RESULTS, inputs, 1, msg, msg_len))
+        return ATTN_EINVAL;
     return ATTN_OK;
 }
 
@@ -382,7 +389,7 @@ int bench_cmd_run(int argc, char **argv)
         (o.pass && bench_parse_pass(o.pass, &spec.pass, msg, sizeof msg)) ||
         parse_shape(&o, &mc, &req, msg, sizeof msg) ||
         check_kv_heads(&o, &spec, &req, msg, sizeof msg) ||
-        (root && check_targets(&o, msg, sizeof msg)) ||
+        (root && check_targets(&o, &spec, msg, sizeof msg)) ||
         bench_spec_build(&spec, &req, &mc, spec.dataset_params.path, "", msg, sizeof msg) ||
         (spec.dataset->shape && check_given_shape(&o, &req, &spec.shape, msg, sizeof msg)) ||
         bench_point_check(&spec, msg, sizeof msg))

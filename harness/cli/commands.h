@@ -125,7 +125,9 @@ int bench_fail(attn_status st, const char *msg);
  * permission, or a new file in a missing or read-only directory. Writes nothing. */
 attn_status bench_check_writable(const char *path, const char *what, char *msg, size_t msg_len);
 /* The command line as one string (for results files), each argument that a POSIX shell would
- * split or expand in single quotes ('a b', 'it'\''s'), so that it runs again as it was typed. */
+ * split or expand in single quotes ('a b', 'it'\''s'), so that it runs again as it was typed; an
+ * argument holding bytes that are not UTF-8, or control characters, as $'...' with those bytes
+ * as \xNN (bash, zsh, ksh; POSIX.1-2024 sh), so that the string is valid UTF-8 and still runs. */
 void bench_join_args(int argc, char **argv, char *buf, size_t len);
 
 #endif

@@ -3,6 +3,7 @@
 #include <hdf5.h>
 #include <math.h>
 #include <omp.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +22,55 @@ int bench_cpu_count(void)
 {
     long n = sysconf(_SC_NPROCESSORS_ONLN);
     return n > 0 ? (int)n : 1;
+}
+
+uint64_t bench_llc_bytes(void)
+{
+    uint64_t best = 0;
+    int best_level = 0;
+    for (int i = 0; i < 16; i++) {
+        char path[128], type[32] = "";
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/type", i);
+        FILE *f = fopen(path, "r");
+        if (!f) break;
+        const bool typed = fscanf(f, "%31s", type) == 1;
+        fclose(f);
+        if (!typed || strcmp(type, "Instruction") == 0) continue;
+        int level = 0;
+        unsigned long long kib = 0;
+        char unit = 'K';
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/level", i);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%d", &level) != 1) level = 0;
+            fclose(f);
+        }
+        snprintf(path, sizeof path, "/sys/devices/system/cpu/cpu0/cache/index%d/size", i);
+        if ((f = fopen(path, "r"))) {
+            if (fscanf(f, "%llu%c", &kib, &unit) < 1) kib = 0;
+            fclose(f);
+        }
+        const uint64_t bytes = (uint64_t)kib * (unit == 'M' ? 1 << 20 : unit == 'K' ? 1 << 10 : 1);
+        if (level > best_level && bytes > 0) best_level = level, best = bytes;
+    }
+    if (best) return best;
+#ifdef _SC_LEVEL3_CACHE_SIZE
+    const long l3 = sysconf(_SC_LEVEL3_CACHE_SIZE);
+    if (l3 > 0) return (uint64_t)l3;
+#endif
+    return 0;
+}
+
+size_t bench_bandwidth_bytes(uint64_t llc, uint64_t available)
+{
+    const uint64_t mib = 1 << 20;
+    if (llc == 0) llc = 32 * mib;
+    uint64_t bytes = 8 * llc;
+    if (bytes < 64 * mib) bytes = 64 * mib;
+    if (bytes > 1024 * mib) bytes = 1024 * mib;
+    if (available > 0 && bytes > available / 8) bytes = available / 8;
+    if (bytes < 2 * llc) bytes = 2 * llc;
+    bytes &= ~(uint64_t)4095;
+    return bytes > SIZE_MAX ? SIZE_MAX & ~(size_t)4095 : (size_t)bytes;
 }
 
 int bench_address_space_check(char *msg, size_t msg_len)

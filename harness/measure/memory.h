@@ -20,6 +20,12 @@ int64_t bench_peak_rss_bytes(void);
 int64_t bench_rss_bytes(void);
 /* Bytes of physical memory, or 0 if unknown. */
 uint64_t bench_physical_memory_bytes(void);
+/* Bytes this process may still allocate: the least of the memory the kernel reports available
+ * (MemAvailable in /proc/meminfo: free memory and caches it can drop), the room left under this
+ * process's cgroup v2 limit (memory.max less memory.current) and under its address-space limit
+ * (ulimit -v less VmSize); 0 when none is known. *what (may be NULL) names the one that binds:
+ * "available", "left under the cgroup's memory.max", "left under ulimit -v". */
+uint64_t bench_available_memory_bytes(const char **what);
 /* Human-readable bytes ("12.0 MiB") into buf. */
 const char *bench_format_bytes(double bytes, char *buf, size_t len);
 

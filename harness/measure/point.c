@@ -222,13 +222,19 @@ attn_status bench_point_check(const bench_point_spec *spec, char *msg, size_t ms
             ? attn_backward_check(spec->ops, &spec->shape, &spec->params, msg, msg_len)
             : attn_check(spec->ops, &spec->shape, &spec->params, msg, msg_len);
     if (st != ATTN_OK) return st == ATTN_ENODEF ? ATTN_ENODEF : ATTN_EINVAL;
-    const double need = bench_point_bytes(spec), have = (double)bench_physical_memory_bytes();
+    /* checked before anything is allocated, against what this process may allocate now */
+    const char *bound;
+    const double need = bench_point_bytes(spec),
+                 have = (double)bench_available_memory_bytes(&bound);
     if (have > 0 && need > 0.9 * have) {
         char a[32], b[32];
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "%s needs %s for q, k, v, out, weights and workspace; this machine has %s",
-                         spec->ops->name, bench_format_bytes(need, a, sizeof a),
-                         bench_format_bytes(have, b, sizeof b));
+        return attn_fail(
+            ATTN_EINVAL, msg, msg_len,
+            "%s needs %s (%.0f bytes) for q, k, v, out, weights and workspace; %s "
+            "(%.0f bytes) %s, of which a point takes at most 90 %%: lower --n, --heads, "
+            "--head-dim or --batch",
+            spec->ops->name, bench_format_bytes(need, a, sizeof a), need,
+            bench_format_bytes(have, b, sizeof b), have, bound);
     }
     attn_weight w[ATTN_MAX_WEIGHTS];
     const int n = attn_kind_weights(spec->ops, &spec->shape, &spec->params, w);

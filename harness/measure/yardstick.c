@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "machine.h"
+#include "memory.h"
 #include "stats.h"
 #include "yardstick.h"
 
@@ -65,7 +66,9 @@ bench_yardstick_size bench_yardstick_size_in_force(void)
                                       .peak_reps = 3};
     return (bench_yardstick_size){.sgemm_n = 2048,
                                   .sgemm_reps = 5,
-                                  .bandwidth_bytes = BENCH_BANDWIDTH_BYTES,
+                                  .bandwidth_bytes =
+                                      bench_bandwidth_bytes(bench_llc_bytes(),
+                                                            bench_available_memory_bytes(NULL)),
                                   .bandwidth_reps = BENCH_BANDWIDTH_REPS,
                                   .peak_seconds = BENCH_PEAK_SECONDS,
                                   .peak_reps = BENCH_PEAK_REPS};

@@ -20,8 +20,10 @@ double bench_peak_gflops(attn_isa isa, int threads, double seconds_per_rep, int 
 enum { BENCH_PEAK_REPS = 20 };
 #define BENCH_PEAK_SECONDS 0.005
 
-/* How much the yardsticks of `run` and `sweep` measure (bench info takes its own options): sgemm
- * 2048^3 x 5, read bandwidth over 1 GiB x 5, peak 20 x 5 ms, about 2 s of a process. With the
+/* How much the yardsticks of `run`, `sweep` and `bench info` measure: sgemm 2048^3 x 5 (bench
+ * info: its options), read bandwidth x 5 over a buffer sized to this machine (8 x its last-level
+ * cache, 64 MiB to 1 GiB, at most an eighth of the available memory: bench_bandwidth_bytes,
+ * machine.h), peak 20 x 5 ms, about 2 s of a process. With the
  * environment variable BENCH_TEST_QUICK_YARDSTICKS=1 (a test hook: the test suite's environment)
  * about 30 times less: the same code paths and columns, imprecise figures; the suite starts a few
  * hundred processes and checks what they record, not this machine's speed. */

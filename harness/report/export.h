@@ -67,9 +67,10 @@ const char *bench_export_table_names(const char *sep, const char *last, char *bu
  * run; ATTN_EFAIL: out of memory. Free with bench_export_free. */
 attn_status bench_export_load(bench_export_data *d, char *msg, size_t msg_len);
 void bench_export_free(bench_export_data *d);
-/* Write d as format fmt to out (NULL: stdout); a file is written beside its destination and
- * renamed into place once complete. ATTN_EINVAL: out cannot be opened; ATTN_EFAIL: a failed
- * write (nothing is left at out). */
+/* Write d as format fmt to out (NULL: stdout); a file is written under a temporary name beside
+ * it and renamed into place once complete (bench_tmp_fopen, store/atomic.h). ATTN_EFAIL: out
+ * cannot be written, or a write failed (a file that was at out stays as it was; no temporary
+ * file is left). The caller refuses an out that is an input or a results file first. */
 attn_status bench_export_write(const bench_export_data *d, const bench_export_format *fmt,
                                const char *out, char *msg, size_t msg_len);
 

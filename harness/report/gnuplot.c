@@ -2,6 +2,8 @@
  * a pipe, data and the image in a private mkdtemp directory, image checked before it is moved. */
 #include "gnuplot.h"
 
+#include "atomic.h"
+
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -151,27 +153,23 @@ static void first_error(const char *err_path, char *buf, size_t len)
     fclose(f);
 }
 
-/* Copy src into dest through a temporary file beside dest, renamed over it at the end. */
+/* Copy src into dest through a temporary file beside dest, renamed over it at the end
+ * (atomic.h). */
 static attn_status install(const char *src, const char *dest, char *msg, size_t msg_len)
 {
-    char tmp[4200];
-    snprintf(tmp, sizeof tmp, "%s.tmp-XXXXXX", dest);
-    int out = mkstemp(tmp);
-    if (out < 0)
-        return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", dest, strerror(errno));
-    int in = open(src, O_RDONLY);
-    bool ok = in >= 0;
+    char tmp[BENCH_PATH_MAX];
+    FILE *out = bench_tmp_fopen(dest, tmp, sizeof tmp, msg, msg_len);
+    if (!out) return ATTN_EFAIL;
+    int in = open(src, O_RDONLY | O_CLOEXEC);
+    attn_status st = in >= 0 ? ATTN_OK
+                             : attn_fail(ATTN_EFAIL, msg, msg_len, "cannot read gnuplot's %s: %s",
+                                         src, strerror(errno));
     char block[65536];
-    for (ssize_t n; ok && (n = read(in, block, sizeof block)) != 0;) {
-        ok = n > 0 && write(out, block, (size_t)n) == n;
-    }
+    for (ssize_t n; !st && (n = read(in, block, sizeof block)) != 0;)
+        if (n < 0 || fwrite(block, 1, (size_t)n, out) != (size_t)n)
+            st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", dest, strerror(errno));
     if (in >= 0) close(in);
-    ok = fchmod(out, 0644) == 0 && ok;
-    ok = close(out) == 0 && ok;
-    if (ok && rename(tmp, dest) == 0) return ATTN_OK;
-    const int e = errno;
-    unlink(tmp);
-    return attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", dest, strerror(e));
+    return bench_tmp_fclose(out, tmp, dest, st, msg, msg_len);
 }
 
 /* Run gnuplot with text on its stdin and stderr into err_path; its exit status, or -1 with

@@ -327,7 +327,7 @@ attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir
     if (!st) st = bench_gnuplot_open(&cx.gp, msg, msg_len);
     if (!st) st = plot_modes(&cx, msg, msg_len);
     if (!st && cx.written == 0)
-        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+        st = attn_fail(ATTN_ENODEF, msg, msg_len,
                        "run %lld of %s: nothing to draw (%d figures "
                        "skipped%s)",
                        (long long)rd.run.run_id, path, cx.skipped,

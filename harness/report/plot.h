@@ -64,8 +64,9 @@ void bench_plot_drawn_free(bench_plot_drawn *d);
  * in DIR" line, on stdout); the files drawn into *drawn when not NULL (free it with
  * bench_plot_drawn_free, also after a failure). Once every figure is drawn, the figures in dir
  * that it did not write (an earlier plot's) are removed, and the count said: a folder holds one
- * plot's figures. ATTN_EINVAL: bad file, run, format or directory, or nothing to draw;
- * ATTN_EFAIL: gnuplot missing or failing (no broken image is left). */
+ * plot's figures. ATTN_EINVAL: bad file, run, format or directory; ATTN_ENODEF: the run has
+ * nothing to draw (msg says why; `bench plot` exits 2 on it, a sweep does not); ATTN_EFAIL:
+ * gnuplot missing or failing (no broken image is left). */
 attn_status bench_plot_results(const char *path, int64_t run_id, const char *dir,
                                const char *format, FILE *out, bench_plot_drawn *drawn, char *msg,
                                size_t msg_len);

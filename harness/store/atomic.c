@@ -6,6 +6,7 @@
 #define _GNU_SOURCE /* renameat2, RENAME_NOREPLACE, F_OFD_SETLK */
 #include "atomic.h"
 
+#include "results.h"
 #include "signals.h"
 
 #include <errno.h>
@@ -100,6 +101,51 @@ attn_status bench_tmp_publish(const char *tmp, const char *path, bool *exists, c
     return ATTN_OK;
 }
 
+/* ---- whole files replaced at once ---- */
+
+FILE *bench_tmp_fopen(const char *path, char *tmp, size_t tmp_len, char *msg, size_t msg_len)
+{
+    if (bench_tmp_begin(path, tmp, tmp_len, msg, msg_len)) return NULL;
+    const int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+    FILE *f = fd < 0 ? NULL : fdopen(fd, "w");
+    if (!f) {
+        const int e = errno;
+        if (fd >= 0) close(fd);
+        bench_tmp_discard(tmp);
+        attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", path, strerror(e));
+    }
+    return f;
+}
+
+attn_status bench_tmp_fclose(FILE *f, const char *tmp, const char *path, attn_status st, char *msg,
+                             size_t msg_len)
+{
+    errno = 0;
+    bool written = fflush(f) == 0 && !ferror(f) && fsync(fileno(f)) == 0;
+    int e = errno;
+    if (fclose(f) != 0 && written) written = false, e = errno;
+    if (st == ATTN_OK && !written) {
+        char why[64];
+        bench_write_reason(path, e, why, sizeof why);
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", path, why);
+    }
+    if (st == ATTN_OK && bench_store_is_results(path))
+        st = attn_fail(ATTN_EINVAL, msg, msg_len,
+                       "%s became a results file meanwhile: it is left as it is; write elsewhere",
+                       path);
+    if (st == ATTN_OK && rename(tmp, path) != 0)
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write %s: %s", path, strerror(errno));
+    if (st != ATTN_OK) {
+        bench_tmp_discard(tmp);
+        return st;
+    }
+    bench_signals_forget(tmp);
+    char dir[BENCH_PATH_MAX];
+    bench_dir_of(path, dir, sizeof dir);
+    fsync_path(dir, O_DIRECTORY);
+    return ATTN_OK;
+}
+
 /* ---- the writers' lock ---- */
 
 int bench_lock(const char *path, const char *fix, char *msg, size_t msg_len)
@@ -134,8 +180,10 @@ int bench_lock(const char *path, const char *fix, char *msg, size_t msg_len)
 bool bench_locked_by_other(const char *path)
 {
 #ifdef F_OFD_GETLK
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK); /* a FIFO must not block */
     if (fd < 0) return false;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) return close(fd), false;
     struct flock lk = {.l_type = F_WRLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
     const bool locked = fcntl(fd, F_OFD_GETLK, &lk) == 0 && lk.l_type != F_UNLCK;
     close(fd);

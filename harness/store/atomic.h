@@ -1,6 +1,6 @@
 /*
- * atomic.h — within store/ only (writer.c, reader.c, tensor_io.c): files created atomically, the
- * writers' lock, and honest reasons for failed writes.
+ * atomic.h — files created atomically (store/'s results and tensors; the whole files of report/
+ * and cli/: exports, pages, figures), the writers' lock, and honest reasons for failed writes.
  *
  * A new file is written under a temporary name beside its destination (".NAME.tmp-PID", same
  * directory, so the rename cannot cross filesystems) and renamed into place only once it is a
@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 #include "attn_core.h"
 
@@ -35,6 +36,18 @@ attn_status bench_tmp_publish(const char *tmp, const char *path, bool *exists, c
                               size_t msg_len);
 /* Remove tmp (if present) and unregister it. */
 void bench_tmp_discard(const char *tmp);
+
+/* A whole file written at once (an export, a page, a figure): created as bench_tmp_begin's
+ * temporary name (mode 0644 less the umask) and opened for writing; NULL with msg ("cannot write
+ * PATH: ...") when it cannot be. Finish with bench_tmp_fclose. */
+FILE *bench_tmp_fopen(const char *path, char *tmp, size_t tmp_len, char *msg, size_t msg_len);
+/* Close f (from bench_tmp_fopen for path); when st is ATTN_OK and every write reached the file,
+ * fsync it and rename it over path (replacing a file there, never a results file: looked at again
+ * just before), then fsync the directory; otherwise remove it. Returns st, or ATTN_EFAIL with
+ * msg "cannot write PATH: disk full" (and the like) when the writes or the rename failed, or
+ * ATTN_EINVAL when path became a results file meanwhile. No temporary file is left either way. */
+attn_status bench_tmp_fclose(FILE *f, const char *tmp, const char *path, attn_status st, char *msg,
+                             size_t msg_len);
 
 /* Take the writers' lock of the existing file path: a file descriptor to keep open while
  * writing (bench_unlock closes it), or -1 with msg when another writer holds it ("... is being

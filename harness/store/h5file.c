@@ -9,8 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
+#include "datasets.h"
 #include "h5table.h"
 
 /* Library code never prints: turn off HDF5's automatic error stack printing. */
@@ -244,12 +246,65 @@ static int read_int_attr(hid_t obj, const char *name, int64_t *value)
     return result;
 }
 
+size_t bench_utf8_sequence(const char *str)
+{
+    const unsigned char *s = (const unsigned char *)str;
+    if (s[0] < 0x80) return 1;
+    size_t len;
+    unsigned min;
+    if ((s[0] & 0xe0) == 0xc0) len = 2, min = 0x80;
+    else if ((s[0] & 0xf0) == 0xe0) len = 3, min = 0x800;
+    else if ((s[0] & 0xf8) == 0xf0) len = 4, min = 0x10000;
+    else return 0;
+    unsigned cp = s[0] & (0x7f >> len);
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80) return 0;
+        cp = cp << 6 | (s[i] & 0x3f);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff)) return 0;
+    return len;
+}
+
+/* The string field s of `size` bytes (NUL-terminated within it) made valid UTF-8 in place. */
+static void utf8_field(char *s, size_t size)
+{
+    const unsigned char *in = (const unsigned char *)s;
+    size_t i = 0;
+    while (in[i] && bench_utf8_sequence(s + i)) i += bench_utf8_sequence(s + i);
+    if (!in[i]) return; /* valid: the common case, untouched */
+    char out[4096], *o = out;
+    const size_t room = (size < sizeof out ? size : sizeof out) - 1;
+    for (i = 0; in[i];) {
+        const size_t len = bench_utf8_sequence(s + i);
+        const size_t w = len ? len : 4;
+        if ((size_t)(o - out) + w > room) break;
+        if (len) memcpy(o, in + i, len);
+        else snprintf(o, 5, "\\x%02x", in[i]);
+        o += w, i += len ? len : 1;
+    }
+    *o = '\0';
+    memcpy(s, out, (size_t)(o - out) + 1);
+}
+
+void bench_h5_utf8_rows(const table *t, void *rows, int64_t n)
+{
+    for (int64_t r = 0; r < n; r++)
+        for (size_t f = 0; f < t->nfields; f++)
+            if (t->fields[f].kind == F_STR && t->fields[f].size > 0) {
+                char *s = (char *)rows + (size_t)r * t->row_size + t->fields[f].offset;
+                s[t->fields[f].size - 1] = '\0';
+                utf8_field(s, t->fields[f].size);
+            }
+}
+
 /* Is the existing file at path an attnbench results file of a format_version from min_version
  * to ours? Opens it read-only; never modifies it. ATTN_OK or ATTN_EINVAL with a message ending in
  * `fix` (what to do: "; choose another --out" when writing, "" when reading). */
 attn_status bench_h5_check_results_file(const char *path, const char *fix, int min_version,
                                         char *msg, size_t msg_len)
 {
+    /* looked at before HDF5 opens it: opening a FIFO would wait for a writer forever */
+    if (ds_check_input_file(path, fix, msg, msg_len)) return ATTN_EINVAL;
 #if H5_VERSION_GE(1, 12, 0)
     htri_t is_h5 = H5Fis_accessible(path, H5P_DEFAULT);
 #else
@@ -306,4 +361,23 @@ attn_status bench_h5_check_results_file(const char *path, const char *fix, int m
     }
     H5Fclose(file);
     return st;
+}
+
+bool bench_store_is_results(const char *path)
+{
+    struct stat sb;
+    if (stat(path, &sb) != 0 || !S_ISREG(sb.st_mode)) return false;
+    bench_h5_quiet();
+#if H5_VERSION_GE(1, 12, 0)
+    if (H5Fis_accessible(path, H5P_DEFAULT) <= 0) return false;
+#else
+    if (H5Fis_hdf5(path) <= 0) return false;
+#endif
+    hid_t file = bench_h5_open_unlocked(path, H5F_ACC_RDONLY);
+    if (file < 0) return false;
+    char format[64];
+    const bool results = read_string_attr(file, "format", format, sizeof format) > 0 &&
+                         strcmp(format, BENCH_FORMAT) == 0;
+    H5Fclose(file);
+    return results;
 }

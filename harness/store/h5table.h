@@ -88,6 +88,11 @@ herr_t bench_h5_rows_io(hid_t dset, hid_t mtype, int64_t first, int64_t n, void 
 /* Append n rows to a 1-D dataset that currently has `first` rows. */
 herr_t bench_h5_append_rows(hid_t dset, hid_t mtype, int64_t first, const void *rows, int64_t n);
 herr_t bench_h5_read_rows(hid_t dset, hid_t mtype, int64_t first, int64_t n, void *buf);
+/* Make every string of rows[0..n) of table t valid UTF-8, as the file's string type says it is:
+ * a byte outside a valid UTF-8 sequence becomes the four characters \xNN, and a string that
+ * then no longer fits its field is cut before the sequence that does not fit (never inside one).
+ * Valid strings are left as they are. Called on every row before it is written. */
+void bench_h5_utf8_rows(const table *t, void *rows, int64_t n);
 /* The root's format and format_version attributes of a new results file. */
 herr_t bench_h5_write_format_attrs(hid_t file);
 /* Is the existing file at path an attnbench results file of a format_version from min_version

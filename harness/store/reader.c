@@ -246,6 +246,7 @@ attn_status bench_store_write_fits(const char *path, int64_t run_id, const bench
         all[kept + r] = rows[r];
         all[kept + r].run_id = run_id;
     }
+    bench_h5_utf8_rows(&bench_h5_fits, all + kept, n);
     if (dset < 0 && bench_h5_create_table(file, &bench_h5_fits) >= 0)
         dset = H5Dopen2(file, bench_h5_fits.dset, H5P_DEFAULT);
     if (dset < 0 || bench_h5_set_rows(dset, kept + n) < 0 ||

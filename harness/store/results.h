@@ -115,10 +115,21 @@ attn_status bench_store_add_host(bench_store *st, bench_host *h, char *msg, size
 /* Mark the run complete (unless it is incomplete), flush, publish a new file, unlock, close. */
 void bench_store_close(bench_store *st);
 /* A signal (sig) stopped the command: mark the run interrupted (unless it is incomplete), with
- * its finished points and end time, flush, unlock, close. A new file that has no run yet is
- * discarded (no file is left). The points of the run kept into *kept (may be NULL); returns the
- * run's id, or 0 when no run was begun. */
+ * its finished points and end time, flush, unlock, close. A new file that has no finished point
+ * (no run yet, or a run without points) is removed: no file is left. The points of the run kept
+ * into *kept (may be NULL); returns the run's id, or 0 when no run was begun or its new file was
+ * removed. */
 int64_t bench_store_interrupt(bench_store *st, int sig, int64_t *kept);
+
+/* The strings of a results file are UTF-8: the length of the valid UTF-8 sequence that starts at
+ * s (1 to 4 bytes; 1 for ASCII), or 0 when s[0] starts none (a stray byte, an overlong or
+ * surrogate encoding). Strings written are made valid first (a stray byte becomes "\xNN"). */
+size_t bench_utf8_sequence(const char *s);
+
+/* Is path an existing regular file holding a results file (an HDF5 file whose root attribute
+ * `format` is "attnbench-results", whatever its version)? Reads only that attribute; false for
+ * anything else, missing or unreadable. For commands that must never write into one. */
+bool bench_store_is_results(const char *path);
 
 /* Read back (plots, fits, tests): every row of /runs or /points; free() the arrays. A file a
  * sweep is writing is read as of its last flushed point (a read that meets a flush in progress
@@ -181,8 +192,8 @@ size_t bench_store_row_size(bench_table_id t);
 /* ---- tensors in HDF5 (tensor_io.c): `bench run --output` (--input is read by the file
  * dataset, datasets/file.c) ---- */
 
-/* May bench_tensor_write add to path? Absent, or an HDF5 file: yes; anything else is refused
- * (and left untouched). Lets a caller refuse before a long computation. */
+/* May bench_tensor_write add to path? Absent, or an HDF5 file that is not a results file: yes;
+ * anything else is refused (and left untouched). Lets a caller refuse before a long computation. */
 attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_len);
 /* Write (create or replace) dataset `name` [dims] in path. An absent path is created under a
  * temporary name and renamed into place once complete (a failure leaves no file); an existing

@@ -52,6 +52,10 @@ attn_status bench_tensor_check_target(const char *path, char *msg, size_t msg_le
 {
     H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
     if (access(path, F_OK) != 0) return ATTN_OK;
+    if (bench_store_is_results(path))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "%s is a results file, not written over: choose another output file",
+                         path);
     htri_t h5 = is_hdf5(path);
     if (h5 > 0) return ATTN_OK;
     return attn_fail(ATTN_EINVAL, msg, msg_len,

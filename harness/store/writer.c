@@ -42,6 +42,7 @@ struct bench_store {
     char started_at[32];      /* its start (bench_run.started_at) */
     bool run_failed;          /* a write failed: the run is marked incomplete */
     bool write_failed;        /* a run could not be begun: a new file is not published */
+    bool created;             /* this handle created the file (published with its first run) */
     int lock_fd;              /* the writers' lock (atomic.h), or -1 */
     char tmp[BENCH_PATH_MAX]; /* a new file's temporary name until it is published, or "" */
     char path[BENCH_PATH_MAX];
@@ -219,6 +220,7 @@ static herr_t mark_run(bench_store *st, const char *status, const char *message,
     snprintf(row.message, sizeof row.message, "%s", message);
     snprintf(row.started_at, sizeof row.started_at, "%s", st->started_at);
     iso_now(row.ended_at, sizeof row.ended_at);
+    bench_h5_utf8_rows(&bench_h5_status, &row, 1);
     return bench_h5_rows_io(st->status, st->status_type, st->status_row, 1, &row, true);
 }
 
@@ -246,6 +248,8 @@ static attn_status append_run(bench_store *st, bench_run *run, char *msg, size_t
                    why, sizeof why) < 0)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "%s: %s: run %lld not started; nothing written",
                          st->path, why, (long long)run->run_id);
+    bench_h5_utf8_rows(&bench_h5_runs, run, 1);
+    bench_h5_utf8_rows(&bench_h5_status, &row, 1);
     errno = 0;
     if (bench_h5_append_rows(st->runs, st->run_type, n, run, 1) < 0 ||
         bench_h5_append_rows(st->status, st->status_type, ns, &row, 1) < 0) {
@@ -278,6 +282,7 @@ attn_status bench_store_begin_run(bench_store *st, bench_run *run, char *msg, si
     s = bench_tmp_publish(st->tmp, st->path, &exists, msg, msg_len);
     if (s == ATTN_OK) {
         st->tmp[0] = '\0';
+        st->created = true;
         return ATTN_OK;
     }
     st->run_id = 0;
@@ -354,6 +359,7 @@ attn_status bench_store_add_point(bench_store *st, bench_point *pt, const double
         free(rows);
         return stop_run(st, pt->point_id, false, npoints, nrows, why, msg, msg_len);
     }
+    bench_h5_utf8_rows(&bench_h5_points, pt, 1);
     errno = 0;
     herr_t err = bench_h5_append_rows(st->samples, st->sample_type, nrows, rows, nsamples);
     if (err >= 0) err = bench_h5_append_rows(st->points, st->point_type, npoints, pt, 1);
@@ -387,6 +393,7 @@ attn_status bench_store_add_host(bench_store *st, bench_host *h, char *msg, size
         bench_room(st->lock_fd, st->path, new_chunk_bytes(&bench_h5_hosts, n, 1) + ROOM_MARGIN, why,
                    sizeof why) < 0)
         err = -2; /* no room: nothing written */
+    bench_h5_utf8_rows(&bench_h5_hosts, h, 1);
     if (err == 0 && (err = bench_h5_append_rows(dset, mtype, n, h, 1)) < 0)
         bench_write_reason(st->path, errno, why, sizeof why);
     if (err == 0) err = flush_file(st, why, sizeof why);
@@ -424,6 +431,12 @@ int64_t bench_store_interrupt(bench_store *st, int sig, int64_t *kept)
     bench_h5_quiet();
     const int64_t run = st->run_id;
     if (kept) *kept = st->run_points;
+    if (st->created && st->run_points == 0) { /* a file of ours holding nothing measured */
+        close_hdf5(st);
+        unlink(st->path); /* under the writers' lock: no other writer has opened it */
+        store_free(st);
+        return 0;
+    }
     if (run > 0 && !st->run_failed && st->file >= 0) {
         char note[160];
         if (st->planned > 0)

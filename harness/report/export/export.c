@@ -6,6 +6,8 @@
  */
 #include "export.h"
 
+#include "atomic.h"
+
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -187,18 +189,17 @@ void bench_export_cell_text(const bench_column *c, const void *p, int digits, ch
 attn_status bench_export_write(const bench_export_data *d, const bench_export_format *fmt,
                                const char *out, char *msg, size_t msg_len)
 {
-    char tmp[4200];
-    if (out) snprintf(tmp, sizeof tmp, "%s.tmp-%ld", out, (long)getpid());
-    FILE *f = out ? fopen(tmp, "w") : stdout;
-    if (!f) return attn_fail(ATTN_EINVAL, msg, msg_len, "--out %s: cannot write it", out);
+    if (!out) {
+        attn_status st = fmt->write(stdout, d);
+        if (fflush(stdout) != 0 || ferror(stdout)) st = ATTN_EFAIL;
+        if (st != ATTN_OK) attn_fail(st, msg, msg_len, "cannot write the export to stdout");
+        return st;
+    }
+    char tmp[BENCH_PATH_MAX];
+    FILE *f = bench_tmp_fopen(out, tmp, sizeof tmp, msg, msg_len);
+    if (!f) return ATTN_EFAIL;
     attn_status st = fmt->write(f, d);
-    const bool failed = fflush(f) != 0 || ferror(f);
-    if (out && fclose(f) != 0) st = ATTN_EFAIL;
-    if (failed) st = ATTN_EFAIL;
-    if (st == ATTN_OK && out && rename(tmp, out) != 0) st = ATTN_EFAIL;
-    if (out && st != ATTN_OK) unlink(tmp);
     if (st != ATTN_OK)
-        attn_fail(st, msg, msg_len, "cannot write the export to %s (disk full?)",
-                  out ? out : "stdout");
-    return st;
+        attn_fail(st, msg, msg_len, "cannot write the export to %s: out of memory", out);
+    return bench_tmp_fclose(f, tmp, out, st, msg, msg_len);
 }
