@@ -28,6 +28,19 @@
  *     thread count. No BLAS.
  *   decode: the forward on the decode shape (T newest queries against the S cached keys; b from
  *     the call's S, so a decode step equals the last rows of the prefill).
+ * Backward: nothing saved (P is recomputed from q, k). A task is one key block of one (b, kv
+ *   head), which owns that block's dk, dv rows; kᵀ and vᵀ packed once per task. For every query
+ *   block that sees the key block, per group of GROUP_ROWS rows:
+ *     S = scale·q kᵀ, P = σ(S + b) (0 past the causal limit), dP = dout vᵀ (tile.scores),
+ *     dS = scale·dP∘P∘(1 - P) (math.sigmoid_grad: the scale once for dk and dq),
+ *     dv += Pᵀ dout, dk += dSᵀ q, dq_acc += dS k (tile.pv)
+ *   then the block's dq_acc is added to dq one thread at a time (OpenMP critical, rows × D adds
+ *   per 10·rows·block_k·D flops; the order of those adds may vary between runs). Never T × S.
+ *   flops 10·D per allowed score (five products): 2.5 × forward, the generic rule's count.
+ *   workspace: threads × (kᵀ, vᵀ [D, ld] + P, dS [GROUP_ROWS, ld] + dq_acc [rows, D] (+ the
+ *     gathered q and dout [rows, D] each when G > 1 and T > 1) floats + rows int64), each piece
+ *     padded to 64 bytes.
+ *   threads: OpenMP over (b, kv head, key block), dynamic; dq zeroed in parallel first.
  */
 #include <math.h>
 #include <omp.h>
@@ -76,7 +89,8 @@ typedef struct plan {
     int64_t nqb, nkb;  /* query blocks per (b, kv head); key blocks per head */
     bool gather;       /* stack the G heads' rows in a buffer */
     int64_t kt_floats, sc_floats, acc_floats, stack_floats;
-    size_t thread_bytes;
+    size_t thread_bytes;  /* forward */
+    size_t bthread_bytes; /* backward */
     float bias;
 } plan;
 
@@ -98,6 +112,10 @@ static plan make_plan(const attn_shape *s, const attn_params *p)
     const size_t limits = (size_t)ceil_div(pl.rows, 8) * 8 * sizeof(int64_t);
     pl.thread_bytes =
         (size_t)(pl.kt_floats + pl.sc_floats + pl.acc_floats + pl.stack_floats) * sizeof(float) +
+        limits;
+    pl.bthread_bytes =
+        (size_t)(2 * pl.kt_floats + 2 * pl.sc_floats + pl.acc_floats + 2 * pl.stack_floats) *
+            sizeof(float) +
         limits;
     pl.bias = (float)bias_of(s, p);
     return pl;
@@ -188,8 +206,8 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
 
 #pragma omp parallel num_threads(x->threads)
     {
-        const scratch w = lay_out(&pl, (char *)workspace + (size_t)omp_get_thread_num() *
-                                                                pl.thread_bytes);
+        const scratch w =
+            lay_out(&pl, (char *)workspace + (size_t)omp_get_thread_num() * pl.thread_bytes);
 #pragma omp for schedule(dynamic, 1)
         for (int64_t task = 0; task < tasks; task++) {
             const int64_t qb = task % pl.nqb, bg = task / pl.nqb;
@@ -206,6 +224,120 @@ static attn_status forward(const attn_ops *self, const attn_exec *x, const attn_
             for (int64_t r = 0; r < rows; r++)
                 memcpy(out + row_of(s, G, b, g, i0, r) * D, w.acc + r * D,
                        (size_t)D * sizeof(float));
+        }
+    }
+    return ATTN_OK;
+}
+
+/* ---- backward ---- */
+
+typedef struct bscratch {
+    float *kt, *vt, *P, *dS, *dq, *qstack, *dstack;
+    int64_t *hi;
+} bscratch;
+
+static bscratch lay_out_backward(const plan *pl, char *mine)
+{
+    bscratch w;
+    w.kt = (float *)mine;
+    w.vt = w.kt + pl->kt_floats;
+    w.P = w.vt + pl->kt_floats;
+    w.dS = w.P + pl->sc_floats;
+    w.dq = w.dS + pl->sc_floats;
+    w.qstack = w.dq + pl->acc_floats;
+    w.dstack = w.qstack + pl->stack_floats;
+    w.hi = (int64_t *)(w.dstack + pl->stack_floats);
+    return w;
+}
+
+static size_t backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
+                                       const attn_shape *s, const attn_params *p)
+{
+    return (size_t)x->threads * make_plan(s, p).bthread_bytes;
+}
+
+/* Query positions [i0, i0 + npos) of group (b, g) against keys [j0, j0 + cols), whose kᵀ, vᵀ are
+ * packed in w: dk, dv of those keys accumulated (rows D floats apart), the rows' dq added to dq
+ * one thread at a time. */
+static void backward_block(const attn_kernel_set *ks, const attn_shape *s, const plan *pl,
+                           const bscratch *w, const attn_bwd_io *io, int64_t b, int64_t g,
+                           int64_t i0, int64_t npos, int64_t j0, int64_t cols)
+{
+    const int64_t D = s->D, G = pl->G, rows = npos * G, ld = pl->ld;
+    const int64_t kv = (b * s->Hkv + g) * s->S + j0;
+    const float *qt = io->q + row_of(s, G, b, g, i0, 0) * D;
+    const float *dt = io->dout + row_of(s, G, b, g, i0, 0) * D;
+    if (pl->gather) {
+        for (int64_t r = 0; r < rows; r++) {
+            const int64_t row = row_of(s, G, b, g, i0, r);
+            memcpy(w->qstack + r * D, io->q + row * D, (size_t)D * sizeof(float));
+            memcpy(w->dstack + r * D, io->dout + row * D, (size_t)D * sizeof(float));
+        }
+        qt = w->qstack, dt = w->dstack;
+    }
+    const float *kb = io->k + kv * D;
+    float *dkb = io->dk + kv * D, *dvb = io->dv + kv * D;
+    const bool diagonal = j0 + cols > attn_causal_keys(s, i0);
+    memset(w->dq, 0, (size_t)(rows * D) * sizeof(float));
+    for (int64_t r = 0; r < rows; r++) w->hi[r] = attn_causal_keys(s, i0 + r / G) - j0;
+    for (int64_t r0 = 0; r0 < rows; r0 += GROUP_ROWS) {
+        const int64_t nr = min64(GROUP_ROWS, rows - r0);
+        const int64_t gcols = diagonal ? min64(cols, w->hi[r0 + nr - 1]) : cols;
+        if (gcols <= 0) continue;
+        const float *qr = qt + r0 * D, *dr = dt + r0 * D;
+        /* P = σ(scale·q kᵀ + b), 0 past each row's limit */
+        ks->tile.scores(w->P, ld, qr, D, w->kt, ld, nr, gcols, D, (float)s->scale);
+        for (int64_t r = 0; r < nr; r++)
+            ks->math.sigmoid_row(w->P + r * ld, gcols, w->hi[r0 + r], pl->bias);
+        /* dS = scale·(dout vᵀ)∘P∘(1 - P) */
+        ks->tile.scores(w->dS, ld, dr, D, w->vt, ld, nr, gcols, D, 1.0f);
+        for (int64_t r = 0; r < nr; r++)
+            ks->math.sigmoid_grad(w->P + r * ld, w->dS + r * ld, gcols, (float)s->scale);
+        /* dv += Pᵀ dout, dk += dSᵀ q, dq += dS k */
+        ks->tile.pv(dvb, D, w->P, 1, ld, dr, D, gcols, nr, D);
+        ks->tile.pv(dkb, D, w->dS, 1, ld, qr, D, gcols, nr, D);
+        ks->tile.pv(w->dq + r0 * D, D, w->dS, ld, 1, kb, D, nr, gcols, D);
+    }
+#pragma omp critical(attn_sigmoid_dq)
+    for (int64_t r = 0; r < rows; r++) {
+        float *dq = io->dq + row_of(s, G, b, g, i0, r) * D;
+        const float *acc = w->dq + r * D;
+        for (int64_t d = 0; d < D; d++) dq[d] += acc[d];
+    }
+}
+
+static attn_status backward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
+                            const attn_params *p, const float *q, const float *k, const float *v,
+                            const float *out, const void *saved, const float *dout, float *dq,
+                            float *dk, float *dv, void *workspace)
+{
+    const plan pl = make_plan(s, p);
+    const int64_t S = s->S, T = s->T, D = s->D, tasks = s->B * s->Hkv * pl.nkb;
+    const attn_bwd_io io = {q, k, v, out, NULL, dout, dq, dk, dv};
+
+#pragma omp parallel num_threads(x->threads)
+    {
+        const bscratch w = lay_out_backward(&pl, (char *)workspace + (size_t)omp_get_thread_num() *
+                                                                         pl.bthread_bytes);
+
+#pragma omp for schedule(static)
+        for (int64_t row = 0; row < s->B * s->H * T; row++)
+            memset(dq + row * D, 0, (size_t)D * sizeof(float));
+
+            /* a task owns one key block of one (b, kv head): its dk, dv rows are its alone */
+#pragma omp for schedule(dynamic, 1)
+        for (int64_t task = 0; task < tasks; task++) {
+            const int64_t bg = task / pl.nkb, j0 = task % pl.nkb * pl.block_k;
+            const int64_t cols = min64(pl.block_k, S - j0);
+            memset(dk + (bg * S + j0) * D, 0, (size_t)(cols * D) * sizeof(float));
+            memset(dv + (bg * S + j0) * D, 0, (size_t)(cols * D) * sizeof(float));
+            x->ks->tile.pack_kt(w.kt, pl.ld, k + (bg * S + j0) * D, D, cols, D);
+            x->ks->tile.pack_kt(w.vt, pl.ld, v + (bg * S + j0) * D, D, cols, D);
+            /* the first query that sees key j0: i + S - T >= j0 when causal */
+            const int64_t first = s->causal ? max64(0, j0 - (S - T)) : 0;
+            for (int64_t i0 = first / pl.positions * pl.positions; i0 < T; i0 += pl.positions)
+                backward_block(x->ks, s, &pl, &w, &io, bg / s->Hkv, bg % s->Hkv, i0,
+                               min64(pl.positions, T - i0), j0, cols);
         }
     }
     return ATTN_OK;
@@ -242,9 +374,48 @@ static attn_status reference(const attn_ops *self, const attn_shape *s, const at
     return ATTN_OK;
 }
 
+/* dv_j += Σ_i P_ij dout_i, dS_ij = (dout_i · v_j) P_ij (1 - P_ij), dq_i = scale Σ_j dS_ij k_j,
+ * dk_j = scale Σ_i dS_ij q_i: row by row in double. */
+static attn_status reference_backward(const attn_ops *self, const attn_shape *s,
+                                      const attn_params *p, const float *q, const float *k,
+                                      const float *v, const float *dout, double *dq, double *dk,
+                                      double *dv)
+{
+    const int64_t D = s->D, S = s->S, T = s->T, G = s->H / s->Hkv;
+    const double bias = bias_of(s, p);
+    memset(dq, 0, (size_t)attn_q_elems(s) * sizeof(double));
+    memset(dk, 0, (size_t)attn_kv_elems(s) * sizeof(double));
+    memset(dv, 0, (size_t)attn_kv_elems(s) * sizeof(double));
+    for (int64_t bh = 0; bh < s->B * s->H; bh++) {
+        const int64_t bg = bh / s->H * s->Hkv + bh % s->H / G;
+        for (int64_t i = 0; i < T; i++) {
+            const int64_t row = bh * T + i;
+            const float *qi = q + row * D, *gi = dout + row * D;
+            for (int64_t j = 0; j < attn_causal_keys(s, i); j++) {
+                const int64_t kj = bg * S + j;
+                const double P = sigmoid64(s->scale * dot64(qi, k + kj * D, D) + bias);
+                const double dS = s->scale * dot64(gi, v + kj * D, D) * P * (1.0 - P);
+                for (int64_t d = 0; d < D; d++) {
+                    dv[kj * D + d] += P * gi[d];
+                    dq[row * D + d] += dS * k[kj * D + d];
+                    dk[kj * D + d] += dS * qi[d];
+                }
+            }
+        }
+    }
+    return ATTN_OK;
+}
+
+static const attn_train_ops train = {
+    .workspace_bytes = backward_workspace_bytes,
+    .backward = backward,
+    .reference = reference_backward,
+};
+
 const attn_ops attn_kind_sigmoid = {
     .name = "sigmoid",
-    .summary = "sigmoid attention (FlashSigmoid): sigma(scale q.k + b), b = -ln n, no normalisation",
+    .summary =
+        "sigmoid attention (FlashSigmoid): sigma(scale q.k + b), b = -ln n, no normalisation",
     .definition =
         "out_i = sum_j sigma(scale * q_i . k_j + b) v_j over every key j (causal:\n"
         "j <= i + S - T), sigma(x) = 1/(1 + exp(-x)), scale = 1/sqrt(D); no row normalisation\n"
@@ -256,7 +427,9 @@ const attn_ops attn_kind_sigmoid = {
         "= L. bias_len = 1 makes b = bias. Query head h reads KV head h / (H/Hkv). A decode step\n"
         "(the last T queries against S cached keys) uses the S of the call, so it equals the\n"
         "last rows of the prefill. Another attention, not an approximation of softmax attention:\n"
-        "rel_err (against softmax(q.k/sqrt(D))) is no error; self_rel_err is.",
+        "rel_err (against softmax(q.k/sqrt(D))) is no error; self_rel_err is. Gradients: P =\n"
+        "sigma(S + b), dV = P^T dO, dS = (dO V^T) o P o (1 - P), dQ = scale dS K, dK = scale\n"
+        "dS^T Q.",
     .params = ATTN_PARAM_TABLE("sigmoid", params),
     .check = check,
     .workspace_bytes = workspace_bytes,
@@ -264,5 +437,5 @@ const attn_ops attn_kind_sigmoid = {
     .bytes = bytes,
     .forward = forward,
     .reference = reference,
-    .no_backward = "not implemented yet",
+    .train = &train,
 };
