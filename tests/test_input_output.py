@@ -12,7 +12,8 @@
    drawn ones (the numpy definition with those reproduces `o`); a weight of other dims exits 2
    with one line naming it.
 3. Kinds without weights that no other check compares with an independent definition (the table
-   PLAIN: nystrom): `o` against numpy float64.
+   PLAIN: nystrom, sigmoid at its default bias and at a fixed training length): `o` against
+   numpy float64.
 Every numpy definition here is written from the kind's `.definition` (bench list --verbose), not
 from its C code. Shapes are small and odd (T != S, Hkv < H, B = 2) so that the whole check runs in
 a few seconds.
@@ -225,6 +226,19 @@ def nystrom(q, k, v, causal, w, params):
     return per_head(q, k, v, causal, head)
 
 
+def sigmoid(q, k, v, causal, w, params):
+    """Ramapuram et al. 2024: out_i = sum_j sigma(q_i.k_j / sqrt(D) + b) v_j over the visible keys,
+    no normalisation; b = bias - ln n_b, n_b = bias_len, or S (the keys) when 0."""
+    n_b = float(param(params, "bias_len", 0)) or k.shape[2]
+    b = float(param(params, "bias", 0)) - np.log(n_b)
+
+    def head(qh, kh, vh, mask, g):
+        p = 1.0 / (1.0 + np.exp(-(qh @ kh.T / np.sqrt(qh.shape[1]) + b)))
+        return (p * mask) @ vh
+
+    return per_head(q, k, v, causal, head)
+
+
 def normal(*dims):
     """Weights of the given dims (the shape's names or numbers), float64 from rng."""
     return lambda sh, rng, scale=1.0: scale * rng.standard_normal(
@@ -278,6 +292,9 @@ WEIGHTED = {
 # nystrom: 7 landmarks of T = 37 (segments of 5 and 6 rows) and S = 45 (6 and 7 keys).
 PLAIN = {
     "nystrom landmarks=7": entry("nystrom", ["landmarks=7", "pinv_iters=6"], (0,), None, nystrom),
+    "sigmoid": entry("sigmoid", [], (0, 1), None, sigmoid),
+    "sigmoid bias_len=1024,bias=0.5": entry("sigmoid", ["bias_len=1024", "bias=0.5"], (0, 1), None,
+                                            sigmoid),
 }
 
 
