@@ -438,4 +438,5 @@ const attn_ops attn_kind_sigmoid = {
     .forward = forward,
     .reference = reference,
     .train = &train,
+    .on_request = "dense like full, at full's cost per score: bench sweep --kinds sigmoid,full",
 };

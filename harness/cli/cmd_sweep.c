@@ -47,9 +47,9 @@ static attn_status default_out(char *path, size_t len, char *msg, size_t msg_len
 static const char sweep_description[] =
     "Measures every point of a grid (kinds x parameter values x mode x dataset x causal x pass x\n"
     "batch x heads x kv_heads x head_dim x threads x isa x n) and appends one row per point to\n"
-    "an HDF5 results file, flushed as each point ends. With no options: every kind,\n"
-    "n = " DEFAULT_N ", causal (--causal auto: non-causal for a kind defined without the\n"
-    "mask), 8 heads of dim 64, datasets " DEFAULT_DATASETS
+    "an HDF5 results file, flushed as each point ends. With no options: every kind but those\n"
+    "`bench list` shows as measured on request, n = " DEFAULT_N ", causal (--causal auto:\n"
+    "non-causal for a kind defined without the mask), 8 heads of dim 64, datasets " DEFAULT_DATASETS
     ", points predicted over " DEFAULT_MAX_POINT_TIME " s skipped\n"
     "(--max-point-time; under 3 minutes on 2 cores), then its figures are drawn into plots/.\n"
     "Points outside their kind's definition (a causal mask for a kind defined without one)\n"
@@ -244,7 +244,10 @@ enum { MAX_OPTS = 40 };
 static int sweep_options(sweep_opts *o, bench_opt *opts)
 {
     const bench_opt table[] = {
-        {"--kinds", "LIST", "kinds to sweep, comma-separated (default: every kind)", &o->kinds},
+        {"--kinds", "LIST",
+         "kinds to sweep, comma-separated (default: every kind but those bench list shows as "
+         "measured on request)",
+         &o->kinds},
         {"--n", "LIST",
          "sequence lengths: 512,1024 or ranges 256:8192:x2, 1K:8K:+1K (default " DEFAULT_N ")",
          &o->n},

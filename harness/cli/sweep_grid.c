@@ -398,12 +398,14 @@ attn_status bench_sweep_enumerate(const sweep_grid *g, const bench_measure_cfg *
     return ATTN_OK;
 }
 
-/* --kinds (default: every kind), each one known. */
+/* --kinds (default: every kind but those measured on request), each one known. */
 static attn_status parse_kinds(const sweep_opts *o, sweep_grid *g, char *msg, size_t msg_len)
 {
     char all[1024] = "";
     for (int k = 0, w = 0; k < attn_kind_count() && w < (int)sizeof all; k++)
-        w += snprintf(all + w, sizeof all - (size_t)w, "%s%s", k ? "," : "", attn_kind_at(k)->name);
+        if (!attn_kind_at(k)->on_request)
+            w += snprintf(all + w, sizeof all - (size_t)w, "%s%s", w ? "," : "",
+                          attn_kind_at(k)->name);
     if (bench_split_list(o->kinds ? o->kinds : all, "--kinds", &g->kind_names, &g->nkinds, msg,
                          msg_len))
         return ATTN_EINVAL;
