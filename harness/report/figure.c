@@ -199,8 +199,8 @@ static const char *const dashes[BENCH_DASHES] = {
     "1", "(7,4)", "(1.5,3)", "(9,3,1.5,3)", "(9,3,1.5,3,1.5,3)", "(18,5)"};
 
 /* The kinds this build knows (and ring, being written): colour, shape, dash. Groups that lie on
- * top of each other differ in both shape and dash: full/mqa/gqa/ring (exact), window/global/
- * dilated/fixed (local), random/bigbird/strided, linear/linformer/nystrom/reformer. */
+ * top of each other differ in both shape and dash: full/mqa/gqa/ring/sigmoid (dense), window/
+ * global/dilated/fixed (local), random/bigbird/strided, linear/linformer/nystrom/reformer. */
 static const struct {
     const char *kind;
     bench_kind_style style;
@@ -210,7 +210,7 @@ static const struct {
     {"strided", {6, 2, 5}},   {"fixed", {7, 0, 0}},     {"bigbird", {8, 5, 1}},
     {"linear", {9, 4, 2}},    {"dilated", {10, 5, 5}},  {"linformer", {11, 1, 4}},
     {"nystrom", {12, 5, 0}},  {"reformer", {13, 0, 5}}, {"additive", {14, 2, 3}},
-    {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},
+    {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},     {"sigmoid", {17, 3, 1}},
 };
 
 bench_kind_style bench_fig_kind_style(const char *kind)
