@@ -36,6 +36,9 @@ static const char *extra_cases(const attn_ops *ops)
     if (strcmp(ops->name, "linear") == 0)
         return "map=relu;map=favor;map=trig;map=elu,chunk=5;map=favor,chunk=3,features=7;"
                "map=relu,chunk=1";
+    if (strcmp(ops->name, "sigmoid") == 0)
+        return "block_q=8,block_k=8;block_q=5,block_k=3;block_q=1,block_k=1;bias_len=1,bias=2;"
+               "bias_len=100000,bias=-3.5";
     return NULL;
 }
 

@@ -718,42 +718,6 @@ Test(cli, sweep_skips_points_over_the_time_budget)
     free(pts);
 }
 
-/* A sweep without --kinds measures every registered kind but those marked not_in_default_sweep
- * (registry-driven), which `bench list` names and a sweep naming them measures. */
-Test(cli, sweep_without_kinds_leaves_out_the_kinds_marked_so)
-{
-    char file[512];
-    snprintf(file, sizeof file, "%s/all.h5", dir);
-    cr_assert_eq(bench("sweep --n 16 --heads 2 --head-dim 8 --reps 1 --warmup 0 --min-time 0 "
-                       "--threads 1 --quiet --dataset gaussian --out %s",
-                       file),
-                 0, "stderr: %s", err_text);
-    bench_run *runs;
-    bench_point *pts;
-    int64_t nr, np;
-    read_results(file, &runs, &nr, &pts, &np);
-    char left_out[1024] = "";
-    for (int n = 0, len = 0; n < attn_kind_count(); n++) {
-        const attn_ops *ops = attn_kind_at(n);
-        int64_t points = 0;
-        for (int64_t q = 0; q < np; q++) points += strcmp(pts[q].kind, ops->name) == 0;
-        cr_expect_eq(points > 0, !ops->not_in_default_sweep, "%s: %lld points", ops->name,
-                     (long long)points);
-        if (ops->not_in_default_sweep)
-            len += snprintf(left_out + len, sizeof left_out - (size_t)len, "%s %s", len ? "," : "",
-                            ops->name);
-    }
-    free(runs), free(pts);
-    if (!left_out[0]) return;
-    cr_assert_eq(bench("list"), 0);
-    cr_expect(strstr(out_text, left_out) != NULL, "bench list should name%s: %s", left_out,
-              out_text);
-    cr_assert_eq(bench("sweep --kinds %s --n 16 --heads 2 --head-dim 8 --reps 1 --warmup 0 "
-                       "--min-time 0 --threads 1 --quiet --dataset gaussian --out %s",
-                       strrchr(left_out, ' ') + 1, file),
-                 0, "stderr: %s", err_text);
-}
-
 /* Sweeps stay whole (registry-driven: exercised by every kind whose definition has no causal
  * mask or no decode, linformer and nystrom today; fails if none has): with
  * --causal 1 such a kind's points are skipped and listed once, before measuring, with its
@@ -886,4 +850,40 @@ Test(cli, pass_backward_and_train)
     }
     cr_expect_eq(trains, 1);
     free(runs), free(pts);
+}
+
+/* `bench sweep` without --kinds measures every kind but those on request (attn_ops.on_request),
+ * which `bench list` names with their reason; --kinds measures them. */
+Test(cli, default_sweep_leaves_out_kinds_on_request)
+{
+    char file[512];
+    snprintf(file, sizeof file, "%s/on-request.h5", dir);
+    cr_assert_eq(bench("sweep --n 32 --heads 2 --head-dim 8 --reps 1 --warmup 0 --min-time 0 "
+                       "--threads 1 --quiet --dataset gaussian --out %s",
+                       file),
+                 0, "%s", err_text);
+    bench_run *runs;
+    bench_point *pts;
+    int64_t nr, np;
+    read_results(file, &runs, &nr, &pts, &np);
+    int on_request = 0;
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        int found = 0;
+        for (int64_t q = 0; q < np; q++) found += strcmp(pts[q].kind, ops->name) == 0;
+        on_request += ops->on_request != NULL;
+        if (ops->on_request) cr_expect_eq(found, 0, "%s is measured on request only", ops->name);
+        else cr_expect_gt(found, 0, "%s is missing from the default kinds", ops->name);
+    }
+    free(runs), free(pts);
+    cr_assert_gt(on_request, 0, "no kind is measured on request: the rule is not exercised");
+    cr_assert_eq(bench("list"), 0, "%s", out_text);
+    for (int n = 0; n < attn_kind_count(); n++) {
+        const attn_ops *ops = attn_kind_at(n);
+        char line[ATTN_MSG_LEN];
+        snprintf(line, sizeof line, "  %-12s %s\n", ops->name, ops->on_request);
+        if (ops->on_request)
+            cr_expect(strstr(out_text, line), "bench list does not say why %s is on request: %s",
+                      ops->name, out_text);
+    }
 }

@@ -12,7 +12,8 @@
    drawn ones (the numpy definition with those reproduces `o`); a weight of other dims exits 2
    with one line naming it.
 3. Kinds without weights that no other check compares with an independent definition (the table
-   PLAIN: nystrom; the masks of sink, document and prefix): `o` against numpy float64.
+   PLAIN: nystrom; the masks of sink, document and prefix; sigmoid at its default bias and at a
+   fixed training length): `o` against numpy float64.
 4. A float64 value beyond float32's range (1e300) in q is refused as what it is, not as "+Inf".
 Every numpy definition here is written from the kind's `.definition` (bench list --verbose), not
 from its C code. Shapes are small and odd (T != S, Hkv < H, B = 2) so that the whole check runs in
@@ -269,6 +270,19 @@ def masked(mask_of):
     return ref
 
 
+def sigmoid(q, k, v, causal, w, params):
+    """Ramapuram et al. 2024: out_i = sum_j sigma(q_i.k_j / sqrt(D) + b) v_j over the visible keys,
+    no normalisation; b = bias - ln n_b, n_b = bias_len, or S (the keys) when 0."""
+    n_b = float(param(params, "bias_len", 0)) or k.shape[2]
+    b = float(param(params, "bias", 0)) - np.log(n_b)
+
+    def head(qh, kh, vh, mask, g):
+        p = 1.0 / (1.0 + np.exp(-(qh @ kh.T / np.sqrt(qh.shape[1]) + b)))
+        return (p * mask) @ vh
+
+    return per_head(q, k, v, causal, head)
+
+
 def normal(*dims):
     """Weights of the given dims (the shape's names or numbers), float64 from rng."""
     return lambda sh, rng, scale=1.0: scale * rng.standard_normal(
@@ -332,6 +346,9 @@ PLAIN = {
     "document doc=20": entry("document", ["doc=20"], (0, 1), None, masked(document_mask)),
     "prefix prefix=20": entry("prefix", ["prefix=20"], (0, 1), None, masked(prefix_mask)),
     "prefix (P = S/2)": entry("prefix", [], (0, 1), None, masked(prefix_mask)),
+    "sigmoid": entry("sigmoid", [], (0, 1), None, sigmoid),
+    "sigmoid bias_len=1024,bias=0.5": entry("sigmoid", ["bias_len=1024", "bias=0.5"], (0, 1), None,
+                                            sigmoid),
 }
 
 

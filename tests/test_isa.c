@@ -399,6 +399,66 @@ static void check_group(const slot_case *cases, int ncases)
     cr_expect_geq(sets, 1);
 }
 
+/* sigmoid_row: σ(x + bias) up to the limit hi (below n, at n, past n, at 0), 0 after it; scores
+ * of every sign and size, so that σ runs from ~1e-30 to 1 (relative error everywhere) */
+static void check_sigmoid_row(const attn_kernel_set *ks, const attn_kernel_set *pt)
+{
+    cr_assert_not_null(ks->math.sigmoid_row);
+    int64_t n;
+    for (int i = 0; length_at(i, &n); i++)
+        for (int lim = 0; lim < 4; lim++) {
+            const int64_t hi = lim == 0 ? n : lim == 1 ? n / 2 : lim == 2 ? n + 5 : 0;
+            float *x = row_with_guard(n, 8.0, 1400 + (uint64_t)i);
+            float *y = row_with_guard(n, 1, 1), *yp = row_with_guard(n, 1, 1);
+            const float bias = -4.5f;
+            memcpy(y, x, (size_t)n * sizeof *y);
+            memcpy(yp, x, (size_t)n * sizeof *yp);
+            ks->math.sigmoid_row(y, n, hi, bias);
+            pt->math.sigmoid_row(yp, n, hi, bias);
+            for (int64_t c = 0; c < n; c++) {
+                const double u = (double)x[c] + bias, e = c < hi ? 1.0 / (1.0 + exp(-u)) : 0.0;
+                const double tol = 4e-7 + fabs(u) * FLT_EPSILON / 2; /* u rounded to float */
+                cr_expect(close_to(y[c], e, tol, e),
+                          "%s sigmoid_row n=%lld hi=%lld [%lld]: "
+                          "%.9g, not %.9g",
+                          isa_label(ks), (long long)n, (long long)hi, (long long)c, y[c], e);
+                cr_expect(close_to(y[c], yp[c], 2 * tol, e), "%s sigmoid_row vs portable",
+                          isa_label(ks));
+            }
+            expect_guard(ks, "sigmoid_row", y, n);
+            free(x), free(y), free(yp);
+        }
+}
+
+/* sigmoid_grad: a·ds·p·(1 - p), p in [0, 1] */
+static void check_sigmoid_grad(const attn_kernel_set *ks, const attn_kernel_set *pt)
+{
+    cr_assert_not_null(ks->math.sigmoid_grad);
+    int64_t n;
+    for (int i = 0; length_at(i, &n); i++) {
+        float *p = tu_random(n + 1, 1.0, 1500 + (uint64_t)i);
+        for (int64_t c = 0; c < n; c++) p[c] = 1.0f / (1.0f + expf(-p[c] * 4.0f));
+        float *ds = row_with_guard(n, 2.0, 1600 + (uint64_t)i);
+        float *y = row_with_guard(n, 1, 1), *yp = row_with_guard(n, 1, 1);
+        const float a = 0.125f;
+        memcpy(y, ds, (size_t)n * sizeof *y);
+        memcpy(yp, ds, (size_t)n * sizeof *yp);
+        ks->math.sigmoid_grad(p, y, n, a);
+        pt->math.sigmoid_grad(p, yp, n, a);
+        for (int64_t c = 0; c < n; c++) {
+            const double e = (double)a * ds[c] * p[c] * (1.0 - (double)p[c]);
+            cr_expect(close_to(y[c], e, 4e-7, fabs(e)),
+                      "%s sigmoid_grad n=%lld [%lld]: %.9g, "
+                      "not %.9g",
+                      isa_label(ks), (long long)n, (long long)c, y[c], e);
+            cr_expect(close_to(y[c], yp[c], 4e-7, fabs(e)), "%s sigmoid_grad vs portable",
+                      isa_label(ks));
+        }
+        expect_guard(ks, "sigmoid_grad", y, n);
+        free(p), free(ds), free(y), free(yp);
+    }
+}
+
 #define GROUP_SIZE(t) ((int)(sizeof(t) / sizeof((t)[0])))
 
 static const slot_case math_cases[] = {
@@ -411,6 +471,8 @@ static const slot_case math_cases[] = {
     {"scores_grad", check_scores_grad},
     {"gather_axpy", check_gather_axpy},
     {"vscale", check_vscale},
+    {"sigmoid_row", check_sigmoid_row},
+    {"sigmoid_grad", check_sigmoid_grad},
 };
 Test(isa, math_slots_match_float64_and_portable)
 {

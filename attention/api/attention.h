@@ -187,9 +187,9 @@ struct attn_ops {
     const attn_distributed_ops *distributed; /* collective across MPI ranks (ring) */
     /* Why the kind has no backward (one line, no period), when it has none; NULL: generic. */
     const char *no_backward;
-    /* `bench sweep` without --kinds leaves the kind out (naming it sweeps it): which kinds the
-     * default sweep measures, and so its time, is chosen (docs/cli.md). */
-    bool not_in_default_sweep;
+    /* Why `bench sweep` without --kinds leaves the kind out (one line, no period): measured only
+     * when named; NULL: in the default sweep. */
+    const char *on_request;
 
     /* Storage dtypes of q, k, v the forward accepts (ATTN_DTYPE_BIT set, attn_core.h); 0: f32
      * only. The backward always takes float32 (attn_backward_check refuses other dtypes). */

@@ -38,6 +38,12 @@ typedef struct attn_ks_math {
                         int64_t D);
     /* x[d] *= a, d < n */
     void (*vscale)(float *x, int64_t n, float a);
+    /* sigmoid attention's probabilities: x[c] = σ(x[c] + bias) = 1/(1 + exp(-x[c] - bias)) for
+     * c < min(hi, n), 0 for hi <= c < n (the causal limit); relative error below 4e-7 +
+     * |u|·2^-24 (u = x[c] + bias, rounded to float) while u >= -87 (below: at most 5e-39) */
+    void (*sigmoid_row)(float *x, int64_t n, int64_t hi, float bias);
+    /* its backward: ds[c] = a·ds[c]·p[c]·(1 - p[c]), c < n (dS = dP∘σ'(S), times a scale) */
+    void (*sigmoid_grad)(const float *p, float *ds, int64_t n, float a);
 } attn_ks_math;
 
 /* peak_body.h: the FMA peak yardstick's inner loop: `iters` rounds of independent FMA chains

@@ -3,7 +3,8 @@
  * (vec_<isa>.h, included before this by kernels/set_<isa>.c via set_body.h): every function is
  * static and the set file puts them in its table (MATH_SLOTS). Each loop: O(n) time, no scratch,
  * one thread. exp and tanh: vexp, vtanh of vmath.h (shared with the other bodies); softcap
- * C·tanh(x/C).
+ * C·tanh(x/C); sigmoid 1/(1 + exp(-x)) (not FlashSigmoid's 0.5·(1 + tanh(x/2)), whose 1 + tanh
+ * cancels: a σ near 1/n keeps only ~1e-3 of relative precision in float32).
  */
 #include "vmath.h"
 
@@ -112,9 +113,30 @@ static void k_vscale(float *x, int64_t n, float a)
     for (; j < n; j++) x[j] *= a;
 }
 
+static void k_sigmoid_row(float *x, int64_t n, int64_t hi, float bias)
+{
+    const int64_t e = hi < n ? (hi > 0 ? hi : 0) : n;
+    const vf nb = vset1(-bias), one = vset1(1.0f);
+    int64_t c = 0;
+    for (; c + VW <= e; c += VW) vstore(x + c, vdiv(one, vadd(one, vexp(vsub(nb, vload(x + c))))));
+    for (; c < e; c++) x[c] = 1.0f / (1.0f + attn_exp_scalar(-bias - x[c]));
+    if (e < n) memset(x + e, 0, (size_t)(n - e) * sizeof(float));
+}
+
+static void k_sigmoid_grad(const float *p, float *ds, int64_t n, float a)
+{
+    const vf va = vset1(a), one = vset1(1.0f);
+    int64_t c = 0;
+    for (; c + VW <= n; c += VW) {
+        const vf pc = vload(p + c);
+        vstore(ds + c, vmul(vmul(va, vload(ds + c)), vmul(pc, vsub(one, pc))));
+    }
+    for (; c < n; c++) ds[c] = a * ds[c] * (p[c] * (1.0f - p[c]));
+}
+
 #define MATH_SLOTS                                                                                 \
     {                                                                                              \
         .vmax = k_vmax, .vexp_sum = k_vexp_sum, .vsoftcap = k_vsoftcap, .vdot = k_vdot,            \
         .alibi_row = k_alibi_row, .scores_grad = k_scores_grad, .gather_axpy = k_gather_axpy,      \
-        .vscale = k_vscale,                                                                        \
+        .vscale = k_vscale, .sigmoid_row = k_sigmoid_row, .sigmoid_grad = k_sigmoid_grad,          \
     }

@@ -87,5 +87,5 @@ const attn_ops attn_kind_document = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .not_in_default_sweep = true,
+    .on_request = "a mask whose cost per score is the block-sparse engine's, which the default sweep measures",
 };

@@ -98,17 +98,18 @@ static void print_modifiers(void)
     }
 }
 
-/* The kinds a sweep without --kinds leaves out (attn_ops.not_in_default_sweep), when any. */
-static void print_not_in_default_sweep(void)
+/* The kinds `bench sweep` leaves out without --kinds (attn_ops.on_request), with why. */
+static void print_on_request(void)
 {
-    int found = 0;
+    bool header = false;
     for (int n = 0; n < attn_kind_count(); n++) {
         const attn_ops *k = attn_kind_at(n);
-        if (!k->not_in_default_sweep) continue;
-        if (!found++) printf("\nleft out of bench sweep without --kinds (swept when named):");
-        printf("%s %s", found > 1 ? "," : "", k->name);
+        if (!k->on_request) continue;
+        if (!header)
+            printf("\nmeasured on request (not in the default sweep: bench sweep --kinds NAME):\n");
+        header = true;
+        printf("  %-12s %s\n", k->name, k->on_request);
     }
-    if (found) printf("\n");
 }
 
 int bench_cmd_list(int argc, char **argv)
@@ -143,7 +144,7 @@ int bench_cmd_list(int argc, char **argv)
         if (verbose) print_weights(k);
     }
     print_modifiers();
-    print_not_in_default_sweep();
+    print_on_request();
     printf("\ndatasets (--dataset; their parameters: bench datasets):\n");
     for (int n = 0; n < ds_count(); n++) printf("  %-12s %s\n", ds_at(n)->name, ds_at(n)->summary);
     return 0;

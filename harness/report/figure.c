@@ -199,8 +199,8 @@ static const char *const dashes[BENCH_DASHES] = {
     "1", "(7,4)", "(1.5,3)", "(9,3,1.5,3)", "(9,3,1.5,3,1.5,3)", "(18,5)"};
 
 /* The kinds this build knows (and ring, being written): colour, shape, dash. Groups that lie on
- * top of each other differ in both shape and dash: full/mqa/gqa/ring/prefix (exact, or nearly),
- * window/global/dilated/fixed/sink (local), random/bigbird/strided/document,
+ * top of each other differ in both shape and dash: full/mqa/gqa/ring/prefix/sigmoid (exact, nearly,
+ * or dense), window/global/dilated/fixed/sink (local), random/bigbird/strided/document,
  * linear/linformer/nystrom/reformer. */
 static const struct {
     const char *kind;
@@ -212,7 +212,7 @@ static const struct {
     {"linear", {9, 4, 2}},    {"dilated", {10, 5, 5}},  {"linformer", {11, 1, 4}},
     {"nystrom", {12, 5, 0}},  {"reformer", {13, 0, 5}}, {"additive", {14, 2, 3}},
     {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},     {"sink", {17, 1, 2}},
-    {"document", {18, 3, 1}}, {"prefix", {19, 5, 2}},
+    {"document", {18, 3, 1}}, {"prefix", {19, 5, 2}},   {"sigmoid", {20, 2, 4}},
 };
 
 bench_kind_style bench_fig_kind_style(const char *kind)
