@@ -19,6 +19,7 @@
 #include "sweep_measure.h"
 #include "sweep_mpi.h"
 #include "table.h"
+#include "targets.h"
 #include "yardstick.h"
 
 /* With the default --n, a point predicted to take longer (seconds) is skipped: see
@@ -58,14 +59,19 @@ static const char sweep_description[] =
     "--head-dim and --batch do not apply to its points (decode: its --q-len newest queries).\n"
     "Example: bench sweep --kinds full --n 1K:16K:x2 --causal 1 --out full.h5";
 
-/* The results file (--out, or results/<time>.h5) into path, checked and opened. */
-static attn_status open_results(const sweep_opts *o, char *path, size_t len, bench_store **store,
-                                char *msg, size_t msg_len)
+/* The results file (--out, or results/<time>.h5) into path, checked (never a file dataset's
+ * input: targets.h) and opened. */
+static attn_status open_results(const sweep_opts *o, const sweep_grid *g, char *path, size_t len,
+                                bench_store **store, char *msg, size_t msg_len)
 {
     attn_status st = ATTN_OK;
     if (o->out) snprintf(path, len, "%s", o->out);
     else st = default_out(path, len, msg, msg_len);
-    if (!st) st = bench_check_writable(path, "--out", msg, msg_len);
+    for (int d = 0; d < g->nvariants && !st; d++) {
+        const bench_input input = {"the input", g->datasets[d].params.path};
+        st = bench_check_target(path, "--out", BENCH_TARGET_RESULTS, &input, 1, msg, msg_len);
+    }
+    if (!st) st = bench_check_target(path, "--out", BENCH_TARGET_RESULTS, NULL, 0, msg, msg_len);
     if (!st) st = bench_store_open(path, store, msg, msg_len);
     return st;
 }
@@ -79,6 +85,11 @@ static attn_status check_plot_dir(const sweep_opts *o, bool draws, char *msg, si
     if (o->plots) snprintf(dir, sizeof dir, "%s", o->plots);
     else bench_default_plot_dir(dir, sizeof dir);
     if (!*dir) return attn_fail(ATTN_EINVAL, msg, msg_len, "--plots: empty directory name");
+    if (o->out && bench_same_file(dir, o->out))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--plots %s and --out %s are the same path: the figures need a directory "
+                         "of their own",
+                         dir, o->out);
     /* the nearest existing ancestor (plot makes the missing ones) must be a writable directory */
     char at[4096];
     snprintf(at, sizeof at, "%s", dir);
@@ -128,19 +139,33 @@ static void print_summary(const bench_run *run, const bench_host *hosts, int nho
     bench_skips_print(
         stderr, &t->over, "skipped",
         "over the time budget (give --n, or raise --max-point-time, to measure them)");
-    if (t->noisy)
+    if (t->noisy) {
+        char named[SWEEP_NOISY_NAMED * 72] = "";
+        for (int i = 0, w = 0; i < t->noisy && i < SWEEP_NOISY_NAMED; i++)
+            w += snprintf(named + w, sizeof named - (size_t)w, "%s%s", i ? ", " : "",
+                          t->noisy_named[i]);
         fprintf(stderr,
-                "bench: %d point(s) had CV > 10%%: their medians are less certain; to "
-                "steady them, " BENCH_NOISE_FIX ".\n",
-                t->noisy);
+                "bench: timings vary at %d of %lld points even measured twice (interquartile "
+                "range above 10%% of the median: %s%s): their medians are less certain; to "
+                "steady them, " BENCH_NOISE_FIX " (--verbose names each; the repetitions are "
+                "in /samples)\n",
+                t->noisy, (long long)(npoints - t->over.total), named,
+                t->noisy > SWEEP_NOISY_NAMED ? ", ..." : "");
+    }
 }
 
 /* The run's figures into --plots DIR (or plots/<file>-run<ID>); 0, or 1 when they cannot be drawn.
- */
+ * A run with nothing to draw (one n, every point failed) is no failure: said on stdout, 0. */
 static int draw_plots(const char *plots, const char *out_path, int64_t run_id)
 {
     char msg[ATTN_MSG_LEN]; /* no --plots: plots/<file>-run<ID> */
-    if (bench_plot_results(out_path, run_id, plots, "png", NULL, NULL, msg, sizeof msg)) {
+    const attn_status st =
+        bench_plot_results(out_path, run_id, plots, "png", NULL, NULL, msg, sizeof msg);
+    if (st == ATTN_ENODEF) {
+        printf("plots: none drawn: %s\n", msg);
+        return 0;
+    }
+    if (st) {
         fprintf(stderr, "bench: no plots: %s (the results are saved: bench plot %s)\n", msg,
                 out_path);
         return 1;
@@ -172,7 +197,8 @@ static int interrupted(bench_store *store, const char *out_path)
                 (long long)run_id);
     else
         fprintf(stderr,
-                "bench: interrupted (SIG%s) before the first point: nothing written to %s\n",
+                "bench: interrupted (SIG%s) before the first point finished: nothing written "
+                "to %s\n",
                 bench_signal_name(sig), out_path);
     return 128 + sig;
 }
@@ -217,7 +243,7 @@ static int sweep(int argc, char **argv, const sweep_opts *o, const bench_measure
         return bench_fail(st, speak ? msg : NULL);
     }
     sweep_tally t = bench_sweep_measure(list->v, points, list->n, run.run_id, store, quiet,
-                                        budget_s, msg, sizeof msg);
+                                        o->verbose != NULL, budget_s, msg, sizeof msg);
     if (bench_stop_signal() && !t.store_failed) {
         bench_skips_free(&t.over);
         free(hosts);
@@ -291,6 +317,9 @@ static int sweep_options(sweep_opts *o, bench_opt *opts)
          " with the default --n, else 0: none)",
          &o->max_point_time},
         {"--quiet", NULL, "no progress line and no summary table", &o->quiet},
+        {"--verbose", NULL,
+         "a line for each point whose timings vary, as it is stored (default: one closing line)",
+         &o->verbose},
         {"--help", NULL, "this help", &o->help},
         {"--plots", "DIR",
          "then draw the run's figures into DIR (as bench plot does; with no "
@@ -365,7 +394,8 @@ int bench_cmd_sweep(int argc, char **argv)
     attn_status st = prepare(&o, argc, &p, msg, sizeof msg);
     bool speak; /* a failure every rank shares is printed once, by rank 0 */
     if ((st = bench_mpi_agree(st, &speak)) == ATTN_OK) { /* rank 0 alone opens the results */
-        if (lead) st = open_results(&o, p.out_path, sizeof p.out_path, &p.store, msg, sizeof msg);
+        if (lead)
+            st = open_results(&o, &p.g, p.out_path, sizeof p.out_path, &p.store, msg, sizeof msg);
         st = bench_mpi_agree(st, &speak);
     }
     const int exit_code =

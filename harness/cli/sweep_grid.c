@@ -433,6 +433,54 @@ static attn_status parse_machine_axes(const sweep_opts *o, bench_measure_cfg *mc
     return st;
 }
 
+/* --kv-heads: every kind runs with one of the values asked at every --heads, or is refused (mqa
+ * has one KV head; a grid of 1,8 measures it at 1). */
+static attn_status check_kv_heads(const sweep_grid *g, const char *given, char *msg, size_t msg_len)
+{
+    for (int h = 0; h < g->heads.n; h++) /* the points' shape check says which does not divide */
+        for (int v = 0; v < g->kv_heads.n; v++)
+            if (g->heads.v[h] % g->kv_heads.v[v] != 0) return ATTN_OK;
+    for (int k = 0; k < g->nkinds; k++) {
+        const attn_ops *ops = attn_kind_find(g->kind_names[k]);
+        for (int h = 0; h < g->heads.n; h++) {
+            const int64_t H = g->heads.v[h];
+            bool honoured = false;
+            for (int v = 0; v < g->kv_heads.n && !honoured; v++)
+                honoured = attn_kind_kv_heads(ops, H, g->kv_heads.v[v]) == g->kv_heads.v[v];
+            const int64_t Hkv = attn_kind_kv_heads(ops, H, g->kv_heads.v[0]);
+            if (!honoured)
+                return attn_fail(ATTN_EINVAL, msg, msg_len,
+                                 "--kv-heads %s: %s has %lld KV head%s at --heads %lld, none of "
+                                 "those asked: add %lld to --kv-heads, or leave %s out of --kinds",
+                                 given, ops->name, (long long)Hkv, Hkv == 1 ? "" : "s",
+                                 (long long)H, (long long)Hkv, ops->name);
+        }
+    }
+    return ATTN_OK;
+}
+
+/* A shape option when every dataset gives the shape (a file) would not apply: refused. */
+static attn_status check_shape_applies(const sweep_opts *o, const sweep_grid *g, char *msg,
+                                       size_t msg_len)
+{
+    for (int d = 0; d < g->nvariants; d++)
+        if (!g->datasets[d].ops->shape) return ATTN_OK; /* a generated one takes the options */
+    const struct {
+        const char *given, *name;
+    } opts[] = {{o->n, "--n"},
+                {o->heads, "--heads"},
+                {o->kv_heads, "--kv-heads"},
+                {o->head_dim, "--head-dim"},
+                {o->batch, "--batch"}};
+    for (size_t i = 0; i < sizeof opts / sizeof opts[0]; i++)
+        if (opts[i].given)
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "%s %s does not apply: every --dataset gives the shape (a file fixes "
+                             "B, H, Hkv, S, D): drop %s",
+                             opts[i].name, opts[i].given, opts[i].name);
+    return ATTN_OK;
+}
+
 /* The grid of the options: kinds, datasets, the shape axes, --set values, dataset variants. */
 attn_status bench_sweep_parse_grid(const sweep_opts *o, bench_measure_cfg *mc, sweep_grid *g,
                                    char *msg, size_t msg_len)
@@ -457,6 +505,7 @@ attn_status bench_sweep_parse_grid(const sweep_opts *o, bench_measure_cfg *mc, s
         st = parse_axis(&g->heads, "--heads", o->heads ? o->heads : "8", 1, 1 << 20, msg, msg_len);
     if (!st && o->kv_heads)
         st = parse_axis(&g->kv_heads, "--kv-heads", o->kv_heads, 1, 1 << 20, msg, msg_len);
+    if (!st && o->kv_heads) st = check_kv_heads(g, o->kv_heads, msg, msg_len);
     if (!st)
         st = parse_axis(&g->head_dim, "--head-dim", o->head_dim ? o->head_dim : "64", 1, 1 << 20,
                         msg, msg_len);
@@ -471,6 +520,7 @@ attn_status bench_sweep_parse_grid(const sweep_opts *o, bench_measure_cfg *mc, s
                          msg_len);
     for (int s = 0; !st && s < o->nset; s++) st = parse_set(g, o->set[s], msg, msg_len);
     if (!st) st = expand_datasets(g, msg, msg_len);
+    if (!st) st = check_shape_applies(o, g, msg, msg_len);
     if (!st) st = parse_machine_axes(o, mc, g, msg, msg_len);
     return st;
 }
