@@ -74,8 +74,9 @@ static attn_status choose(const pattern_opts *o, const char **pos, int npos,
     }
     if (nnames > MAX_PANELS_PATTERN) {
         bench_free_strings(names, nnames);
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "--kinds lists %d kinds: at most %d side by side",
-                         nnames, MAX_PANELS_PATTERN);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--kinds lists %d kinds: at most %d side by side", nnames,
+                         MAX_PANELS_PATTERN);
     }
     *npanels = o->kinds ? nnames : 1;
     attn_status st = ATTN_OK;
@@ -84,11 +85,17 @@ static attn_status choose(const pattern_opts *o, const char **pos, int npos,
         panels[k].ops = attn_kind_find(name);
         if (!panels[k].ops)
             st = bench_unknown_kind(name, o->kinds ? "--kinds: " : "", msg, msg_len);
-        else
-            panels[k].params = attn_params_defaults(attn_kind_params(panels[k].ops));
+        else panels[k].params = attn_params_defaults(attn_kind_params(panels[k].ops));
     }
     bench_free_strings(names, nnames);
-    for (int a = first; a < npos && st == ATTN_OK; a++) st = set_param(panels, *npanels, pos[a], msg, msg_len);
+    for (int a = first; a < npos && st == ATTN_OK; a++) {
+        const size_t len = strcspn(pos[a], "=");
+        for (int e = first; e < a && st == ATTN_OK; e++)
+            if (strcspn(pos[e], "=") == len && strncmp(pos[e], pos[a], len) == 0)
+                st = attn_fail(ATTN_EINVAL, msg, msg_len, "%.*s given twice ('%s', '%s')", (int)len,
+                               pos[a], pos[e], pos[a]);
+        if (st == ATTN_OK) st = set_param(panels, *npanels, pos[a], msg, msg_len);
+    }
     return st;
 }
 
@@ -103,7 +110,8 @@ static attn_status parse_shape(const pattern_opts *o, attn_shape *s, int64_t *he
         (o->q_len && bench_parse_i64(o->q_len, "--q-len", 1, most, &T, msg, msg_len)) ||
         (o->kv_len && bench_parse_i64(o->kv_len, "--kv-len", 1, most, &S, msg, msg_len)) ||
         (o->heads && bench_parse_i64(o->heads, "--heads", 1, 1 << 12, &H, msg, msg_len)) ||
-        (o->kv_heads && bench_parse_i64(o->kv_heads, "--kv-heads", 1, 1 << 12, &Hkv, msg, msg_len)) ||
+        (o->kv_heads &&
+         bench_parse_i64(o->kv_heads, "--kv-heads", 1, 1 << 12, &Hkv, msg, msg_len)) ||
         (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)))
         return ATTN_EINVAL;
     if (o->head && bench_parse_i64(o->head, "--head", 0, H - 1, head, msg, msg_len))
@@ -129,8 +137,8 @@ static attn_status default_out(const bench_pattern_panel *panels, int npanels, c
     char dir[4096];
     bench_default_plot_dir(dir, sizeof dir);
     if (mkdir(dir, 0777) != 0 && errno != EEXIST)
-        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot make %s: %s (give --out FILE.png)",
-                         dir, strerror(errno));
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "cannot make %s: %s (give --out FILE.png)", dir,
+                         strerror(errno));
     int w = snprintf(path, len, "%s/pattern", dir);
     for (int k = 0; k < npanels && w < (int)len; k++)
         w += snprintf(path + w, len - (size_t)w, "_%s", panels[k].ops->name);
@@ -178,10 +186,11 @@ int bench_cmd_pattern(int argc, char **argv)
     if (choose(&o, pos, npos, panels, &npanels, msg, sizeof msg) ||
         parse_shape(&o, &s, &head, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
+    if (bench_pattern_check(panels, npanels, &s, msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
     if (o.out && !format_of(o.out))
         return bench_fail(ATTN_EINVAL, "--out needs a file ending in .png, .svg or .pdf");
-    if (o.out)
-        snprintf(path, sizeof path, "%s", o.out);
+    if (o.out) snprintf(path, sizeof path, "%s", o.out);
     else if (default_out(panels, npanels, &s, path, sizeof path, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (bench_check_writable(path, "--out", msg, sizeof msg) ||

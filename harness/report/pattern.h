@@ -34,6 +34,11 @@ typedef struct bench_pattern_cells {
 /* The shape s of a pattern (the functions below) gives s->Hkv as the KV heads asked for (0: the
  * kind's default for s->H: attn_kind_kv_heads); each panel runs with its kind's. */
 
+/* Refuse (ATTN_EINVAL, the kind's message) a shape or parameters the kind of a single panel
+ * refuses (beside other kinds, its panel says why instead: bench_pattern_draw). */
+attn_status bench_pattern_check(bench_pattern_panel *panels, int npanels, const attn_shape *s,
+                                char *msg, size_t msg_len);
+
 /* The cells of panel pn (its parameters resolved for s in place, then checked: ATTN_EINVAL with
  * the kind's message) for query head h of s; ATTN_EFAIL when out of memory. Free with
  * bench_pattern_cells_free (also after a failure). */

@@ -17,17 +17,36 @@ enum { PATTERN_PIXELS = 512 };
  * figure's title; panels a row at most. */
 enum { PANEL_PX = 400, PANEL_TITLE_PX = 110, TITLE_PX = 60, PANELS_A_ROW = 4 };
 
-attn_status bench_pattern_cells_of(bench_pattern_panel *pn, const attn_shape *asked, int64_t h,
-                                   bench_pattern_cells *out, char *msg, size_t msg_len)
+/* The panel's shape (its kind's KV heads) and parameters resolved for it, checked: ATTN_EINVAL
+ * with the kind's message. */
+static attn_status panel_shape(bench_pattern_panel *pn, const attn_shape *asked, attn_shape *s,
+                               char *msg, size_t msg_len)
 {
-    *out = (bench_pattern_cells){0};
-    attn_shape shape = *asked;
-    shape.Hkv = attn_kind_kv_heads(pn->ops, asked->H, asked->Hkv);
-    const attn_shape *s = &shape;
+    *s = *asked;
+    s->Hkv = attn_kind_kv_heads(pn->ops, asked->H, asked->Hkv);
     attn_params_resolve(pn->ops, s, &pn->params);
     char why[ATTN_MSG_LEN];
     if (attn_check(pn->ops, s, &pn->params, why, sizeof why) != ATTN_OK)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%s", why);
+    return ATTN_OK;
+}
+
+attn_status bench_pattern_check(bench_pattern_panel *panels, int npanels, const attn_shape *s,
+                                char *msg, size_t msg_len)
+{
+    attn_shape shape;
+    for (int k = 0; k < npanels && npanels == 1; k++)
+        if (panel_shape(&panels[k], s, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    return ATTN_OK;
+}
+
+attn_status bench_pattern_cells_of(bench_pattern_panel *pn, const attn_shape *asked, int64_t h,
+                                   bench_pattern_cells *out, char *msg, size_t msg_len)
+{
+    *out = (bench_pattern_cells){0};
+    attn_shape shape;
+    if (panel_shape(pn, asked, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    const attn_shape *s = &shape;
     out->cells = malloc((size_t)(s->T * s->S));
     if (!out->cells)
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for %lld x %lld cells",
@@ -92,13 +111,15 @@ attn_status bench_pattern_write_data(FILE *f, bench_pattern_panel *panels, int n
         }
         char params[512];
         params_text(&panels[k], true, params, sizeof params);
-        fprintf(f, "# kind %s params %s source %s T %lld S %lld head %lld computed %lld repeated %lld\n",
-                panels[k].ops->name, params[0] ? params : "-",
-                c.source == ATTN_CELLS_LISTED ? "engine"
-                : c.source == ATTN_CELLS_MASK ? "mask"
-                                              : "none",
-                (long long)s->T, (long long)s->S, (long long)h, (long long)c.computed,
-                (long long)c.repeated);
+        fprintf(
+            f,
+            "# kind %s params %s source %s T %lld S %lld head %lld computed %lld repeated %lld\n",
+            panels[k].ops->name, params[0] ? params : "-",
+            c.source == ATTN_CELLS_LISTED ? "engine"
+            : c.source == ATTN_CELLS_MASK ? "mask"
+                                          : "none",
+            (long long)s->T, (long long)s->S, (long long)h, (long long)c.computed,
+            (long long)c.repeated);
         for (int64_t i = 0; i < s->T; i++) {
             for (int64_t j = 0; j < s->S; j++) {
                 const int n = c.cells[i * s->S + j];
@@ -172,7 +193,8 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
     }
     const int64_t b = block_of(s);
     char title[512], quoted[600];
-    int w = snprintf(title, sizeof title, "Scores computed: T=%lld queries × S=%lld keys%s, head %lld of %lld",
+    int w = snprintf(title, sizeof title,
+                     "Scores computed: T=%lld queries × S=%lld keys%s, head %lld of %lld",
                      (long long)s->T, (long long)s->S, s->causal ? ", causal" : "", (long long)h,
                      (long long)s->H);
     if (b > 1)
@@ -188,8 +210,8 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
             "set size ratio %.6g\nset xrange [-0.5:%.6g]\nset yrange [%.6g:-0.5]\n"
             "set xlabel 'key j' font ',9'\nset ylabel 'query i' font ',9'\nset tics font ',8' out\n"
             "set xtics %s\nset ytics %s\n",
-            rows, cols, quoted, (double)s->T / (double)s->S, (double)s->S - 0.5,
-            (double)s->T - 0.5, s->S > 8 ? "auto" : "1", s->T > 8 ? "auto" : "1");
+            rows, cols, quoted, (double)s->T / (double)s->S, (double)s->S - 0.5, (double)s->T - 0.5,
+            s->S > 8 ? "auto" : "1", s->T > 8 ? "auto" : "1");
     for (int k = 0; k < npanels && st == ATTN_OK; k++) {
         bench_pattern_cells c;
         st = bench_pattern_cells_of(&panels[k], s, h, &c, msg, msg_len);
