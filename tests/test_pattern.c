@@ -12,8 +12,8 @@
 #include "pattern.h"
 
 /* (T, S) pairs: single cells, odd sizes, T < S and T > S (causal rows that see no key). */
-static const int64_t shapes[][2] = {{1, 1},   {1, 7},   {7, 1},   {9, 9},  {13, 7},
-                                    {7, 13},  {37, 37}, {41, 23}, {23, 41}};
+static const int64_t shapes[][2] = {{1, 1},  {1, 7},   {7, 1},   {9, 9},  {13, 7},
+                                    {7, 13}, {37, 37}, {41, 23}, {23, 41}};
 enum { NSHAPES = sizeof shapes / sizeof shapes[0], HEADS = 3, MAX_CASES = 8 };
 
 /* The kind's parameter cases: its defaults, then each of kind_cases.h's small cases. */
@@ -156,5 +156,57 @@ Test(pattern, kinds_without_a_mask_have_no_cells)
         cr_expect_str_eq(d.source, "none", "%s", ops->name);
         cr_expect_eq(d.computed, 0, "%s", ops->name);
         free(d.cells);
+    }
+}
+
+/* bench pattern --dataset: a masked kind's weights (probes of its forward) vanish outside the
+ * cells it computes, sum to 1 on rows that see a key, and its recalled mass is exact attention's
+ * weight on those cells. Every masked kind, its small cases, causal and not. */
+Test(pattern, weights_follow_the_cells)
+{
+    const ds_ops *ds = ds_find("gaussian");
+    cr_assert(ds);
+    const ds_params dsp = ds_params_defaults(ds);
+    for (int kn = 0; kn < attn_kind_count(); kn++) {
+        const attn_ops *ops = attn_kind_at(kn);
+        if (!ops->allows) continue;
+        attn_params cases[MAX_CASES];
+        const int ncases = cases_of(ops, cases);
+        for (int c = 0; c < ncases; c++)
+            for (int causal = 0; causal <= 1; causal++) {
+                attn_shape s = attn_shape_init(1, 2, 0, 37, 45, 16, causal);
+                bench_pattern_panel pn = {.ops = ops, .params = cases[c]};
+                char msg[ATTN_MSG_LEN];
+                attn_shape ran;
+                bench_pattern_panel probe = pn;
+                if (bench_pattern_shape(&probe, &s, &ran, msg, sizeof msg) != ATTN_OK) continue;
+                bench_pattern_weights_out w;
+                bench_pattern_cells cells;
+                cr_assert_eq(bench_pattern_weights(&pn, &s, 1, ds, &dsp, 3, &w, msg, sizeof msg),
+                             ATTN_OK, "%s: %s", ops->name, msg);
+                cr_assert_eq(bench_pattern_cells_of(&probe, &s, 1, &cells, msg, sizeof msg),
+                             ATTN_OK, "%s: %s", ops->name, msg);
+                for (int64_t i = 0; i < s.T; i++) {
+                    double sum = 0, on_cells = 0;
+                    for (int64_t j = 0; j < s.S; j++) {
+                        const double a = w.kind[i * s.S + j];
+                        if (!cells.cells[i * s.S + j])
+                            cr_expect_eq(a, 0.0,
+                                         "%s case %d causal %d: weight %g at (%lld, %lld), "
+                                         "a cell it does not compute",
+                                         ops->name, c, causal, a, (long long)i, (long long)j);
+                        else on_cells += w.exact[i * s.S + j];
+                        sum += a;
+                    }
+                    if (on_cells > 0)
+                        cr_expect_float_eq(sum, 1.0, 1e-4, "%s row %lld: weights sum to %g",
+                                           ops->name, (long long)i, sum);
+                    cr_expect_float_eq(w.recall[i], on_cells, 1e-4,
+                                       "%s row %lld: recall %g, exact mass on its cells %g",
+                                       ops->name, (long long)i, w.recall[i], on_cells);
+                }
+                bench_pattern_cells_free(&cells);
+                bench_pattern_weights_free(&w);
+            }
     }
 }

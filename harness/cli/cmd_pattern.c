@@ -9,6 +9,7 @@
 #include <sys/stat.h>
 
 #include "commands.h"
+#include "datasets.h"
 #include "gnuplot.h"
 #include "pattern.h"
 
@@ -25,17 +26,31 @@ static const char pattern_description[] =
     "Several kinds side by side with --kinds; NAME=VALUE sets that parameter of every\n"
     "kind that has it. Beyond 512 cells a side, a pixel is a block of cells shaded by\n"
     "the share computed. --data writes the cells as digits, one line per query row.\n"
+    "With --dataset D, one kind's weights on that input instead, for --head: the\n"
+    "coefficients that mix each value into each output row, from one-hot probes of v\n"
+    "through the kind's forward (its attention weights for a softmax kind), beside\n"
+    "exact attention's and their difference (log colour scale), and the mass each\n"
+    "query row recalls: sum over j of min(kind, exact), for a masked kind the share of\n"
+    "exact attention's weight on the keys it computes.\n"
     "  bench pattern bigbird --n 128 --causal 1\n"
-    "  bench pattern --kinds window,strided,bigbird w=16 --n 96 --out cmp.svg";
+    "  bench pattern --kinds window,strided,bigbird window=16 --n 96 --out cmp.svg\n"
+    "  bench pattern window window=32 --dataset needle --n 256 --causal 1";
 
 /* The options of bench pattern as text (NULL: not given). */
 typedef struct pattern_opts {
     const char *help, *kinds, *n, *q_len, *kv_len, *heads, *kv_heads, *head, *causal, *out, *data;
+    const char *dataset, *seed, *head_dim;
 } pattern_opts;
 
+/* The dataset of --dataset (its parameters set by NAME=VALUE the kinds do not have). */
+typedef struct pattern_input {
+    const ds_ops *ds; /* NULL: no --dataset */
+    ds_params params;
+} pattern_input;
+
 /* NAME=VALUE: set on every panel whose kind has the parameter; refused when none has it. */
-static attn_status set_param(bench_pattern_panel *panels, int npanels, const char *arg, char *msg,
-                             size_t msg_len)
+static attn_status set_param(bench_pattern_panel *panels, int npanels, pattern_input *in,
+                             const char *arg, char *msg, size_t msg_len)
 {
     const char *eq = strchr(arg, '=');
     char name[64];
@@ -50,17 +65,32 @@ static attn_status set_param(bench_pattern_panel *panels, int npanels, const cha
         if (attn_param_set(t, &panels[k].params, name, eq + 1, msg, msg_len)) return ATTN_EINVAL;
         set++;
     }
+    if (!set && in->ds && ds_param_index(in->ds, name) >= 0)
+        return ds_param_set(in->ds, &in->params, name, eq + 1, msg, msg_len);
     if (!set)
         return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "%s: no kind drawn has a parameter '%s' (see bench list --verbose)", arg,
-                         name);
+                         "%s: no kind drawn has a parameter '%s'%s (see bench list --verbose)", arg,
+                         name, in->ds ? ", nor has the dataset" : "");
     return ATTN_OK;
 }
 
 /* The kinds (positional 0, or --kinds) and their parameters into panels. */
 static attn_status choose(const pattern_opts *o, const char **pos, int npos,
-                          bench_pattern_panel *panels, int *npanels, char *msg, size_t msg_len)
+                          bench_pattern_panel *panels, int *npanels, pattern_input *in, char *msg,
+                          size_t msg_len)
 {
+    *in = (pattern_input){0};
+    if (o->dataset && o->kinds)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--dataset draws one kind's weights: give KIND, not --kinds");
+    if (o->dataset) {
+        if (ds_parse(o->dataset, &in->ds, &in->params, msg, msg_len)) return ATTN_EINVAL;
+        if (in->ds->shape)
+            return attn_fail(ATTN_EINVAL, msg, msg_len,
+                             "--dataset %s: bench pattern draws generated inputs only (see bench "
+                             "datasets)",
+                             o->dataset);
+    }
     char **names = NULL;
     int nnames = 0, first = 0;
     if (o->kinds) {
@@ -94,7 +124,7 @@ static attn_status choose(const pattern_opts *o, const char **pos, int npos,
             if (strcspn(pos[e], "=") == len && strncmp(pos[e], pos[a], len) == 0)
                 st = attn_fail(ATTN_EINVAL, msg, msg_len, "%.*s given twice ('%s', '%s')", (int)len,
                                pos[a], pos[e], pos[a]);
-        if (st == ATTN_OK) st = set_param(panels, *npanels, pos[a], msg, msg_len);
+        if (st == ATTN_OK) st = set_param(panels, *npanels, in, pos[a], msg, msg_len);
     }
     return st;
 }
@@ -103,7 +133,7 @@ static attn_status choose(const pattern_opts *o, const char **pos, int npos,
 static attn_status parse_shape(const pattern_opts *o, attn_shape *s, int64_t *head, char *msg,
                                size_t msg_len)
 {
-    int64_t n = 256, T = -1, S = -1, H = 1, Hkv = 0, causal = 0;
+    int64_t n = 256, T = -1, S = -1, H = 1, Hkv = 0, causal = 0, D = 64;
     *head = 0;
     const int64_t most = 1 << 15; /* T·S bytes of cells per panel */
     if ((o->n && bench_parse_i64(o->n, "--n", 1, most, &n, msg, msg_len)) ||
@@ -112,14 +142,19 @@ static attn_status parse_shape(const pattern_opts *o, attn_shape *s, int64_t *he
         (o->heads && bench_parse_i64(o->heads, "--heads", 1, 1 << 12, &H, msg, msg_len)) ||
         (o->kv_heads &&
          bench_parse_i64(o->kv_heads, "--kv-heads", 1, 1 << 12, &Hkv, msg, msg_len)) ||
-        (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)))
+        (o->causal && bench_parse_i64(o->causal, "--causal", 0, 1, &causal, msg, msg_len)) ||
+        (o->head_dim && bench_parse_i64(o->head_dim, "--head-dim", 1, 1024, &D, msg, msg_len)))
         return ATTN_EINVAL;
     if (o->head && bench_parse_i64(o->head, "--head", 0, H - 1, head, msg, msg_len))
         return ATTN_EINVAL;
     if (Hkv > 0 && H % Hkv != 0)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "--kv-heads %lld does not divide --heads %lld",
                          (long long)Hkv, (long long)H);
-    *s = attn_shape_init(1, H, Hkv, T > 0 ? T : n, S > 0 ? S : n, 64, causal != 0);
+    if (o->dataset && (T > 0 ? T : n) * (S > 0 ? S : n) > 2048 * 2048)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--dataset draws every weight: T x S at most 2048 x 2048 (give a smaller "
+                         "--n)");
+    *s = attn_shape_init(1, H, Hkv, T > 0 ? T : n, S > 0 ? S : n, D, causal != 0);
     return ATTN_OK;
 }
 
@@ -132,7 +167,8 @@ static const char *format_of(const char *path)
 
 /* The default image: plots/pattern_<kinds>_n<N>[_causal].png (plots/ made if missing). */
 static attn_status default_out(const bench_pattern_panel *panels, int npanels, const attn_shape *s,
-                               char *path, size_t len, char *msg, size_t msg_len)
+                               const char *dataset, char *path, size_t len, char *msg,
+                               size_t msg_len)
 {
     char dir[4096];
     bench_default_plot_dir(dir, sizeof dir);
@@ -143,8 +179,8 @@ static attn_status default_out(const bench_pattern_panel *panels, int npanels, c
     for (int k = 0; k < npanels && w < (int)len; k++)
         w += snprintf(path + w, len - (size_t)w, "_%s", panels[k].ops->name);
     if (w < (int)len)
-        snprintf(path + w, len - (size_t)w, "_n%lld%s.png", (long long)s->S,
-                 s->causal ? "_causal" : "");
+        snprintf(path + w, len - (size_t)w, "_n%lld%s%s%s.png", (long long)s->S,
+                 s->causal ? "_causal" : "", dataset ? "_" : "", dataset ? dataset : "");
     return ATTN_OK;
 }
 
@@ -164,6 +200,10 @@ int bench_cmd_pattern(int argc, char **argv)
          &o.out},
         {"--data", "FILE", "also write the cells as digits, one line per query row (-: stdout)",
          &o.data},
+        {"--dataset", "NAME", "draw the kind's weights on this input instead (bench datasets)",
+         &o.dataset},
+        {"--seed", "N", "seed of the dataset's inputs (default 1)", &o.seed},
+        {"--head-dim", "D", "head dimension of the inputs (default 64)", &o.head_dim},
         {"--help", NULL, "this help", &o.help},
     };
     const char *pos[1 + ATTN_MAX_PARAMS];
@@ -183,7 +223,10 @@ int bench_cmd_pattern(int argc, char **argv)
     attn_shape s;
     int64_t head;
     char path[4400];
-    if (choose(&o, pos, npos, panels, &npanels, msg, sizeof msg) ||
+    pattern_input in;
+    int64_t seed = 1;
+    if (choose(&o, pos, npos, panels, &npanels, &in, msg, sizeof msg) ||
+        (o.seed && bench_parse_i64(o.seed, "--seed", 0, INT64_MAX, &seed, msg, sizeof msg)) ||
         parse_shape(&o, &s, &head, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (bench_pattern_check(panels, npanels, &s, msg, sizeof msg))
@@ -191,13 +234,26 @@ int bench_cmd_pattern(int argc, char **argv)
     if (o.out && !format_of(o.out))
         return bench_fail(ATTN_EINVAL, "--out needs a file ending in .png, .svg or .pdf");
     if (o.out) snprintf(path, sizeof path, "%s", o.out);
-    else if (default_out(panels, npanels, &s, path, sizeof path, msg, sizeof msg))
+    else if (default_out(panels, npanels, &s, in.ds ? in.ds->name : NULL, path, sizeof path, msg,
+                         sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     if (bench_check_writable(path, "--out", msg, sizeof msg) ||
         (o.data && strcmp(o.data, "-") != 0 &&
          bench_check_writable(o.data, "--data", msg, sizeof msg)))
         return bench_fail(ATTN_EINVAL, msg);
+    if (o.data && in.ds)
+        return bench_fail(ATTN_EINVAL, "--data writes the cells: not with --dataset");
+    if ((o.seed || o.head_dim) && !in.ds)
+        return bench_fail(ATTN_EINVAL, "--seed and --head-dim set the inputs of --dataset: give "
+                                       "--dataset NAME, or a kind's seed as seed=N");
     attn_status st = ATTN_OK;
+    if (in.ds) {
+        st = bench_pattern_weights_draw(&panels[0], &s, head, in.ds, &in.params, (uint64_t)seed,
+                                        path, format_of(path), msg, sizeof msg);
+        if (st != ATTN_OK) return bench_fail(st, msg);
+        printf("wrote %s\n", path);
+        return 0;
+    }
     if (o.data) {
         FILE *f = strcmp(o.data, "-") == 0 ? stdout : fopen(o.data, "w");
         if (!f) return bench_fail(ATTN_EINVAL, "--data: cannot open the file for writing");

@@ -12,10 +12,12 @@
 #ifndef BENCH_PATTERN_H
 #define BENCH_PATTERN_H
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
 
 #include "attention.h"
+#include "datasets.h"
 
 /* A panel: a kind and its parameters (resolved for the shape by bench_pattern_cells). */
 typedef struct bench_pattern_panel {
@@ -33,6 +35,15 @@ typedef struct bench_pattern_cells {
 
 /* The shape s of a pattern (the functions below) gives s->Hkv as the KV heads asked for (0: the
  * kind's default for s->H: attn_kind_kv_heads); each panel runs with its kind's. */
+
+/* The shape panel pn runs with (its kind's KV heads for asked) and its parameters resolved for
+ * it, checked: ATTN_EINVAL with the kind's message. */
+attn_status bench_pattern_shape(bench_pattern_panel *pn, const attn_shape *asked, attn_shape *s,
+                                char *msg, size_t msg_len);
+
+/* The panel's parameters as "name=value,..." text: all of them (all), or those not at their
+ * default ("" when none). */
+void bench_pattern_params_text(const bench_pattern_panel *pn, bool all, char *buf, size_t len);
 
 /* Refuse (ATTN_EINVAL, the kind's message) a shape or parameters the kind of a single panel
  * refuses (beside other kinds, its panel says why instead: bench_pattern_draw). */
@@ -58,5 +69,34 @@ attn_status bench_pattern_write_data(FILE *f, bench_pattern_panel *panels, int n
 attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const attn_shape *s,
                                int64_t h, const char *dest, const char *format, char *msg,
                                size_t msg_len);
+
+/* ---- bench pattern --dataset: weights on an input (fig_weights.c) ---- */
+
+/* What the weights figure draws for query head h of a dataset's q, k (v is replaced by one-hot
+ * probes: the coefficients are those of the kind's forward on q, k, for any v). */
+typedef struct bench_pattern_weights_out {
+    attn_shape s;   /* the shape the kind ran with */
+    double *kind;   /* T·S: kind[i·S + j] the weight of value j in the kind's output row i (its
+                       attention weights for a softmax kind; its mixing matrix for the others) */
+    double *exact;  /* T·S: exact softmax attention's weights (attn_exact_reference) */
+    double *recall; /* T: Σ_j min(max(kind, 0), exact): for a masked softmax kind, the share of
+                       exact attention's mass on the keys it computes; else the overlap of the two
+                       rows */
+} bench_pattern_weights_out;
+
+/* Fill w for panel pn (its parameters resolved, its weights drawn from its seed for the call)
+ * on dataset ds (parameters dsp, seed) at shape asked; ATTN_EINVAL: the kind refuses the shape;
+ * ATTN_EFAIL: out of memory, a forward failing. Free with bench_pattern_weights_free (also after
+ * a failure). */
+attn_status bench_pattern_weights(bench_pattern_panel *pn, const attn_shape *asked, int64_t h,
+                                  const ds_ops *ds, const ds_params *dsp, uint64_t seed,
+                                  bench_pattern_weights_out *w, char *msg, size_t msg_len);
+void bench_pattern_weights_free(bench_pattern_weights_out *w);
+/* Draw them into dest as format: the kind's weights, exact attention's, |difference| (log
+ * colour scale, blank under 1e-6) and the mass recalled per query row. */
+attn_status bench_pattern_weights_draw(bench_pattern_panel *pn, const attn_shape *s, int64_t h,
+                                       const ds_ops *ds, const ds_params *dsp, uint64_t seed,
+                                       const char *dest, const char *format, char *msg,
+                                       size_t msg_len);
 
 #endif

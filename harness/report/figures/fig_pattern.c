@@ -17,10 +17,8 @@ enum { PATTERN_PIXELS = 512 };
  * figure's title; panels a row at most. */
 enum { PANEL_PX = 400, PANEL_TITLE_PX = 110, TITLE_PX = 60, PANELS_A_ROW = 4 };
 
-/* The panel's shape (its kind's KV heads) and parameters resolved for it, checked: ATTN_EINVAL
- * with the kind's message. */
-static attn_status panel_shape(bench_pattern_panel *pn, const attn_shape *asked, attn_shape *s,
-                               char *msg, size_t msg_len)
+attn_status bench_pattern_shape(bench_pattern_panel *pn, const attn_shape *asked, attn_shape *s,
+                                char *msg, size_t msg_len)
 {
     *s = *asked;
     s->Hkv = attn_kind_kv_heads(pn->ops, asked->H, asked->Hkv);
@@ -36,7 +34,7 @@ attn_status bench_pattern_check(bench_pattern_panel *panels, int npanels, const 
 {
     attn_shape shape;
     for (int k = 0; k < npanels && npanels == 1; k++)
-        if (panel_shape(&panels[k], s, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+        if (bench_pattern_shape(&panels[k], s, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
     return ATTN_OK;
 }
 
@@ -45,7 +43,7 @@ attn_status bench_pattern_cells_of(bench_pattern_panel *pn, const attn_shape *as
 {
     *out = (bench_pattern_cells){0};
     attn_shape shape;
-    if (panel_shape(pn, asked, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
+    if (bench_pattern_shape(pn, asked, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
     const attn_shape *s = &shape;
     out->cells = malloc((size_t)(s->T * s->S));
     if (!out->cells)
@@ -66,9 +64,7 @@ void bench_pattern_cells_free(bench_pattern_cells *c)
     c->cells = NULL;
 }
 
-/* The kind's parameters as text: all of them (all), or those not at their default ("" when
- * none). */
-static void params_text(const bench_pattern_panel *pn, bool all, char *buf, size_t len)
+void bench_pattern_params_text(const bench_pattern_panel *pn, bool all, char *buf, size_t len)
 {
     const attn_param_table *t = attn_kind_params(pn->ops);
     attn_param_def defs[ATTN_MAX_PARAMS];
@@ -110,7 +106,7 @@ attn_status bench_pattern_write_data(FILE *f, bench_pattern_panel *panels, int n
             return st;
         }
         char params[512];
-        params_text(&panels[k], true, params, sizeof params);
+        bench_pattern_params_text(&panels[k], true, params, sizeof params);
         fprintf(
             f,
             "# kind %s params %s source %s T %lld S %lld head %lld computed %lld repeated %lld\n",
@@ -165,7 +161,7 @@ static void panel_title(const bench_pattern_panel *pn, const bench_pattern_cells
                         const attn_shape *s, char *buf, size_t len)
 {
     char params[256], text[768];
-    params_text(pn, false, params, sizeof params);
+    bench_pattern_params_text(pn, false, params, sizeof params);
     const double share = 100.0 * (double)c->computed / ((double)s->T * (double)s->S);
     if (c->source == ATTN_CELLS_NONE)
         snprintf(text, sizeof text, "%s%s%s\n%s", pn->ops->name, params[0] ? "  " : "", params,
