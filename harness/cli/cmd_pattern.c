@@ -198,7 +198,8 @@ int bench_cmd_pattern(int argc, char **argv)
         {"--head", "I", "the query head drawn (default 0; patterns may differ by head)", &o.head},
         {"--out", "FILE", "the image, .png, .svg or .pdf (default: plots/pattern_<kinds>_n<N>.png)",
          &o.out},
-        {"--data", "FILE", "also write the cells as digits, one line per query row (-: stdout)",
+        {"--data", "FILE",
+         "write the cells as digits, one line per query row (-: stdout); no image unless --out",
          &o.data},
         {"--dataset", "NAME", "draw the kind's weights on this input instead (bench datasets)",
          &o.dataset},
@@ -233,19 +234,20 @@ int bench_cmd_pattern(int argc, char **argv)
         return bench_fail(ATTN_EINVAL, msg);
     if (o.out && !format_of(o.out))
         return bench_fail(ATTN_EINVAL, "--out needs a file ending in .png, .svg or .pdf");
-    if (o.out) snprintf(path, sizeof path, "%s", o.out);
-    else if (default_out(panels, npanels, &s, in.ds ? in.ds->name : NULL, path, sizeof path, msg,
-                         sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
-    if (bench_check_writable(path, "--out", msg, sizeof msg) ||
-        (o.data && strcmp(o.data, "-") != 0 &&
-         bench_check_writable(o.data, "--data", msg, sizeof msg)))
-        return bench_fail(ATTN_EINVAL, msg);
     if (o.data && in.ds)
         return bench_fail(ATTN_EINVAL, "--data writes the cells: not with --dataset");
     if ((o.seed || o.head_dim) && !in.ds)
         return bench_fail(ATTN_EINVAL, "--seed and --head-dim set the inputs of --dataset: give "
                                        "--dataset NAME, or a kind's seed as seed=N");
+    const bool draw = o.out || !o.data; /* --data alone: the data only */
+    if (o.out) snprintf(path, sizeof path, "%s", o.out);
+    else if (draw && default_out(panels, npanels, &s, in.ds ? in.ds->name : NULL, path, sizeof path,
+                                 msg, sizeof msg))
+        return bench_fail(ATTN_EINVAL, msg);
+    if ((draw && bench_check_writable(path, "--out", msg, sizeof msg)) ||
+        (o.data && strcmp(o.data, "-") != 0 &&
+         bench_check_writable(o.data, "--data", msg, sizeof msg)))
+        return bench_fail(ATTN_EINVAL, msg);
     attn_status st = ATTN_OK;
     if (in.ds) {
         st = bench_pattern_weights_draw(&panels[0], &s, head, in.ds, &in.params, (uint64_t)seed,
@@ -262,6 +264,7 @@ int bench_cmd_pattern(int argc, char **argv)
             st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "cannot write %s", o.data);
         if (st != ATTN_OK) return bench_fail(st, msg);
     }
+    if (!draw) return 0;
     st = bench_pattern_draw(panels, npanels, &s, head, path, format_of(path), msg, sizeof msg);
     if (st != ATTN_OK) return bench_fail(st, msg);
     printf("wrote %s\n", path);

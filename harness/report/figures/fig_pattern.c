@@ -15,7 +15,7 @@
 enum { PATTERN_PIXELS = 512 };
 /* Layout (pixels): a panel's width, the room of its three title lines and axis labels, the
  * figure's title; panels a row at most. */
-enum { PANEL_PX = 400, PANEL_TITLE_PX = 110, TITLE_PX = 60, PANELS_A_ROW = 4 };
+enum { PANEL_PX = 400, PANEL_TITLE_PX = 110, TITLE_PX = 80, PANELS_A_ROW = 4 };
 
 attn_status bench_pattern_shape(bench_pattern_panel *pn, const attn_shape *asked, attn_shape *s,
                                 char *msg, size_t msg_len)
@@ -188,9 +188,9 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
         return attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for a gnuplot script");
     }
     const int64_t b = block_of(s);
-    char title[512], quoted[600];
+    char title[512], quoted[1400];
     int w = snprintf(title, sizeof title,
-                     "Scores computed: T=%lld queries × S=%lld keys%s, head %lld of %lld",
+                     "Scores computed\nT=%lld queries × S=%lld keys%s, head %lld of %lld",
                      (long long)s->T, (long long)s->S, s->causal ? ", causal" : "", (long long)h,
                      (long long)s->H);
     if (b > 1)
@@ -201,7 +201,7 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
     const int cols = npanels < PANELS_A_ROW ? npanels : PANELS_A_ROW;
     const int rows = (npanels + cols - 1) / cols;
     fprintf(t,
-            "set multiplot layout %d,%d title %s font ',12'\n"
+            "set multiplot layout %d,%d title %s font ',11'\n"
             "set palette defined (0 '#ffffff', 1 '#1f3f8f')\nset cbrange [0:1]\nunset colorbox\n"
             "set size ratio %.6g\nset xrange [-0.5:%.6g]\nset yrange [%.6g:-0.5]\n"
             "set xlabel 'key j' font ',9'\nset ylabel 'query i' font ',9'\nset tics font ',8' out\n"
@@ -240,8 +240,8 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
     const int height =
         TITLE_PX + rows * (PANEL_TITLE_PX + (int)(PANEL_PX * (aspect < 1.5 ? aspect : 1.5) + 0.5));
     if (st == ATTN_OK)
-        st = bench_gnuplot_render(&g, script, format, PANEL_PX * cols + 40, height, dest, msg,
-                                  msg_len);
+        st = bench_gnuplot_render(&g, script, format, PANEL_PX * cols + (cols > 1 ? 40 : 80),
+                                  height, dest, msg, msg_len);
     free(script);
     bench_gnuplot_close(&g);
     return st;

@@ -31,10 +31,10 @@ static attn_status mixing(const attn_ops *ops, const attn_shape *s, const attn_p
     double *ref = malloc((size_t)(T * D) * sizeof *ref);
     int64_t *rows = malloc((size_t)T * sizeof *rows);
     void *ws = ws_bytes ? malloc(ws_bytes) : NULL;
-    attn_status st = v && out && ref && rows && (ws || !ws_bytes)
-                         ? ATTN_OK
-                         : attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory probing %s",
-                                     ops->name);
+    attn_status st =
+        v && out && ref && rows && (ws || !ws_bytes)
+            ? ATTN_OK
+            : attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory probing %s", ops->name);
     for (int64_t i = 0; i < T && st == ATTN_OK; i++) rows[i] = h * T + i;
     for (int64_t j0 = 0; j0 < S && st == ATTN_OK; j0 += D) {
         const int64_t j1 = j0 + D < S ? j0 + D : S;
@@ -76,10 +76,8 @@ attn_status bench_pattern_weights(bench_pattern_panel *pn, const attn_shape *ask
                        pn->ops->name);
     if (st == ATTN_OK) st = ds->fill(s, dsp, seed, 1, q, k, v, msg, msg_len);
     if (st == ATTN_OK) st = attn_weights_draw(pn->ops, s, &pn->params, owned, msg, msg_len);
-    if (st == ATTN_OK)
-        st = mixing(pn->ops, s, &pn->params, q, k, h, false, w->kind, msg, msg_len);
-    if (st == ATTN_OK)
-        st = mixing(pn->ops, s, &pn->params, q, k, h, true, w->exact, msg, msg_len);
+    if (st == ATTN_OK) st = mixing(pn->ops, s, &pn->params, q, k, h, false, w->kind, msg, msg_len);
+    if (st == ATTN_OK) st = mixing(pn->ops, s, &pn->params, q, k, h, true, w->exact, msg, msg_len);
     for (int64_t i = 0; st == ATTN_OK && i < s->T; i++) {
         double r = 0;
         for (int64_t j = 0; j < s->S; j++) {
@@ -127,10 +125,9 @@ attn_status bench_pattern_weights_draw(bench_pattern_panel *pn, const attn_shape
     bench_gnuplot g = {0};
     if (st == ATTN_OK) st = bench_gnuplot_open(&g, msg, msg_len);
     char files[3][4300] = {{0}}, recall_file[4300] = "";
-    if (st == ATTN_OK &&
-        (write_log_matrix(&g, w.kind, NULL, &w.s, files[0], sizeof files[0]) ||
-         write_log_matrix(&g, w.exact, NULL, &w.s, files[1], sizeof files[1]) ||
-         write_log_matrix(&g, w.kind, w.exact, &w.s, files[2], sizeof files[2])))
+    if (st == ATTN_OK && (write_log_matrix(&g, w.kind, NULL, &w.s, files[0], sizeof files[0]) ||
+                          write_log_matrix(&g, w.exact, NULL, &w.s, files[1], sizeof files[1]) ||
+                          write_log_matrix(&g, w.kind, w.exact, &w.s, files[2], sizeof files[2])))
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write gnuplot data in %s", g.dir);
     double mean = 0;
     if (st == ATTN_OK) {
@@ -164,8 +161,7 @@ attn_status bench_pattern_weights_draw(bench_pattern_panel *pn, const attn_shape
                 "set xrange [-0.5:%.6g]\nset yrange [%.6g:-0.5]\nset size ratio %.6g\n"
                 "set xlabel 'key j' font ',9'\nset ylabel 'query i' font ',9'\n",
                 title, (double)w.s.S - 0.5, (double)w.s.T - 0.5, (double)w.s.T / (double)w.s.S);
-        const char *titles[3] = {t0, "'exact attention: weight'",
-                                 "'|difference| (kind - exact)'"};
+        const char *titles[3] = {t0, "'exact attention: weight'", "'|difference| (kind - exact)'"};
         for (int p = 0; p < 3; p++)
             fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", titles[p],
                     files[p]);
