@@ -18,6 +18,11 @@
 
 #include "attention.h"
 #include "datasets.h"
+#include "series.h"
+
+/* Cells a side drawn one per pixel at most (beyond, a pixel is a block of cells); kinds a
+ * figure holds side by side at most. */
+enum { PATTERN_PIXELS = 512, BENCH_PATTERN_PANELS = 8 };
 
 /* A panel: a kind and its parameters (resolved for the shape by bench_pattern_cells). */
 typedef struct bench_pattern_panel {
@@ -69,6 +74,14 @@ attn_status bench_pattern_write_data(FILE *f, bench_pattern_panel *panels, int n
 attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const attn_shape *s,
                                int64_t h, const char *dest, const char *format, char *msg,
                                size_t msg_len);
+
+/* The patterns of every kind of run rd (bench report), up to BENCH_PATTERN_PANELS a figure, into
+ * dir as format: each kind at the parameters of its first point ('auto' resolved for the shape),
+ * one head at the run's smallest kv_len (at most PATTERN_PIXELS) and its causal value, queries =
+ * keys. The file names (patterns.FORMAT, patterns_2.FORMAT ...) into names[0..*n), at most max.
+ * Kinds this binary does not know are left out. ATTN_EFAIL: gnuplot missing or failing. */
+attn_status bench_pattern_run(const bench_run_data *rd, const char *dir, const char *format,
+                              char (*names)[256], int max, int *n, char *msg, size_t msg_len);
 
 /* ---- bench pattern --dataset: weights on an input (fig_weights.c) ---- */
 

@@ -11,8 +11,6 @@
 #include "gnuplot.h"
 #include "pattern.h"
 
-/* Pixels per panel side at most: beyond, each pixel is a block of cells. */
-enum { PATTERN_PIXELS = 512 };
 /* Layout (pixels): a panel's width, the room of its three title lines and axis labels, the
  * figure's title; panels a row at most. */
 enum { PANEL_PX = 400, PANEL_TITLE_PX = 110, TITLE_PX = 80, PANELS_A_ROW = 4 };
@@ -212,7 +210,7 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
         bench_pattern_cells c;
         st = bench_pattern_cells_of(&panels[k], s, h, &c, msg, msg_len);
         char data[4300], ptitle[2400];
-        if (st == ATTN_EINVAL && npanels > 1) { /* a kind refusing the shape: say so in its panel */
+        if (st == ATTN_EINVAL) { /* a kind refusing the shape: say so in its panel */
             char text[ATTN_MSG_LEN + 64];
             snprintf(text, sizeof text, "%s\nnot drawn:\n%s", panels[k].ops->name, msg);
             quote_lines(text, ptitle, sizeof ptitle);
@@ -244,5 +242,58 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
                                   height, dest, msg, msg_len);
     free(script);
     bench_gnuplot_close(&g);
+    return st;
+}
+
+/* Parameters "name=value,..." as a run records them ("auto": the default, resolved per shape)
+ * into p; false when an item is not one of the kind's. */
+static bool run_params(const attn_ops *ops, const char *text, attn_params *p)
+{
+    char items[256], msg[ATTN_MSG_LEN];
+    snprintf(items, sizeof items, "%s", text);
+    *p = attn_params_defaults(attn_kind_params(ops));
+    for (char *save = NULL, *item = strtok_r(items, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq) return false;
+        *eq = '\0';
+        if (strcmp(eq + 1, "auto") != 0 &&
+            attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK)
+            return false;
+    }
+    return true;
+}
+
+attn_status bench_pattern_run(const bench_run_data *rd, const char *dir, const char *format,
+                              char (*names)[256], int max, int *n, char *msg, size_t msg_len)
+{
+    *n = 0;
+    bench_pattern_panel panels[BENCH_PATTERN_PANELS];
+    int np = 0;
+    int64_t S = 0;
+    bool causal = false;
+    for (int64_t p = 0; p < rd->n; p++)
+        if (!S || rd->pts[p].kv_len < S) S = rd->pts[p].kv_len, causal = rd->pts[p].causal != 0;
+    if (S > PATTERN_PIXELS) S = PATTERN_PIXELS;
+    const attn_shape s = attn_shape_init(1, 1, 0, S, S, 64, causal);
+    attn_status st = ATTN_OK;
+    for (int64_t p = 0; p <= rd->n && st == ATTN_OK; p++) {
+        const attn_ops *ops = p < rd->n ? attn_kind_find(rd->pts[p].kind) : NULL;
+        bool seen = false; /* drawn from an earlier point */
+        for (int64_t e = 0; ops && e < p && !seen; e++)
+            seen = strcmp(rd->pts[e].kind, ops->name) == 0;
+        if (ops && !seen && run_params(ops, rd->params[p], &panels[np].params))
+            panels[np++].ops = ops;
+        if (np == BENCH_PATTERN_PANELS || (p == rd->n && np > 0)) {
+            if (*n == max) break;
+            if (*n) snprintf(names[*n], 256, "patterns_%d.%s", *n + 1, format);
+            else snprintf(names[*n], 256, "patterns.%s", format);
+            char path[4400];
+            snprintf(path, sizeof path, "%s/%s", dir, names[*n]);
+            st = bench_pattern_draw(panels, np, &s, 0, path, format, msg, msg_len);
+            if (st == ATTN_OK) ++*n;
+            np = 0;
+        }
+    }
     return st;
 }
