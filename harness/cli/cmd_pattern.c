@@ -13,8 +13,6 @@
 #include "gnuplot.h"
 #include "pattern.h"
 
-enum { MAX_PANELS_PATTERN = 8 };
-
 static const char pattern_description[] =
     "Draws which scores a kind computes: query rows i down, key columns j across, a\n"
     "dark cell per score, for one head of one shape; the title of each panel gives the\n"
@@ -26,7 +24,7 @@ static const char pattern_description[] =
     "Several kinds side by side with --kinds; NAME=VALUE sets that parameter of every\n"
     "kind that has it. Beyond 512 cells a side, a pixel is a block of cells shaded by\n"
     "the share computed. --data writes the cells as digits, one line per query row.\n"
-    "With --dataset D, one kind's weights on that input instead, for --head: the\n"
+    "With --dataset D, the kinds' weights on that input instead (up to 4), for --head: the\n"
     "coefficients that mix each value into each output row, from one-hot probes of v\n"
     "through the kind's forward (its attention weights for a softmax kind), beside\n"
     "exact attention's and their difference (log colour scale), and the mass each\n"
@@ -80,9 +78,6 @@ static attn_status choose(const pattern_opts *o, const char **pos, int npos,
                           size_t msg_len)
 {
     *in = (pattern_input){0};
-    if (o->dataset && o->kinds)
-        return attn_fail(ATTN_EINVAL, msg, msg_len,
-                         "--dataset draws one kind's weights: give KIND, not --kinds");
     if (o->dataset) {
         if (ds_parse(o->dataset, &in->ds, &in->params, msg, msg_len)) return ATTN_EINVAL;
         if (in->ds->shape)
@@ -102,11 +97,17 @@ static attn_status choose(const pattern_opts *o, const char **pos, int npos,
     } else {
         first = 1;
     }
-    if (nnames > MAX_PANELS_PATTERN) {
+    if (o->dataset && nnames > BENCH_PATTERN_WEIGHTS) {
+        bench_free_strings(names, nnames);
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--kinds lists %d kinds: at most %d on one --dataset", nnames,
+                         BENCH_PATTERN_WEIGHTS);
+    }
+    if (nnames > BENCH_PATTERN_PANELS) {
         bench_free_strings(names, nnames);
         return attn_fail(ATTN_EINVAL, msg, msg_len,
                          "--kinds lists %d kinds: at most %d side by side", nnames,
-                         MAX_PANELS_PATTERN);
+                         BENCH_PATTERN_PANELS);
     }
     *npanels = o->kinds ? nnames : 1;
     attn_status st = ATTN_OK;
@@ -219,7 +220,7 @@ int bench_cmd_pattern(int argc, char **argv)
                          pattern_description, opts, BENCH_COUNT(opts));
         return 0;
     }
-    bench_pattern_panel panels[MAX_PANELS_PATTERN];
+    bench_pattern_panel panels[BENCH_PATTERN_PANELS];
     int npanels = 0;
     attn_shape s;
     int64_t head;
@@ -230,8 +231,12 @@ int bench_cmd_pattern(int argc, char **argv)
         (o.seed && bench_parse_i64(o.seed, "--seed", 0, INT64_MAX, &seed, msg, sizeof msg)) ||
         parse_shape(&o, &s, &head, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
-    if (bench_pattern_check(panels, npanels, &s, msg, sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
+    /* a kind refusing the shape: refused here when alone or on --dataset (elsewhere its panel
+     * says why) */
+    for (int k = 0; k < (in.ds ? npanels : 1); k++)
+        if (bench_pattern_check(in.ds ? &panels[k] : panels, in.ds ? 1 : npanels, &s, msg,
+                                sizeof msg))
+            return bench_fail(ATTN_EINVAL, msg);
     if (o.out && !format_of(o.out))
         return bench_fail(ATTN_EINVAL, "--out needs a file ending in .png, .svg or .pdf");
     if (o.data && in.ds)
@@ -250,8 +255,8 @@ int bench_cmd_pattern(int argc, char **argv)
         return bench_fail(ATTN_EINVAL, msg);
     attn_status st = ATTN_OK;
     if (in.ds) {
-        st = bench_pattern_weights_draw(&panels[0], &s, head, in.ds, &in.params, (uint64_t)seed,
-                                        path, format_of(path), msg, sizeof msg);
+        st = bench_pattern_weights_draw(panels, npanels, &s, head, in.ds, &in.params,
+                                        (uint64_t)seed, path, format_of(path), msg, sizeof msg);
         if (st != ATTN_OK) return bench_fail(st, msg);
         printf("wrote %s\n", path);
         return 0;

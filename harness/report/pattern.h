@@ -105,11 +105,14 @@ attn_status bench_pattern_weights(bench_pattern_panel *pn, const attn_shape *ask
                                   const ds_ops *ds, const ds_params *dsp, uint64_t seed,
                                   bench_pattern_weights_out *w, char *msg, size_t msg_len);
 void bench_pattern_weights_free(bench_pattern_weights_out *w);
-/* Draw them into dest as format: the kind's weights, exact attention's, |difference| (log
- * colour scale, blank under 1e-6) and the mass recalled per query row. */
-attn_status bench_pattern_weights_draw(bench_pattern_panel *pn, const attn_shape *s, int64_t h,
-                                       const ds_ops *ds, const ds_params *dsp, uint64_t seed,
-                                       const char *dest, const char *format, char *msg,
-                                       size_t msg_len);
+/* Kinds drawn on one input at most. */
+enum { BENCH_PATTERN_WEIGHTS = 4 };
+/* Draw panels[0..npanels) (1 to BENCH_PATTERN_WEIGHTS kinds) on one input into dest as format:
+ * exact attention's weights and each kind's (log colour scale, blank under 1e-6) above; the mass
+ * recalled per query row (a line per kind) and each kind's |difference| from exact below. */
+attn_status bench_pattern_weights_draw(bench_pattern_panel *panels, int npanels,
+                                       const attn_shape *s, int64_t h, const ds_ops *ds,
+                                       const ds_params *dsp, uint64_t seed, const char *dest,
+                                       const char *format, char *msg, size_t msg_len);
 
 #endif

@@ -115,68 +115,117 @@ static attn_status write_log_matrix(bench_gnuplot *g, const double *a, const dou
     return fclose(f) == 0 ? ATTN_OK : ATTN_EFAIL;
 }
 
-attn_status bench_pattern_weights_draw(bench_pattern_panel *pn, const attn_shape *s, int64_t h,
-                                       const ds_ops *ds, const ds_params *dsp, uint64_t seed,
-                                       const char *dest, const char *format, char *msg,
-                                       size_t msg_len)
+/* The log colour scale and axes of the matrix panels. */
+static void matrix_axes(FILE *t, const attn_shape *s)
 {
-    bench_pattern_weights_out w;
-    attn_status st = bench_pattern_weights(pn, s, h, ds, dsp, seed, &w, msg, msg_len);
+    fprintf(t,
+            "set logscale cb\nset cbrange [1e-6:1]\nset format cb '10^{%%L}'\n"
+            "set xrange [-0.5:%.6g]\nset yrange [%.6g:-0.5]\nset size ratio %.6g\n"
+            "set xlabel 'key j' font ',9'\nset ylabel 'query i' font ',9'\nunset grid\n",
+            (double)s->S - 0.5, (double)s->T - 0.5, (double)s->T / (double)s->S);
+}
+
+attn_status bench_pattern_weights_draw(bench_pattern_panel *panels, int npanels,
+                                       const attn_shape *s, int64_t h, const ds_ops *ds,
+                                       const ds_params *dsp, uint64_t seed, const char *dest,
+                                       const char *format, char *msg, size_t msg_len)
+{
+    static const char *const colors[BENCH_PATTERN_WEIGHTS] = {"#1f3f8f", "#c0392b", "#2e8b57",
+                                                              "#8e44ad"};
+    if (npanels < 1 || npanels > BENCH_PATTERN_WEIGHTS)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "%d kinds: 1 to %d on one input", npanels,
+                         BENCH_PATTERN_WEIGHTS);
+    bench_pattern_weights_out w[BENCH_PATTERN_WEIGHTS] = {{{0}}};
+    attn_status st = ATTN_OK;
+    for (int k = 0; k < npanels && st == ATTN_OK; k++)
+        st = bench_pattern_weights(&panels[k], s, h, ds, dsp, seed, &w[k], msg, msg_len);
     bench_gnuplot g = {0};
     if (st == ATTN_OK) st = bench_gnuplot_open(&g, msg, msg_len);
-    char files[3][4300] = {{0}}, recall_file[4300] = "";
-    if (st == ATTN_OK && (write_log_matrix(&g, w.kind, NULL, &w.s, files[0], sizeof files[0]) ||
-                          write_log_matrix(&g, w.exact, NULL, &w.s, files[1], sizeof files[1]) ||
-                          write_log_matrix(&g, w.kind, w.exact, &w.s, files[2], sizeof files[2])))
-        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write gnuplot data in %s", g.dir);
-    double mean = 0;
-    if (st == ATTN_OK) {
-        FILE *f = bench_gnuplot_data(&g, recall_file, sizeof recall_file);
-        for (int64_t i = 0; f && i < w.s.T; i++) {
-            fprintf(f, "%lld %.6g\n", (long long)i, w.recall[i]);
-            mean += w.recall[i] / (double)w.s.T;
+    /* per kind: its weights, |difference|, recall; then exact attention's weights */
+    char files[BENCH_PATTERN_WEIGHTS][3][4300] = {{{0}}}, exact_file[4300] = "";
+    double mean[BENCH_PATTERN_WEIGHTS] = {0};
+    const attn_shape *ws = &w[0].s;
+    if (st == ATTN_OK && write_log_matrix(&g, w[0].exact, NULL, ws, exact_file, sizeof exact_file))
+        st = ATTN_EFAIL;
+    for (int k = 0; k < npanels && st == ATTN_OK; k++) {
+        if (write_log_matrix(&g, w[k].kind, NULL, ws, files[k][0], sizeof files[k][0]) ||
+            write_log_matrix(&g, w[k].kind, w[k].exact, ws, files[k][1], sizeof files[k][1])) {
+            st = ATTN_EFAIL;
+            break;
         }
-        if (!f || fclose(f) != 0)
-            st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write gnuplot data in %s", g.dir);
+        FILE *f = bench_gnuplot_data(&g, files[k][2], sizeof files[k][2]);
+        for (int64_t i = 0; f && i < ws->T; i++) {
+            fprintf(f, "%lld %.6g\n", (long long)i, w[k].recall[i]);
+            mean[k] += w[k].recall[i] / (double)ws->T;
+        }
+        if (!f || fclose(f) != 0) st = ATTN_EFAIL;
     }
+    if (st == ATTN_EFAIL && g.dir[0])
+        st = attn_fail(ATTN_EFAIL, msg, msg_len, "cannot write gnuplot data in %s", g.dir);
     char *script = NULL;
     size_t script_len = 0;
     FILE *t = st == ATTN_OK ? open_memstream(&script, &script_len) : NULL;
     if (st == ATTN_OK && !t) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for a script");
     if (st == ATTN_OK) {
-        char params[256] = "", text[1024], title[1400];
-        bench_pattern_params_text(pn, false, params, sizeof params);
-        snprintf(text, sizeof text, "%s%s%s on %s (seed %llu): head %lld, T=%lld × S=%lld%s",
-                 pn->ops->name, params[0] ? " " : "", params, ds->name, (unsigned long long)seed,
-                 (long long)h, (long long)w.s.T, (long long)w.s.S, w.s.causal ? ", causal" : "");
+        char text[1024], title[1400];
+        int n = snprintf(text, sizeof text,
+                         "Weights on %s (seed %llu), head %lld, T=%lld × S=%lld%s:", ds->name,
+                         (unsigned long long)seed, (long long)h, (long long)ws->T, (long long)ws->S,
+                         ws->causal ? ", causal" : "");
+        for (int k = 0; k < npanels && n < (int)sizeof text; k++) {
+            char params[256];
+            bench_pattern_params_text(&panels[k], false, params, sizeof params);
+            n += snprintf(text + n, sizeof text - (size_t)n, "%s %s%s%s", k ? "," : "",
+                          panels[k].ops->name, params[0] ? " " : "", params);
+        }
         bench_gnuplot_quote(text, true, title, sizeof title);
-        char t0[128], t3[160];
-        snprintf(t0, sizeof t0, "'%s: |mixing weight| (one-hot probes of v)'", pn->ops->name);
-        snprintf(t3, sizeof t3, "'mass recalled per row: mean %.3f'", mean);
         fprintf(t,
-                "set multiplot layout 2,2 title %s font ',12'\n"
+                "set multiplot layout 2,%d title %s font ',12'\n"
                 "set palette defined (0 '#fff7bc', 0.4 '#fe9929', 0.7 '#cc4c02', 1 '#3f0f00')\n"
-                "set logscale cb\nset cbrange [1e-6:1]\nset format cb '10^{%%L}'\n"
-                "set cbtics font ',8'\nset tics font ',8' out\n"
-                "set xrange [-0.5:%.6g]\nset yrange [%.6g:-0.5]\nset size ratio %.6g\n"
-                "set xlabel 'key j' font ',9'\nset ylabel 'query i' font ',9'\n",
-                title, (double)w.s.S - 0.5, (double)w.s.T - 0.5, (double)w.s.T / (double)w.s.S);
-        const char *titles[3] = {t0, "'exact attention: weight'", "'|difference| (kind - exact)'"};
-        for (int p = 0; p < 3; p++)
-            fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", titles[p],
-                    files[p]);
+                "set cbtics font ',8'\nset tics font ',8' out\n",
+                npanels + 1, title);
+        matrix_axes(t, ws);
         fprintf(t,
-                "unset logscale cb\nset size noratio\nset autoscale x\nset xrange [0:%lld]\n"
-                "set yrange [0:1.05]\nset xlabel 'query i'\nset ylabel "
-                "'Σ_j min(kind_{ij}, exact_{ij})'\nset title %s font ',9'\nset grid\n"
-                "plot %s using 1:2 with lines lw 1.5 lc rgb '#1f3f8f' notitle\n"
-                "unset multiplot\n",
-                (long long)(w.s.T > 1 ? w.s.T - 1 : 1), t3, recall_file);
+                "set title 'exact attention: weights' font ',9'\n"
+                "plot %s matrix with image notitle\n",
+                exact_file);
+        for (int k = 0; k < npanels; k++) {
+            char ptitle[300];
+            snprintf(text, sizeof text, "%s: weights (one-hot probes of v)", panels[k].ops->name);
+            bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
+            fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
+                    files[k][0]);
+        }
+        fprintf(t,
+                "unset logscale cb\nset size noratio\nset xrange [0:%lld]\nset yrange [0:1.05]\n"
+                "set xlabel 'query i'\nset ylabel 'Σ_j min(kind_{ij}, exact_{ij})'\n"
+                "set title 'mass recalled per query row' font ',9'\nset grid\n"
+                "set key bottom left font ',8'\nplot ",
+                (long long)(ws->T > 1 ? ws->T - 1 : 1));
+        for (int k = 0; k < npanels; k++) {
+            char label[300];
+            snprintf(text, sizeof text, "%s (mean %.3f)", panels[k].ops->name, mean[k]);
+            bench_gnuplot_quote(text, true, label, sizeof label);
+            fprintf(t, "%s%s using 1:2 with lines lw 1.5 lc rgb '%s' title %s", k ? ", " : "",
+                    files[k][2], colors[k], label);
+        }
+        fputc('\n', t);
+        matrix_axes(t, ws);
+        for (int k = 0; k < npanels; k++) {
+            char ptitle[300];
+            snprintf(text, sizeof text, "%s: |weight - exact|", panels[k].ops->name);
+            bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
+            fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
+                    files[k][1]);
+        }
+        fputs("unset multiplot\n", t);
         if (fclose(t) != 0) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for a script");
     }
-    if (st == ATTN_OK) st = bench_gnuplot_render(&g, script, format, 1000, 940, dest, msg, msg_len);
+    const int cols = npanels + 1;
+    if (st == ATTN_OK)
+        st = bench_gnuplot_render(&g, script, format, 30 + 470 * cols, 900, dest, msg, msg_len);
     free(script);
     bench_gnuplot_close(&g);
-    bench_pattern_weights_free(&w);
+    for (int k = 0; k < npanels; k++) bench_pattern_weights_free(&w[k]);
     return st;
 }
