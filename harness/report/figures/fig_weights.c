@@ -191,7 +191,7 @@ attn_status bench_pattern_weights_draw(bench_pattern_panel *panels, int npanels,
                 exact_file);
         for (int k = 0; k < npanels; k++) {
             char ptitle[300];
-            snprintf(text, sizeof text, "%s: weights (one-hot probes of v)", panels[k].ops->name);
+            snprintf(text, sizeof text, "%s: |weights| (one-hot probes of v)", panels[k].ops->name);
             bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
             fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
                     files[k][0]);
