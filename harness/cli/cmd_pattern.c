@@ -231,11 +231,11 @@ int bench_cmd_pattern(int argc, char **argv)
         (o.seed && bench_parse_i64(o.seed, "--seed", 0, INT64_MAX, &seed, msg, sizeof msg)) ||
         parse_shape(&o, &s, &head, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
-    /* a kind refusing the shape: refused here when alone or on --dataset (elsewhere its panel
-     * says why) */
-    for (int k = 0; k < (in.ds ? npanels : 1); k++)
-        if (bench_pattern_check(in.ds ? &panels[k] : panels, in.ds ? 1 : npanels, &s, msg,
-                                sizeof msg))
+    /* a kind refusing the shape: refused here when drawn alone or on --dataset (beside other
+     * kinds, its panel says why) */
+    attn_shape ran;
+    for (int k = 0; k < (in.ds || npanels == 1 ? npanels : 0); k++)
+        if (bench_pattern_shape(&panels[k], &s, &ran, msg, sizeof msg))
             return bench_fail(ATTN_EINVAL, msg);
     if (o.out && !format_of(o.out))
         return bench_fail(ATTN_EINVAL, "--out needs a file ending in .png, .svg or .pdf");

@@ -42,18 +42,14 @@ typedef struct bench_pattern_cells {
  * kind's default for s->H: attn_kind_kv_heads); each panel runs with its kind's. */
 
 /* The shape panel pn runs with (its kind's KV heads for asked) and its parameters resolved for
- * it, checked: ATTN_EINVAL with the kind's message. */
+ * it, checked: ATTN_EINVAL with the kind's message (bench pattern refuses a kind drawn alone or on
+ * a dataset that way; beside other kinds, its panel says why: bench_pattern_draw). */
 attn_status bench_pattern_shape(bench_pattern_panel *pn, const attn_shape *asked, attn_shape *s,
                                 char *msg, size_t msg_len);
 
 /* The panel's parameters as "name=value,..." text: all of them (all), or those not at their
  * default ("" when none). */
 void bench_pattern_params_text(const bench_pattern_panel *pn, bool all, char *buf, size_t len);
-
-/* Refuse (ATTN_EINVAL, the kind's message) a shape or parameters the kind of a single panel
- * refuses (beside other kinds, its panel says why instead: bench_pattern_draw). */
-attn_status bench_pattern_check(bench_pattern_panel *panels, int npanels, const attn_shape *s,
-                                char *msg, size_t msg_len);
 
 /* The cells of panel pn (its parameters resolved for s in place, then checked: ATTN_EINVAL with
  * the kind's message) for query head h of s; ATTN_EFAIL when out of memory. Free with

@@ -27,15 +27,6 @@ attn_status bench_pattern_shape(bench_pattern_panel *pn, const attn_shape *asked
     return ATTN_OK;
 }
 
-attn_status bench_pattern_check(bench_pattern_panel *panels, int npanels, const attn_shape *s,
-                                char *msg, size_t msg_len)
-{
-    attn_shape shape;
-    for (int k = 0; k < npanels && npanels == 1; k++)
-        if (bench_pattern_shape(&panels[k], s, &shape, msg, msg_len) != ATTN_OK) return ATTN_EINVAL;
-    return ATTN_OK;
-}
-
 attn_status bench_pattern_cells_of(bench_pattern_panel *pn, const attn_shape *asked, int64_t h,
                                    bench_pattern_cells *out, char *msg, size_t msg_len)
 {
