@@ -136,7 +136,7 @@ static attn_status parse_shape(const pattern_opts *o, attn_shape *s, int64_t *he
 {
     int64_t n = 256, T = -1, S = -1, H = 1, Hkv = 0, causal = 0, D = 64;
     *head = 0;
-    const int64_t most = 1 << 15; /* T·S bytes of cells per panel */
+    const int64_t most = 1 << 14; /* T·S bytes of cells per panel: 256 MiB at most */
     if ((o->n && bench_parse_i64(o->n, "--n", 1, most, &n, msg, msg_len)) ||
         (o->q_len && bench_parse_i64(o->q_len, "--q-len", 1, most, &T, msg, msg_len)) ||
         (o->kv_len && bench_parse_i64(o->kv_len, "--kv-len", 1, most, &S, msg, msg_len)) ||
@@ -190,7 +190,7 @@ int bench_cmd_pattern(int argc, char **argv)
     pattern_opts o = {0};
     const bench_opt opts[] = {
         {"--kinds", "K1,K2", "several kinds side by side (instead of KIND)", &o.kinds},
-        {"--n", "N", "queries and keys (default 256; at most 32768)", &o.n},
+        {"--n", "N", "queries and keys (default 256; at most 16384)", &o.n},
         {"--q-len", "T", "queries (default: n)", &o.q_len},
         {"--kv-len", "S", "keys (default: n)", &o.kv_len},
         {"--causal", "0|1", "causal mask (default 0)", &o.causal},
