@@ -60,6 +60,14 @@ offers "$exe sweep --dataset gaussian,fi" gaussian,file=
 offers "$exe sweep --kinds window --set win" window=
 lacks "$exe sweep --kinds window --set " map=
 offers "$exe sweep --kinds linear --set map=r" relu
+offers "$exe " pattern
+offers "$exe pattern win" window
+offers "$exe pattern window win" window=
+lacks "$exe pattern window " needles=
+offers "$exe pattern --kinds window,big" window,bigbird
+offers "$exe pattern --kinds window,bigbird glo" global_blocks=
+offers "$exe pattern linear map=fa" favor
+offers "$exe pattern window --" --kinds --n --causal --head --out --data
 offers "$exe help " run sweep
 offers "$launcher te" test
 offers "$launcher " test format fuzz help

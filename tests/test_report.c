@@ -18,6 +18,7 @@
 
 #include "commands.h"
 #include "plot_fixture.h"
+#include "report_html.h"
 #include "results.h"
 #include "test_run.h"
 
@@ -135,13 +136,15 @@ static int rows_in(const char *id)
 }
 
 /* Nothing in the page refers outside it: no src, no href but to #fragments (and the empty data:
- * icon), no url() but to #ids, "http" only in the SVG namespaces and http-equiv. */
+ * icon, and PNG data inline: the pattern figures' rasters), no url() but to #ids, "http" only in
+ * the SVG namespaces and http-equiv. */
 static void expect_self_contained(const char *text)
 {
     cr_expect_eq(count(text, "src="), 0, "the page loads something (src=)");
     for (const char *s = text; (s = strstr(s, "href=")); s += 5)
-        cr_expect(s[6] == '#' || strncmp(s + 6, "data:,", 6) == 0, "a link outside the page: %.60s",
-                  s);
+        cr_expect(s[6] == '#' || strncmp(s + 6, "data:,", 6) == 0 ||
+                      strncmp(s + 6, "data:image/png;base64,", 22) == 0,
+                  "a link outside the page: %.60s", s);
     for (const char *s = text; (s = strstr(s, "url(")); s += 4)
         cr_expect_eq(s[4], '#', "url() outside the page: %.40s", s);
     for (const char *s = text; (s = strstr(s, "http")); s += 4)
@@ -176,10 +179,13 @@ Test(report, a_scaling_run_gives_one_self_contained_page_with_every_figure_fit_a
     if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
     cr_assert_eq(bench_env("", "report %s --run 1 --out %s", file, page), 0, "%s", err_text);
     cr_assert_not_null(read_page(page));
-    /* the 14 figures of test_plot's scaling run (speedup_vs_n among them), inline, each named */
-    cr_expect(strstr(out_text, "14 figures") != NULL, "%s", out_text);
-    cr_expect_eq(count(html, "<figure "), 14);
-    cr_expect_eq(count(html, "<svg"), 14);
+    /* the 14 figures of test_plot's scaling run (speedup_vs_n among them) and the patterns of its
+     * kinds, inline, each named */
+    cr_expect(strstr(out_text, "15 figures") != NULL, "%s", out_text);
+    cr_expect_eq(count(html, "<figure "), 15);
+    cr_expect_eq(count(html, "<svg"), 15);
+    cr_expect(strstr(html, "<figcaption>patterns</figcaption>") != NULL, "no patterns figure");
+    cr_expect_geq(count(html, "data:image/png;base64,"), 2, "the patterns have no panels");
     cr_expect_eq(count(html, "<?xml"), 0, "an XML declaration left inside the page");
     const char *names[] = {"time_vs_n", "memory_vs_n_decode", "accuracy_vs_window_needle",
                            "speedup_vs_n"};
@@ -245,10 +251,12 @@ Test(report, a_run_with_nothing_to_draw_or_fit_is_still_reported)
     if (!have_gnuplot()) cr_skip_test("gnuplot is not installed");
     cr_assert_eq(bench_env("", "report %s --out %s", file, page), 0, "%s", err_text);
     cr_assert_not_null(read_page(page));
-    cr_expect(strstr(out_text, "run 4") && strstr(out_text, "0 figures"), "%s", out_text);
+    /* no figure of bench plot; the pattern of its kind */
+    cr_expect(strstr(out_text, "run 4") && strstr(out_text, "1 figure,"), "%s", out_text);
     cr_expect(strstr(html, "No figure: run 4 of") != NULL);
     cr_expect(strstr(html, "nothing to fit") != NULL);
-    cr_expect_eq(count(html, "<svg"), 0);
+    cr_expect_eq(count(html, "<svg"), 1);
+    cr_expect(strstr(html, "<figcaption>patterns</figcaption>") != NULL, "no patterns figure");
     cr_expect_eq(rows_in("points-table"), 1);
 }
 
@@ -375,4 +383,33 @@ Test(report, main_figures_first_and_tables_that_wrap)
               "the program as ./bench");
     unlink(mixed);
     unlink(out);
+}
+
+/* An inline PNG (gnuplot's `with image` in SVG: the pattern figures) stays as it is; any other
+ * data: or outside reference is refused, and nothing is written then. */
+Test(report, inline_png_data_is_kept_and_other_references_refused)
+{
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    char msg[ATTN_MSG_LEN];
+    cr_assert_eq(bench_html_svg(f,
+                                "<svg><image xlink:href='data:image/png;base64,iVBO+/w=='/>"
+                                "<use xlink:href='#a'/></svg>",
+                                "p-", msg, sizeof msg),
+                 ATTN_OK, "%s", msg);
+    fflush(f);
+    cr_expect(strstr(text, "xlink:href='data:image/png;base64,iVBO+/w=='") != NULL, "%s", text);
+    cr_expect(strstr(text, "xlink:href='#p-a'") != NULL, "%s", text);
+    const char *bad[] = {"<svg><image xlink:href='data:text/html;base64,PHg+'/></svg>",
+                         "<svg><image xlink:href='data:image/png;base64,iV BO'/></svg>",
+                         "<svg><image href='https://x.org/a.png'/></svg>"};
+    for (int k = 0; k < 3; k++) {
+        const size_t before = len;
+        cr_expect_eq(bench_html_svg(f, bad[k], "p-", msg, sizeof msg), ATTN_EFAIL, "%s", bad[k]);
+        fflush(f);
+        cr_expect_eq(len, before, "%s: written although refused", bad[k]);
+    }
+    fclose(f);
+    free(text);
 }

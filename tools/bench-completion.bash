@@ -128,6 +128,8 @@ _bench() {
         _bench_list "$cur" "" "${!meta[@]}"
     elif [[ $cmd == run ]]; then
         _bench_run_word "$exe" "$cur" "$datasets" "${pos[@]}"
+    elif [[ $cmd == pattern ]]; then
+        _bench_pattern_word "$exe" "$cur" "$kinds" "${pos[@]}"
     elif [[ $cmd != list && $cmd != datasets && $cmd != info ]]; then
         mapfile -t COMPREPLY < <(compgen -f -- "$cur") # a results file
         compopt -o filenames 2>/dev/null
@@ -209,6 +211,34 @@ _bench_run_word() {
         _bench_list "${cur#*=}" "${cur%%=*}=" "${names[@]}"
     else
         mapfile -t names < <("$exe" complete params "$1" "${datasets:-gaussian}")
+        _bench_list "$cur" "" "${names[@]/%/=}"
+        compopt -o nospace 2>/dev/null
+    fi
+}
+
+# bench pattern KIND [NAME=VALUE ...] or --kinds K1,K2 [NAME=VALUE ...]: the kind first (unless
+# --kinds), then the parameters of the kinds drawn.
+_bench_pattern_word() {
+    local exe=$1 cur=$2 kinds=$3
+    shift 3
+    local -a names=() owners=()
+    if [[ -n $kinds ]]; then
+        IFS=, read -ra owners <<<"$kinds"
+    elif (($# == 0)); then
+        mapfile -t names < <("$exe" complete kinds)
+        _bench_list "$cur" "" "${names[@]}"
+        return 0
+    else
+        owners=("$1")
+    fi
+    if [[ $cur == *=* ]]; then
+        local o
+        for o in "${owners[@]}"; do
+            mapfile -t -O "${#names[@]}" names < <("$exe" complete choices "$o" "${cur%%=*}")
+        done
+        _bench_list "${cur#*=}" "${cur%%=*}=" "${names[@]}"
+    else
+        mapfile -t names < <("$exe" complete params "${owners[@]}")
         _bench_list "$cur" "" "${names[@]/%/=}"
         compopt -o nospace 2>/dev/null
     fi

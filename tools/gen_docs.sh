@@ -7,6 +7,12 @@
 #                                        docs/ beside this script: exit 1 with the diff and the
 #                                        command to regenerate when they differ (the `docs` test)
 # BENCH is the bench executable (build/harness/bench), not the ./bench launcher.
+# Each kind's section of kinds.md opens with its pattern (`bench pattern`, causal where the kind
+# has a causal mask) at n = $pattern_n, drawn into DIR/figures/patterns/KIND.png; a kind with no
+# computed set (defined by its own reference) also gets its weights on the `local` dataset. The
+# images are drawn when writing only; the page records the sha256 of the pattern's cells
+# (`bench pattern --data`), so --check catches a changed pattern from the data, cheaply and
+# exactly, without gnuplot (whose image bytes vary with its version and fonts).
 # Each entry of the verbose listing is "  NAME  SUMMARY", then its definition lines (indented 6),
 # then one line per parameter ("      NAME(padded to 14) = DEFAULT SUMMARY RANGE"), then one per
 # weight ("      weight NAME [DIMS] (WHERE) SUMMARY": a table of weights). An entry that
@@ -138,7 +144,54 @@ to_markdown() {
     '
 }
 
-# page LISTING TITLE SOURCE USAGE NOTE: one page on stdout.
+# The pattern figures: n, and parameters that make a pattern visible at that n for kinds whose
+# defaults (sized for long sequences) would cover all of it; a kind not listed is drawn at its
+# defaults.
+pattern_n=128
+pattern_params() {
+    case $1 in
+    window) echo window=16 ;;
+    global) echo globals=4 window=8 ;;
+    bigbird) echo block=8 ;;
+    dilated) echo window=16 ;;
+    random) echo block=8 random=4 ;;
+    *) echo ;;
+    esac
+}
+
+# patterns DIR: for each kind, $tmp/pattern_KIND.md (the lines its section opens with) and,
+# when DIR is given, its images in DIR/figures/patterns/.
+patterns() {
+    for kind in $("$bench" complete kinds); do
+        # shellcheck disable=SC2046 # the parameters are separate words
+        set -- $(pattern_params "$kind")
+        causal=1
+        if ! "$bench" pattern "$kind" "$@" --n "$pattern_n" --causal 1 --data "$tmp/cells" \
+            > /dev/null 2>&1; then
+            causal=0
+            "$bench" pattern "$kind" "$@" --n "$pattern_n" --causal 0 --data "$tmp/cells" > /dev/null
+        fi
+        [ -z "${draw:-}" ] || "$bench" pattern "$kind" "$@" --n "$pattern_n" --causal "$causal" \
+            --out "$draw/figures/patterns/$kind.png" > /dev/null
+        sum=$(sha256sum < "$tmp/cells" | cut -c1-16)
+        cmd="bench pattern $kind${*:+ $*} --n $pattern_n --causal $causal"
+        {
+            printf '![%s: the scores it computes at n = %s](figures/patterns/%s.png)\n\n' \
+                "$kind" "$pattern_n" "$kind"
+            printf '`%s` (cells sha256 %s)\n' "$cmd" "$sum"
+            if head -1 "$tmp/cells" | grep -q ' source none '; then
+                [ -z "${draw:-}" ] || "$bench" pattern "$kind" --dataset local --n 64 \
+                    --out "$draw/figures/patterns/${kind}_weights.png" > /dev/null
+                printf '\nNo computed set: its weights on the `local` dataset instead (one-hot probes of v through its forward; `bench pattern %s --dataset local --n 64`):\n\n' "$kind"
+                printf '![%s: its weights on local at n = 64](figures/patterns/%s_weights.png)\n' \
+                    "$kind" "$kind"
+            fi
+        } > "$tmp/pattern_$kind.md"
+    done
+}
+
+# page LISTING TITLE SOURCE USAGE NOTE [PATTERNS]: one page on stdout; with PATTERNS, each
+# section opens with the lines of $tmp/pattern_NAME.md.
 page() {
     to_markdown < "$1" > "$tmp/entries.md"
     printf '# %s\n\n' "$2"
@@ -148,17 +201,29 @@ page() {
     printf '%s\n%s\n\n' "$4" "$5"
     awk '/^## `/ { n = substr($0, 5, length($0) - 5); printf "%s[`%s`](#%s)", sep, n, n; sep = " · " }
          END { print "" }' "$tmp/entries.md"
-    cat "$tmp/entries.md"
+    awk -v dir="${6:+$tmp}" '
+        { print }
+        dir != "" && /^## `/ {
+            f = dir "/pattern_" substr($0, 5, length($0) - 5) ".md"
+            if ((getline line < f) > 0) {
+                print ""
+                print line
+                while ((getline line < f) > 0) print line
+                close(f)
+            }
+        }' "$tmp/entries.md"
 }
 
-# write DIR: both pages into DIR.
+# write DIR: both pages into DIR (the pattern images too unless $draw is empty).
 write() {
+    [ -z "${draw:-}" ] || mkdir -p "$draw/figures/patterns"
+    patterns
     "$bench" list --verbose > "$tmp/kinds.txt"
     "$bench" datasets --verbose > "$tmp/datasets.txt"
     page "$tmp/kinds.txt" "Kinds" "bench list --verbose" \
         'Measure one with `bench run KIND NAME=VALUE ...`; sweep kinds with `--kinds LIST` and a parameter with `--set NAME=V1,V2`.' \
-        'How the engines compute them: [engines.md](engines.md). Adding a kind: [adding-a-kind.md](adding-a-kind.md).' \
-        > "$1/kinds.md"
+        'How the engines compute them: [engines.md](engines.md). Adding a kind: [adding-a-kind.md](adding-a-kind.md). Each opens with the scores it computes (`bench pattern`, [cli.md](cli.md#bench-pattern)): query rows down, key columns across.' \
+        patterns > "$1/kinds.md"
     page "$tmp/datasets.txt" "Datasets" "bench datasets --verbose" \
         'Choose with `--dataset NAME`; set a parameter with `NAME=VALUE` in `bench run` or sweep it with `--set NAME=V1,V2`.' \
         'Positions, notation, and the `needle` and `file` datasets in detail: [accuracy.md](accuracy.md#the-inputs).' \
@@ -188,5 +253,6 @@ if [ "$2" = --check ]; then
 fi
 
 mkdir -p "$2"
+draw=$2
 write "$2"
 echo "wrote $2/kinds.md and $2/datasets.md"

@@ -178,6 +178,11 @@ struct attn_ops {
     /* Replace parameters left at 'auto' (documented per parameter, e.g. stride=0 meaning
      * ceil(sqrt(S))) by the values this shape implies, so the results record what ran. */
     void (*resolve)(const attn_ops *self, const attn_shape *s, attn_params *p);
+    /* The scores forward computes for query head h, as its engine lists them (the block-sparse
+     * engine's visits): cells[i·S + j] += 1 per listing (T·S bytes the caller zeroed; saturating
+     * at 255). ATTN_EFAIL: out of memory. NULL: allows stands for them (attn_kind_cells). */
+    attn_status (*cells)(const attn_ops *self, const attn_shape *s, const attn_params *p, int64_t h,
+                         uint8_t *cells);
 
     /* ---- optional capabilities: each a table whose slots are all set, or NULL ---- */
 
@@ -217,6 +222,26 @@ attn_status attn_registry_validate(char *msg, size_t msg_len);
 /* KV heads ops runs with for H query heads and the user's request (0: none): ops->kv_heads or
  * the request, or H. */
 int64_t attn_kind_kv_heads(const attn_ops *ops, int64_t H, int64_t requested);
+
+/* ---- what a kind computes (cells.c) ---- */
+
+/* Where attn_kind_cells takes a kind's computed scores from. */
+typedef enum attn_cells_source {
+    ATTN_CELLS_NONE = 0, /* no computed set: a kind defined by its own reference (low-rank,
+                            hashed, linear ...) mixes every key into every query */
+    ATTN_CELLS_LISTED,   /* what its engine lists (ops->cells: the block-sparse engine's visits) */
+    ATTN_CELLS_MASK,     /* its mask predicate, allows (the engine computes every allowed score) */
+} attn_cells_source;
+
+/* The source attn_kind_cells uses for ops, and its name in words ("listed by the engine" ...). */
+attn_cells_source attn_kind_cells_source(const attn_ops *ops);
+const char *attn_cells_source_name(attn_cells_source src);
+/* The scores ops computes for query head h of shape s and parameters p (resolved and checked):
+ * cells[i·S + j] (T·S bytes, overwritten) the number of times score (i, j) is computed (1 for
+ * each computed score of a correct kind; all 0 for ATTN_CELLS_NONE). ATTN_EFAIL (message) when
+ * out of memory. */
+attn_status attn_kind_cells(const attn_ops *ops, const attn_shape *s, const attn_params *p,
+                            int64_t h, uint8_t *cells, char *msg, size_t msg_len);
 
 /* ---- training (backward.c) ---- */
 

@@ -137,6 +137,7 @@ static void count_head(const attn_bs_pattern *pat, const attn_shape *s, const at
                                        .h = h,
                                        .rows = attn_bs_task_rows(pat, s, &L->pl, phase, t),
                                        .ints = ints};
+            run->rows = task.rows;
             if (task.rows.n > 0) pat->visit(s, p, &L->pl, &task, run);
         }
 }
@@ -180,6 +181,19 @@ double attn_bs_bytes(const attn_ops *self, const attn_shape *s, const attn_param
     count(attn_bs_pattern_of(self), s, p, &scores, &keys);
     const double kv = 2.0 * (double)s->D * (double)s->B * keys;
     return sizeof(float) * (2.0 * (double)attn_q_elems(s) + kv);
+}
+
+attn_status attn_bs_cells(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                          int64_t h, uint8_t *cells)
+{
+    const attn_bs_pattern *pat = attn_bs_pattern_of(self);
+    const layout L = attn_bs_layout_of(NULL, pat, NULL, s, p);
+    int64_t *ints = malloc((size_t)attn_bs_max(L.pl.ints, 1) * sizeof *ints);
+    if (!ints) return ATTN_EFAIL;
+    attn_bs_run run = {.counting = true, .cells = cells, .S = s->S};
+    count_head(pat, s, p, &L, h, ints, &run);
+    free(ints);
+    return ATTN_OK;
 }
 
 /* ---- the forward ---- */

@@ -138,6 +138,11 @@ size_t attn_bs_workspace_bytes(const attn_ops *self, const attn_exec *x, const a
                                const attn_params *p);
 double attn_bs_flops(const attn_ops *self, const attn_shape *s, const attn_params *p);
 double attn_bs_bytes(const attn_ops *self, const attn_shape *s, const attn_params *p);
+/* The cells slot (attention.h): the scores of query head h the pattern lists, counted by the same
+ * visits as flops (cells[i·S + j] += 1 per listing, saturating at 255; the caller zeroes them).
+ * ATTN_EFAIL when its scratch cannot be allocated. */
+attn_status attn_bs_cells(const attn_ops *self, const attn_shape *s, const attn_params *p,
+                          int64_t h, uint8_t *cells);
 attn_status attn_bs_forward(const attn_ops *self, const attn_exec *x, const attn_shape *s,
                             const attn_params *p, const float *q, const float *k, const float *v,
                             float *out, void *workspace);
@@ -173,8 +178,8 @@ attn_status attn_bs_backward(const attn_ops *self, const attn_exec *x, const att
  * kind's parameter table (self->params). */
 #define ATTN_BS_SLOTS(pattern)                                                                     \
     .workspace_bytes = attn_bs_workspace_bytes, .flops = attn_bs_flops, .bytes = attn_bs_bytes,    \
-    .forward = attn_bs_forward, .train = &attn_bs_train, .engine = ATTN_ENGINE_BLOCK_SPARSE,       \
-    .engine_data = &(pattern)
+    .forward = attn_bs_forward, .cells = attn_bs_cells, .train = &attn_bs_train,                   \
+    .engine = ATTN_ENGINE_BLOCK_SPARSE, .engine_data = &(pattern)
 
 /* ---- helpers the patterns share ---- */
 

@@ -88,6 +88,10 @@ struct attn_bs_run {
     double scores;     /* listed scores */
     uint64_t *bits;    /* keys read by the current kv group, one bit per key (or NULL) */
     int64_t marked, S; /* bits set, of S */
+    /* drawing the cells (attn_bs_cells): the current task's rows, and one count per score
+     * (i·S + j) listed, saturating at 255; NULL: not drawing */
+    uint8_t *cells;
+    attn_bs_rows rows;
 };
 
 static inline size_t attn_bs_align_up(size_t n) { return (n + ALIGN - 1) / ALIGN * ALIGN; }

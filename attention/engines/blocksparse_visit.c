@@ -631,8 +631,25 @@ static void mark_keys(attn_bs_run *run, const attn_bs_keys *ks, int64_t a, int64
     for (int64_t x = a; x < b && run->marked < run->S; x++) mark(run, key_at(ks, x));
 }
 
+/* Count score (task row r, key j) in run->cells when drawing them. */
+static void cell(attn_bs_run *run, int64_t r, int64_t j)
+{
+    uint8_t *c = &run->cells[(run->rows.i0 + r * run->rows.step) * run->S + j];
+    *c += *c < UINT8_MAX;
+}
+
+/* Count the scores of task row r against keys x in [a, b) of the segment. */
+static void cells_of(attn_bs_run *run, const attn_bs_keys *ks, int64_t r, int64_t a, int64_t b)
+{
+    for (int64_t x = a; x < b; x++) cell(run, r, key_at(ks, x));
+}
+
 static void count_seg(attn_bs_run *run, const attn_bs_seg *seg)
 {
+    for (int64_t r = seg->r0; run->cells && seg->own && r < seg->r0 + seg->nrows; r++)
+        if (seg->own[r] >= 0) cell(run, r, seg->own[r]);
+    for (int64_t r = seg->r0; run->cells && seg->row_start && r < seg->r0 + seg->nrows; r++)
+        cells_of(run, &seg->keys, r, seg->row_start[r - seg->r0], seg->row_start[r - seg->r0 + 1]);
     for (int64_t r = seg->r0; seg->own && r < seg->r0 + seg->nrows; r++)
         if (seg->own[r] >= 0) {
             run->scores += 1.0;
@@ -654,6 +671,10 @@ static void count_seg(attn_bs_run *run, const attn_bs_seg *seg)
             xe = attn_bs_clamp(seg->xhi[r], xa, hi);
         }
         run->scores += (double)(hi - lo - (xe - xa));
+        if (run->cells) {
+            cells_of(run, &seg->keys, r, lo, xa);
+            cells_of(run, &seg->keys, r, xe, hi);
+        }
         if (run->bits && run->marked < run->S) {
             mark_keys(run, &seg->keys, lo, xa);
             mark_keys(run, &seg->keys, xe, hi);

@@ -87,5 +87,6 @@ const attn_ops attn_kind_document = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .on_request = "a mask whose cost per score is the block-sparse engine's, which the default sweep measures",
+    .on_request =
+        "a mask whose cost per score is the block-sparse engine's, which the default sweep measures",
 };

@@ -92,5 +92,6 @@ const attn_ops attn_kind_sink = {
     .check = attn_bs_accept,
     ATTN_BS_SLOTS(pattern),
     .allows = allows,
-    .on_request = "a mask whose cost per score is window's and global's, which the default sweep measures",
+    .on_request =
+        "a mask whose cost per score is window's and global's, which the default sweep measures",
 };

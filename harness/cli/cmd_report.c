@@ -20,6 +20,7 @@
 
 #include "atomic.h"
 #include "commands.h"
+#include "pattern.h"
 #include "report_html.h"
 #include "targets.h"
 
@@ -82,7 +83,8 @@ static attn_status draw_figures(report *r, const char *path, char *msg, size_t m
         snprintf(r->no_figures, sizeof r->no_figures, "%s", msg);
         st = ATTN_OK;
     }
-    if (!st && !(r->svgs = calloc((size_t)drawn.n + 1, sizeof *r->svgs)))
+    enum { PATTERN_FIGURES = 8 };
+    if (!st && !(r->svgs = calloc((size_t)drawn.n + PATTERN_FIGURES, sizeof *r->svgs)))
         st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory");
     for (int i = 0; !st && i < drawn.n; i++) {
         svg_file *s = &r->svgs[r->nsvgs++];
@@ -92,6 +94,17 @@ static attn_status draw_figures(report *r, const char *path, char *msg, size_t m
                  (int)(dot ? dot - drawn.files[i] : (long)strlen(drawn.files[i])), drawn.files[i]);
     }
     bench_plot_drawn_free(&drawn);
+    /* the scores each kind of the run computes (bench pattern) */
+    char names[PATTERN_FIGURES][256];
+    int npatterns = 0;
+    if (!st && r->rd.n > 0)
+        st = bench_pattern_run(&r->rd, r->dir, "svg", names, PATTERN_FIGURES, &npatterns, msg,
+                               msg_len);
+    for (int i = 0; !st && i < npatterns; i++) {
+        svg_file *s = &r->svgs[r->nsvgs++];
+        snprintf(s->path, sizeof s->path, "%s/%s", r->dir, names[i]);
+        snprintf(s->name, sizeof s->name, "%.*s", (int)(strlen(names[i]) - 4), names[i]);
+    }
     return st;
 }
 

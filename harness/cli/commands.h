@@ -41,6 +41,7 @@ int bench_cmd_plot(int argc, char **argv);
 int bench_cmd_report(int argc, char **argv);
 int bench_cmd_export(int argc, char **argv);
 int bench_cmd_compare(int argc, char **argv);
+int bench_cmd_pattern(int argc, char **argv);
 
 /* The fit rows `bench fit` prints and stores for run rd (*rows malloc'd, free it; none when no
  * series has 2 or more n). ATTN_EFAIL: out of memory. */

@@ -28,6 +28,7 @@ static void usage(FILE *f)
         "  report    one self-contained HTML page of a run: figures, fits, points, machine\n"
         "  export    a table of a results file as CSV, JSON (with the machine context) or Markdown\n"
         "  compare   two runs point by point: time ratios with confidence intervals, regressions\n"
+        "  pattern   a figure of which scores a kind computes (query rows x key columns)\n"
         "  list      kinds and their parameters\n"
         "  datasets  input generators, their parameters and definitions\n"
         "  info      machine and build facts; sgemm GFLOP/s and memory read GB/s\n"
@@ -91,7 +92,8 @@ int main(int argc, char **argv)
         {"list", bench_cmd_list},         {"info", bench_cmd_info},
         {"datasets", bench_cmd_datasets}, {"fit", bench_cmd_fit},
         {"plot", bench_cmd_plot},         {"report", bench_cmd_report},
-        {"export", bench_cmd_export},     {"compare", bench_cmd_compare}};
+        {"export", bench_cmd_export},     {"compare", bench_cmd_compare},
+        {"pattern", bench_cmd_pattern}};
     const int ncmds = (int)(sizeof cmds / sizeof cmds[0]);
     for (int c = 0; c < ncmds; c++) {
         if (strcmp(argv[1], cmds[c].name) != 0) continue;

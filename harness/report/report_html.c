@@ -66,12 +66,22 @@ static bool starts_nocase(const char *s, const char *prefix)
 }
 
 /* Copy the attribute value at s (after its opening quote q) to f, prefixing ids and references
- * to them (attribute `name`); returns the position after the closing quote, NULL when the value
- * refers outside the document or the quote is never closed. */
+ * to them (attribute `name`); an inline base64 PNG (gnuplot's `with image`) is copied as it is.
+ * Returns the position after the closing quote, NULL when the value refers outside the document
+ * or the quote is never closed. */
 static const char *copy_value(FILE *f, const char *s, char q, const char *name, const char *prefix)
 {
     const bool href = strcmp(name, "href") == 0 || strcmp(name, "xlink:href") == 0;
     if (strcmp(name, "id") == 0) fputs(prefix, f);
+    static const char png[] = "data:image/png;base64,"; /* a raster drawn inline (with image) */
+    if (href && strncmp(s, png, sizeof png - 1) == 0) {
+        const char *e = s + sizeof png - 1;
+        while (isalnum((unsigned char)*e) || *e == '+' || *e == '/' || *e == '=') e++;
+        if (*e != q) return NULL;
+        fwrite(s, 1, (size_t)(e - s), f);
+        fputc(q, f);
+        return e + 1;
+    }
     if (href) {
         if (*s != '#') return NULL;
         fputc(*s++, f);
