@@ -147,14 +147,16 @@ to_markdown() {
 # The pattern figures: n, and parameters that make a pattern visible at that n for kinds whose
 # defaults (sized for long sequences) would cover all of it; a kind not listed is drawn at its
 # defaults.
-pattern_n=128
+pattern_n=256
 pattern_params() {
     case $1 in
-    window) echo window=16 ;;
-    global) echo globals=4 window=8 ;;
-    bigbird) echo block=8 ;;
-    dilated) echo window=16 ;;
-    random) echo block=8 random=4 ;;
+    window) echo window=32 ;;
+    global) echo globals=4 window=16 ;;
+    bigbird) echo block=16 ;;
+    dilated) echo window=32 ;;
+    random) echo block=16 random=4 ;;
+    sink) echo sinks=4 window=32 ;;
+    document) echo doc=64 ;;
     *) echo ;;
     esac
 }
