@@ -22,7 +22,8 @@ usage: /usr/bin/python3 tools/ab.py A_BENCH B_BENCH [--rounds N] [--kinds LIST] 
   --rounds N         rounds of the whole grid (default 2)
   --kinds LIST       the chunks (default: every kind both builds register)
   --fail-above PCT   the threshold of bench compare (default 3)
-  --out DIR          keep A.h5 and B.h5 there (default: a temporary folder, removed)
+  --out DIR          keep A.h5 and B.h5 there, and each sweep's output as
+                     A-ROUND-KIND.log, B-ROUND-KIND.log (default: a temporary folder, removed)
   SWEEP OPTIONS      passed to every `bench sweep` (default: none, the default sweep)
 Exit status: 0 when no point is slower in every round and the non-timing columns agree; 1
 otherwise or when a bench command fails; 2 on bad usage.
@@ -92,7 +93,11 @@ def measure(o, kinds, files):
             order = ("a", "b") if (i + r) % 2 == 0 else ("b", "a")
             for side in order:
                 bench = o.a if side == "a" else o.b
-                rc, _, err = run([bench, "sweep", "--kinds", kind, "--out", files[side]] + o.sweep)
+                rc, out, err = run([bench, "sweep", "--kinds", kind, "--out", files[side]] +
+                                   o.sweep)
+                if o.out:
+                    with open(os.path.join(o.out, f"{side.upper()}-{r + 1}-{kind}.log"), "w") as f:
+                        f.write(out + err)
                 if rc != 0:
                     sys.exit(f"ab.py: {bench} sweep --kinds {kind} exited {rc}: {err.strip()}")
                 count[side] += 1
