@@ -7,14 +7,15 @@
  * multiplied by the score scale. Each form is instantiated per dtype (DECODE_ROW_OPS,
  * DECODE_WIDE_OPS, DECODE_QUAD_OPS) and reached through the traits table (dtype_body.h), not by
  * branches on it.
- *   one row (G = 1): dot products q·k_j (f32 and f16 with vhsums: VW keys at a time, VW chains
- *   side by side, their sums by one transposing tree; bf16 with VEC_HAS_DPBF16 and the CPU's
- *   AVX512_BF16, unscaled bf16 q given: vdpbf16ps on the stored values, exact products, float32
- *   sums); p·v by 2·DEC_EOG vectors of D and DEC_EOJ key parities at once (f16 widened by
- *   vload_f16, one conversion per vector), bf16 rows widened as pairs (vload_bf16_eo: one load,
- *   a shift and a mask per two vectors), so the chunk keeps those rows' acc in that paired order
- *   (dec_pair) until its end. No software prefetch: the rows come from the chunk's parts in
- *   sequence, which the core's prefetchers serve (hints there cost more than they bring).
+ *   one row (G = 1): dot products q·k_j one key at a time, each row read whole and in order
+ *   (two FMA chains; bf16 with VEC_HAS_DPBF16 and the CPU's AVX512_BF16, unscaled bf16 q given:
+ *   vdpbf16ps on the stored values, exact products, float32 sums), the keys independent of each
+ *   other so the core overlaps them with the rows' misses; p·v by 2·DEC_EOG vectors of D and
+ *   DEC_EOJ key parities at once (f16 widened by vload_f16, one conversion per vector), bf16
+ *   rows widened as pairs (vload_bf16_eo: one load, a shift and a mask per two vectors), so the
+ *   chunk keeps those rows' acc in that paired order (dec_pair) until its end. No software
+ *   prefetch: the rows come from the chunk's parts in sequence, which the core's prefetchers
+ *   serve (hints there cost more than they bring).
  *   four rows (DECODE_QUAD, 4 <= G < 8, D % VW == 0): each key and value vector loaded (and
  *   converted) once for the four rows: scores by tiles of 4 rows x DEC_QK keys whose
  *   accumulators are summed together (vhsums where they make VW vectors), p·v by 4 rows x
@@ -165,28 +166,10 @@ static void dec_pv_bf16_eo(float *acc, const float *p, const void *const *vr, in
     }
 }
 
-/* The one-row (G = 1) forms over whole vectors of D (D % VW == 0), per element type:
- * dec_scores1_sums: s[j] = q·k_j (k_j = kr[j]) for j < n, VW keys at a time (VW independent
- * chains side by side, their sums by one transposing tree, vhsums), the rest key by key;
- * dec_pv_wide: acc += Σ_j p[j]·v_j (v_j = vr[j]), 2·DEC_EOG vectors of D per pass and DEC_EOJ
- * key parities summed apart (as dec_pv_bf16_eo, without the pairing). */
+/* The one-row (G = 1) p·v over whole vectors of D (D % VW == 0), per element type: acc +=
+ * Σ_j p[j]·v_j (v_j = vr[j]), 2·DEC_EOG vectors of D per pass and DEC_EOJ key parities summed
+ * apart (as dec_pv_bf16_eo, without the pairing). */
 #define DECODE_WIDE_OPS(sfx, ELEM, VLOAD)                                                          \
-    static void dec_scores1_sums_##sfx(const float *q, const void *const *kr, int64_t n,           \
-                                       int64_t D, float *s)                                        \
-    {                                                                                              \
-        int64_t j = 0;                                                                             \
-        for (; j + VW <= n; j += VW) {                                                             \
-            vf a[VW];                                                                              \
-            for (int i = 0; i < VW; i++) a[i] = vzero();                                           \
-            for (int64_t d = 0; d < D; d += VW) {                                                  \
-                const vf qd = vload(q + d);                                                        \
-                for (int i = 0; i < VW; i++)                                                       \
-                    a[i] = vfma(qd, VLOAD((const ELEM *)kr[j + i] + d), a[i]);                     \
-            }                                                                                      \
-            vstore(s + j, vhsums(a));                                                              \
-        }                                                                                          \
-        for (; j < n; j++) s[j] = dec_dot_##sfx(q, (const ELEM *)kr[j], D);                        \
-    }                                                                                              \
     static void dec_pv_wide_##sfx(float *acc, const float *p, const void *const *vr, int64_t n,    \
                                   int64_t D)                                                       \
     {                                                                                              \
@@ -357,42 +340,22 @@ VEC_DPBF16_FN static float dec_dot_dpbf16(const uint16_t *q, const uint16_t *k, 
     return s;
 }
 
-/* G = 1, bf16: s[j] = scale·q·k_j (k_j = kr[j]) for j < n by vdot_bf16, VW keys at a time (D %
- * (2·VW) == 0: VW independent chains side by side, their sums by vhsums), the rest key by key.
- * Only where VEC_HAS_DPBF16 and the CPU has the instruction. */
-VEC_DPBF16_FN static void dec_scores1_dp(const uint16_t *q, const void *const *kr, int64_t n,
-                                         int64_t D, float scale, float *s)
-{
-    const vf sc = vset1(scale);
-    int64_t j = 0;
-    if (D % (2 * VW) == 0)
-        for (; j + VW <= n; j += VW) {
-            vf a[VW];
-            for (int i = 0; i < VW; i++) a[i] = vzero();
-            for (int64_t d = 0; d < D; d += 2 * VW)
-                for (int i = 0; i < VW; i++)
-                    a[i] = vdot_bf16(a[i], q + d, (const uint16_t *)kr[j + i] + d);
-            vstore(s + j, vmul(sc, vhsums(a)));
-        }
-    for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, (const uint16_t *)kr[j], D);
-}
-
 /* The block forms of the traits table (dtype_body.h), one per dtype:
- * scores1: G = 1, s[j] = q·k_j, j < nb (bf16 with qh, the row as stored: scale·qh·k_j by
- * vdpbf16ps where the layer has it); pv1: acc += Σ_j s[j]·v_j (bf16: acc paired where D %
+ * scores1: G = 1, s[j] = q·k_j, j < nb, key by key (bf16 with qh, the row as stored: scale·qh·k_j
+ * by vdpbf16ps where the layer has it); pv1: acc += Σ_j s[j]·v_j (bf16: acc paired where D %
  * (2·VW) == 0, see dec_pair); pv4w: the four rows' p·v of the multi-row path. */
 static void dec_scores1_f32(const float *q, const uint16_t *qh, float scale, const void *const *kr,
                             int64_t nb, int64_t D, float *s)
 {
     (void)qh, (void)scale;
-    if (VEC_HAS_HSUMS && D % VW == 0) dec_scores1_sums_f32(q, kr, nb, D, s);
-    else
-        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
+    for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
 }
 static void dec_scores1_bf16(const float *q, const uint16_t *qh, float scale, const void *const *kr,
                              int64_t nb, int64_t D, float *s)
 {
-    if (VEC_HAS_DPBF16 && qh) dec_scores1_dp(qh, kr, nb, D, scale, s);
+    if (VEC_HAS_DPBF16 && qh)
+        for (int64_t j = 0; j < nb; j++)
+            s[j] = scale * dec_dot_dpbf16(qh, (const uint16_t *)kr[j], D);
     else
         for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_bf16(q, (const uint16_t *)kr[j], D);
 }
@@ -400,9 +363,7 @@ static void dec_scores1_f16(const float *q, const uint16_t *qh, float scale, con
                             int64_t nb, int64_t D, float *s)
 {
     (void)qh, (void)scale;
-    if (VEC_HAS_HSUMS && D % VW == 0) dec_scores1_sums_f16(q, kr, nb, D, s);
-    else
-        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f16(q, (const uint16_t *)kr[j], D);
+    for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f16(q, (const uint16_t *)kr[j], D);
 }
 static void dec_pv1_f32(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
 {
