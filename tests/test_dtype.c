@@ -150,12 +150,21 @@ static void check_case(const attn_ops *ops, const dcase *c, attn_dtype t)
 }
 
 static const dcase cases[] = {
-    {4, 0, 37, 37, 20, false, ""},        {4, 0, 64, 64, 64, true, "block_q=16,block_k=16"},
-    {8, 2, 33, 50, 16, true, ""},         {4, 0, 1, 700, 64, true, ""},
-    {8, 2, 1, 1500, 20, true, "split=3"}, {8, 1, 1, 999, 128, false, ""},
-    {4, 0, 1, 5, 3, true, "split=5"},     {9, 1, 1, 300, 20, true, ""},
-    {9, 1, 1, 200, 7, false, "split=2"},  {6, 1, 1, 333, 48, true, "split=2"},
+    {4, 0, 37, 37, 20, false, ""},
+    {4, 0, 64, 64, 64, true, "block_q=16,block_k=16"},
+    {8, 2, 33, 50, 16, true, ""},
+    {4, 0, 1, 700, 64, true, ""},
+    {8, 2, 1, 1500, 20, true, "split=3"},
+    {8, 1, 1, 999, 128, false, ""},
+    {4, 0, 1, 5, 3, true, "split=5"},
+    {9, 1, 1, 300, 20, true, ""},
+    {9, 1, 1, 200, 7, false, "split=2"},
+    {6, 1, 1, 333, 48, true, "split=2"},
     {7, 1, 1, 301, 32, false, ""}, /* decode: rows by fours and single rows left over */
+    /* decode, one row per KV head: whole passes of 2·DEC_EOG vectors of D (128) and a partial
+     * one (160), blocks and chunks that leave keys over from the VW-key score tiles */
+    {3, 0, 1, 1001, 128, true, "split=3"},
+    {2, 0, 1, 777, 160, false, ""},
 };
 
 /* The dense kinds with every case, in every ISA this machine runs. */

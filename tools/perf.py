@@ -106,10 +106,15 @@ TARGETS = [
     Target("decode.bandwidth", "kernels C",
            "MHA decode step (`full`, f32): KV bytes read per second over the run's read "
            "bandwidth", "min", 85, " %",
-           "sweep --mode decode full, gqa, mqa, --dtype f32,bf16, one query against n = 65536 "
+           "sweep --mode decode full, gqa, mqa, --dtype f32,f16,bf16, one query against n = 65536 "
            "keys, H=32 D=128, 2 threads, --reps 10 --min-time 0.5; median over rounds"),
     Target("decode.bf16", "kernels C", "MHA decode step, bf16 K/V over f32: speed-up", "min",
            1.8, "x", "the same sweep"),
+    Target("decode.f16", "kernels C", "MHA decode step, f16 K/V over f32: speed-up", "min",
+           1.8, "x", "the same sweep"),
+    Target("decode.bandwidth16", "kernels C",
+           "MHA decode step, bf16 and f16 K/V (each): KV bytes read per second over the run's "
+           "read bandwidth", "min", 90, " %", "the same sweep"),
     Target("decode.gqa", "kernels C", "`gqa` (8 KV heads) decode step over MHA, f32: speed-up",
            "min", 3.5, "x", "the same sweep"),
     Target("decode.mqa", "kernels C", "`mqa` decode step over MHA, f32: speed-up", "min", 10,
@@ -394,19 +399,23 @@ def kernels_per_score(pts, backward):
 def kernels_C(pts):
     kind, dtype = text(pts, "kind"), text(pts, "dtype")
     t = lambda k, d: by_round(pts, (kind == k) & (dtype == d))["time_median_s"]
-    full32, full16, gqa, mqa = t("full", "f32"), t("full", "bf16"), t("gqa", "f32"), t("mqa", "f32")
-    m = min(len(full32), len(full16), len(gqa), len(mqa))
-    mha = by_round(pts, (kind == "full") & (dtype == "f32"))[:m]
-    rate = mha["kv_bytes"] / mha["time_median_s"] / 1e9
-    print("  round  MHA f32 ms  MHA bf16 ms  gqa ms  mqa ms  MHA KV GB/s  read GB/s")
+    full32, bf16, f16 = t("full", "f32"), t("full", "bf16"), t("full", "f16")
+    gqa, mqa = t("gqa", "f32"), t("mqa", "f32")
+    m = min(len(full32), len(bf16), len(f16), len(gqa), len(mqa))
+    mha = {d: by_round(pts, (kind == "full") & (dtype == d))[:m] for d in ("f32", "bf16", "f16")}
+    rate = {d: p["kv_bytes"] / p["time_median_s"] / 1e9 for d, p in mha.items()}
+    print("  round  MHA f32 ms  bf16 ms  f16 ms  gqa ms  mqa ms  KV GB/s f32 bf16 f16  read GB/s")
     for r in range(m):
-        print("  %5d %11.2f %12.2f %7.2f %7.2f %12.1f %10.1f" % (
-            r + 1, 1e3 * full32[r], 1e3 * full16[r], 1e3 * gqa[r], 1e3 * mqa[r], rate[r],
-            mha[r]["bandwidth_gbs"]))
-    V.check("decode.bandwidth", 100 * float(np.median(rate / mha["bandwidth_gbs"])),
-            "MHA KV read rate / read bandwidth")
-    V.check("decode.bf16", float(np.median(full32[:m] / full16[:m])),
+        print("  %5d %11.2f %8.2f %7.2f %7.2f %7.2f %12.1f %4.1f %4.1f %10.1f" % (
+            r + 1, 1e3 * full32[r], 1e3 * bf16[r], 1e3 * f16[r], 1e3 * gqa[r], 1e3 * mqa[r],
+            rate["f32"][r], rate["bf16"][r], rate["f16"][r], mha["f32"][r]["bandwidth_gbs"]))
+    frac = lambda d: 100 * float(np.median(rate[d] / mha[d]["bandwidth_gbs"]))
+    V.check("decode.bandwidth", frac("f32"), "MHA f32 KV read rate / read bandwidth")
+    V.check("decode.bf16", float(np.median(full32[:m] / bf16[:m])),
             "MHA bf16 KV speed-up over f32")
+    V.check("decode.f16", float(np.median(full32[:m] / f16[:m])), "MHA f16 KV speed-up over f32")
+    for d in ("bf16", "f16"):
+        V.check("decode.bandwidth16", frac(d), "MHA %s KV read rate / read bandwidth" % d)
     V.check("decode.gqa", float(np.median(full32[:m] / gqa[:m])),
             "gqa (8 KV heads) speed-up over MHA")
     V.check("decode.mqa", float(np.median(full32[:m] / mqa[:m])), "mqa speed-up over MHA")
@@ -440,11 +449,12 @@ def check_kernels(b, o):
                          b.file("b2.h5"))
                 kernels_per_score(points(b.file("b2.h5")), backward=False)
             elif part == "C":
-                print(f"== kernels C: decode, n=65536 H=32 D=128, 2 threads, f32 and bf16 "
+                print(f"== kernels C: decode, n=65536 H=32 D=128, 2 threads, f32, f16 and bf16 "
                       f"({r} rounds)")
                 b.rounds(r, "--mode", "decode", "--kinds", "full,gqa,mqa", "--n", 65536, "--heads",
-                         32, "--head-dim", 128, "--dtype", "f32,bf16", "--reps", 10, "--min-time",
-                         0.5, "--max-point-time", 0, *common, "--out", b.file("c.h5"))
+                         32, "--head-dim", 128, "--dtype", "f32,f16,bf16", "--reps", 10,
+                         "--min-time", 0.5, "--max-point-time", 0, *common, "--out",
+                         b.file("c.h5"))
                 kernels_C(points(b.file("c.h5")))
             elif part == "D":
                 print(f"== kernels D: sparse kinds' backward vs full's, causal, n=8192 H=8 D=64, "
@@ -826,7 +836,8 @@ GROUPS = {
     "full": (check_full, "full vs sgemm at n = 4096; its workspace at n = 65536 (~2 min)"),
     "kernels": (check_kernels, "A full vs the FMA peak and avx2, causal; B sparse kinds vs full; "
                 "C decode; D sparse backward (--parts, --rounds 3; ~10 min, 2.5 GiB)"),
-    "decode": (check_kernels, "kernels C alone: decode bandwidth, bf16, gqa, mqa (--rounds 3)"),
+    "decode": (check_kernels,
+               "kernels C alone: decode bandwidth, bf16, f16, gqa, mqa (--rounds 3)"),
     "sparse": (check_sparse, "window, strided vs full; window at n = 1M; exponents (--rounds 3; "
                "~3 min)"),
     "linear": (check_linear, "linear's exponent to 256K; vs full at 64K (~3 min, 2.5 GiB)"),

@@ -5,13 +5,17 @@
  * convert_body.h. K/V rows of D elements stored as f32, bf16 or f16 (attn_dtype), read in place
  * (bf16/f16 widened in registers: vload_bf16, vload_f16 of the vector layer); q float32, already
  * multiplied by the score scale. Each form is instantiated per dtype (DECODE_ROW_OPS,
- * DECODE_QUAD_OPS) and reached through the traits table (dtype_body.h), not by branches on it.
- *   one row (G = 1): dot products q·k_j (f32 with vhsums: VW keys at a time, VW chains side by
- *   side, their sums by one transposing tree; bf16 with VEC_HAS_DPBF16 and the CPU's
- *   AVX512_BF16, unscaled bf16 q given: vdpbf16ps on the stored values, exact products, float32
- *   sums); p·v by 2·DEC_EOG vectors of D and DEC_EOJ key parities at once, bf16 rows widened as
- *   pairs (vload_bf16_eo: one load, a shift and a mask per two vectors), so the chunk keeps
- *   those rows' acc in that paired order (dec_pair) until its end.
+ * DECODE_WIDE_OPS, DECODE_QUAD_OPS) and reached through the traits table (dtype_body.h), not by
+ * branches on it.
+ *   one row (G = 1): dot products q·k_j one key at a time, each row read whole and in order
+ *   (two FMA chains; bf16 with VEC_HAS_DPBF16 and the CPU's AVX512_BF16, unscaled bf16 q given:
+ *   vdpbf16ps on the stored values, exact products, float32 sums), the keys independent of each
+ *   other so the core overlaps them with the rows' misses; p·v by 2·DEC_EOG vectors of D and
+ *   DEC_EOJ key parities at once (f16 widened by vload_f16, one conversion per vector), bf16
+ *   rows widened as pairs (vload_bf16_eo: one load, a shift and a mask per two vectors), so the
+ *   chunk keeps those rows' acc in that paired order (dec_pair) until its end. No software
+ *   prefetch: the rows come from the chunk's parts in sequence, which the core's prefetchers
+ *   serve (hints there cost more than they bring).
  *   four rows (DECODE_QUAD, 4 <= G < 8, D % VW == 0): each key and value vector loaded (and
  *   converted) once for the four rows: scores by tiles of 4 rows x DEC_QK keys whose
  *   accumulators are summed together (vhsums where they make VW vectors), p·v by 4 rows x
@@ -162,37 +166,43 @@ static void dec_pv_bf16_eo(float *acc, const float *p, const void *const *vr, in
     }
 }
 
-/* acc += Σ_j p[j]·v_j for j < n, f32 rows v_j = vr[j], D % VW == 0: 2·DEC_EOG vectors of D per
- * pass, DEC_EOJ key parities summed apart (as dec_pv_bf16_eo, without the pairing). */
-static void dec_pv_f32_wide(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
-{
-    for (int64_t d = 0; d < D; d += 2 * VW * DEC_EOG) {
-        const int nv = D - d >= 2 * VW * DEC_EOG ? 2 * DEC_EOG : (int)((D - d) / VW);
-        vf a[DEC_EOJ][2 * DEC_EOG];
-        for (int u = 0; u < DEC_EOJ; u++)
-            for (int e = 0; e < 2 * DEC_EOG; e++)
-                a[u][e] = u == 0 && e < nv ? vload(acc + d + e * VW) : vzero();
-        int64_t j = 0;
-        if (nv == 2 * DEC_EOG)
-            for (; j + DEC_EOJ <= n; j += DEC_EOJ)
-                for (int u = 0; u < DEC_EOJ; u++) {
-                    const vf pj = vset1(p[j + u]);
-                    const float *r = (const float *)vr[j + u] + d;
-                    for (int e = 0; e < 2 * DEC_EOG; e++)
-                        a[u][e] = vfma(pj, vload(r + e * VW), a[u][e]);
-                }
-        for (; j < n; j++) {
-            const vf pj = vset1(p[j]);
-            for (int e = 0; e < nv; e++)
-                a[0][e] = vfma(pj, vload((const float *)vr[j] + d + e * VW), a[0][e]);
-        }
-        for (int e = 0; e < nv; e++) {
-            vf x = a[0][e];
-            for (int u = 1; u < DEC_EOJ; u++) x = vadd(x, a[u][e]);
-            vstore(acc + d + e * VW, x);
-        }
+/* The one-row (G = 1) p·v over whole vectors of D (D % VW == 0), per element type: acc +=
+ * Σ_j p[j]·v_j (v_j = vr[j]), 2·DEC_EOG vectors of D per pass and DEC_EOJ key parities summed
+ * apart (as dec_pv_bf16_eo, without the pairing). */
+#define DECODE_WIDE_OPS(sfx, ELEM, VLOAD)                                                          \
+    static void dec_pv_wide_##sfx(float *acc, const float *p, const void *const *vr, int64_t n,    \
+                                  int64_t D)                                                       \
+    {                                                                                              \
+        for (int64_t d = 0; d < D; d += 2 * VW * DEC_EOG) {                                        \
+            const int nv = D - d >= 2 * VW * DEC_EOG ? 2 * DEC_EOG : (int)((D - d) / VW);          \
+            vf a[DEC_EOJ][2 * DEC_EOG];                                                            \
+            for (int u = 0; u < DEC_EOJ; u++)                                                      \
+                for (int e = 0; e < 2 * DEC_EOG; e++)                                              \
+                    a[u][e] = u == 0 && e < nv ? vload(acc + d + e * VW) : vzero();                \
+            int64_t j = 0;                                                                         \
+            if (nv == 2 * DEC_EOG)                                                                 \
+                for (; j + DEC_EOJ <= n; j += DEC_EOJ)                                             \
+                    for (int u = 0; u < DEC_EOJ; u++) {                                            \
+                        const vf pj = vset1(p[j + u]);                                             \
+                        const ELEM *r = (const ELEM *)vr[j + u] + d;                               \
+                        for (int e = 0; e < 2 * DEC_EOG; e++)                                      \
+                            a[u][e] = vfma(pj, VLOAD(r + e * VW), a[u][e]);                        \
+                    }                                                                              \
+            for (; j < n; j++) {                                                                   \
+                const vf pj = vset1(p[j]);                                                         \
+                for (int e = 0; e < nv; e++)                                                       \
+                    a[0][e] = vfma(pj, VLOAD((const ELEM *)vr[j] + d + e * VW), a[0][e]);          \
+            }                                                                                      \
+            for (int e = 0; e < nv; e++) {                                                         \
+                vf x = a[0][e];                                                                    \
+                for (int u = 1; u < DEC_EOJ; u++) x = vadd(x, a[u][e]);                            \
+                vstore(acc + d + e * VW, x);                                                       \
+            }                                                                                      \
+        }                                                                                          \
     }
-}
+
+DECODE_WIDE_OPS(f32, float, vload)
+DECODE_WIDE_OPS(f16, uint16_t, vload_f16)
 
 enum {
     DECODE_KB = 64,     /* keys per block */
@@ -201,24 +211,6 @@ enum {
 };
 /* The set's blocking of that path: DEC_QK keys per score tile (DECODE_QUAD·DEC_QK accumulators),
  * DEC_PVV vectors of D per p·v step (DECODE_QUAD·DEC_PVV accumulators). */
-
-/* G = 1, f32: s[j] = q·k_j (k_j = kr[j]) for j < n, D % VW == 0: VW keys at a time (VW independent
- * chains side by side, their sums by one transposing tree, vhsums), the rest key by key. */
-static void dec_scores1_f32_sums(const float *q, const void *const *kr, int64_t n, int64_t D,
-                                 float *s)
-{
-    int64_t j = 0;
-    for (; j + VW <= n; j += VW) {
-        vf a[VW];
-        for (int i = 0; i < VW; i++) a[i] = vzero();
-        for (int64_t d = 0; d < D; d += VW) {
-            const vf qd = vload(q + d);
-            for (int i = 0; i < VW; i++) a[i] = vfma(qd, vload((const float *)kr[j + i] + d), a[i]);
-        }
-        vstore(s + j, vhsums(a));
-    }
-    for (; j < n; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
-}
 
 /* s[(i / DEC_QK)·DECODE_KB + j + i % DEC_QK] = Σ_lanes a[i], i < DECODE_QUAD·DEC_QK: the sums of
  * the score tile's accumulators (row i / DEC_QK, key j + i % DEC_QK). Where they are VW vectors and
@@ -348,42 +340,22 @@ VEC_DPBF16_FN static float dec_dot_dpbf16(const uint16_t *q, const uint16_t *k, 
     return s;
 }
 
-/* G = 1, bf16: s[j] = scale·q·k_j (k_j = kr[j]) for j < n by vdot_bf16, VW keys at a time (D %
- * (2·VW) == 0: VW independent chains side by side, their sums by vhsums), the rest key by key.
- * Only where VEC_HAS_DPBF16 and the CPU has the instruction. */
-VEC_DPBF16_FN static void dec_scores1_dp(const uint16_t *q, const void *const *kr, int64_t n,
-                                         int64_t D, float scale, float *s)
-{
-    const vf sc = vset1(scale);
-    int64_t j = 0;
-    if (D % (2 * VW) == 0)
-        for (; j + VW <= n; j += VW) {
-            vf a[VW];
-            for (int i = 0; i < VW; i++) a[i] = vzero();
-            for (int64_t d = 0; d < D; d += 2 * VW)
-                for (int i = 0; i < VW; i++)
-                    a[i] = vdot_bf16(a[i], q + d, (const uint16_t *)kr[j + i] + d);
-            vstore(s + j, vmul(sc, vhsums(a)));
-        }
-    for (; j < n; j++) s[j] = scale * dec_dot_dpbf16(q, (const uint16_t *)kr[j], D);
-}
-
 /* The block forms of the traits table (dtype_body.h), one per dtype:
- * scores1: G = 1, s[j] = q·k_j, j < nb (bf16 with qh, the row as stored: scale·qh·k_j by
- * vdpbf16ps where the layer has it); pv1: acc += Σ_j s[j]·v_j (bf16: acc paired where D %
+ * scores1: G = 1, s[j] = q·k_j, j < nb, key by key (bf16 with qh, the row as stored: scale·qh·k_j
+ * by vdpbf16ps where the layer has it); pv1: acc += Σ_j s[j]·v_j (bf16: acc paired where D %
  * (2·VW) == 0, see dec_pair); pv4w: the four rows' p·v of the multi-row path. */
 static void dec_scores1_f32(const float *q, const uint16_t *qh, float scale, const void *const *kr,
                             int64_t nb, int64_t D, float *s)
 {
     (void)qh, (void)scale;
-    if (VEC_HAS_HSUMS && D % VW == 0) dec_scores1_f32_sums(q, kr, nb, D, s);
-    else
-        for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
+    for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_f32(q, (const float *)kr[j], D);
 }
 static void dec_scores1_bf16(const float *q, const uint16_t *qh, float scale, const void *const *kr,
                              int64_t nb, int64_t D, float *s)
 {
-    if (VEC_HAS_DPBF16 && qh) dec_scores1_dp(qh, kr, nb, D, scale, s);
+    if (VEC_HAS_DPBF16 && qh)
+        for (int64_t j = 0; j < nb; j++)
+            s[j] = scale * dec_dot_dpbf16(qh, (const uint16_t *)kr[j], D);
     else
         for (int64_t j = 0; j < nb; j++) s[j] = dec_dot_bf16(q, (const uint16_t *)kr[j], D);
 }
@@ -395,8 +367,13 @@ static void dec_scores1_f16(const float *q, const uint16_t *qh, float scale, con
 }
 static void dec_pv1_f32(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
 {
-    if (D % VW == 0) dec_pv_f32_wide(acc, p, vr, n, D);
+    if (D % VW == 0) dec_pv_wide_f32(acc, p, vr, n, D);
     else dec_pv_f32(acc, p, vr, n, D);
+}
+static void dec_pv1_f16(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
+{
+    if (D % VW == 0) dec_pv_wide_f16(acc, p, vr, n, D);
+    else dec_pv_f16(acc, p, vr, n, D);
 }
 static void dec_pv1_bf16(float *acc, const float *p, const void *const *vr, int64_t n, int64_t D)
 {

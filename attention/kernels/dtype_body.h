@@ -52,7 +52,7 @@ static const dt_traits dt_types[ATTN_DTYPE_COUNT] = {
                   .to_f32 = cvt_f16_to_f32,
                   .from_f32 = cvt_f16_from_f32,
                   .scores1 = dec_scores1_f16,
-                  .pv1 = dec_pv_f16,
+                  .pv1 = dec_pv1_f16,
                   .scores4 = dec_scores4_f16,
                   .pv4 = dec_pv4_f16},
 };
