@@ -47,10 +47,7 @@ static const attn_param_def params[] = {
 
 static int64_t pad(int64_t n) { return (n + ALIGN_FLOATS - 1) / ALIGN_FLOATS * ALIGN_FLOATS; }
 
-static double lambda_init(const attn_params *p)
-{
-    return 0.8 - 0.6 * exp(-0.3 * p->v[P_DEPTH]);
-}
+static double lambda_init(const attn_params *p) { return 0.8 - 0.6 * exp(-0.3 * p->v[P_DEPTH]); }
 
 /* λ = exp(λq1·λk1) − exp(λq2·λk2) + λ_init, in double. */
 static double lambda_of(const attn_shape *s, const attn_params *p)
@@ -145,11 +142,10 @@ static double bytes(const attn_ops *self, const attn_shape *s, const attn_params
 }
 
 /* qp = [Q1, 0] (half 0) or [0, Q2] (half 1) for every row of q. */
-static void half_query(const attn_exec *x, const attn_shape *s, int half, const float *q,
-                       float *qp)
+static void half_query(const attn_exec *x, const attn_shape *s, int half, const float *q, float *qp)
 {
     const int64_t n = s->B * s->H * s->T, D = s->D, h = D / 2, blocks = (n + ROWS - 1) / ROWS;
-#pragma omp parallel for schedule(static) num_threads(x->threads)
+#pragma omp parallel for schedule(static) num_threads(x->threads) if (blocks > 1)
     for (int64_t b = 0; b < blocks; b++) {
         const int64_t r1 = (b + 1) * ROWS < n ? (b + 1) * ROWS : n;
         for (int64_t r = b * ROWS; r < r1; r++) {
@@ -167,7 +163,7 @@ static void combine(const attn_exec *x, const attn_shape *s, const attn_params *
     const int64_t n = s->B * s->H * s->T, D = s->D, blocks = (n + ROWS - 1) / ROWS;
     const float *g = p->w[W_NORM], l = (float)lambda;
     const double c = 1.0 - lambda_init(p);
-#pragma omp parallel for schedule(static) num_threads(x->threads)
+#pragma omp parallel for schedule(static) num_threads(x->threads) if (blocks > 1)
     for (int64_t b = 0; b < blocks; b++) {
         const int64_t r1 = (b + 1) * ROWS < n ? (b + 1) * ROWS : n;
         for (int64_t r = b * ROWS; r < r1; r++) {
@@ -229,8 +225,7 @@ static size_t saved_bytes(const attn_ops *self, const attn_shape *s, const attn_
     (void)p;
     const attn_shape ps = pass_shape(s);
     const attn_params dp = dense_params(&ps);
-    return 2 * (size_t)attn_q_elems(s) * sizeof(float) +
-           2 * attn_dense_saved_bytes(self, &ps, &dp);
+    return 2 * (size_t)attn_q_elems(s) * sizeof(float) + 2 * attn_dense_saved_bytes(self, &ps, &dp);
 }
 
 static size_t backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
@@ -239,8 +234,7 @@ static size_t backward_workspace_bytes(const attn_ops *self, const attn_exec *x,
     (void)p;
     const attn_shape ps = pass_shape(s);
     const attn_params dp = dense_params(&ps);
-    return (4 * (size_t)pad(attn_q_elems(s)) + 2 * (size_t)pad(attn_kv_elems(s))) *
-               sizeof(float) +
+    return (4 * (size_t)pad(attn_q_elems(s)) + 2 * (size_t)pad(attn_kv_elems(s))) * sizeof(float) +
            attn_dense_backward_workspace_bytes(self, x, &ps, &dp);
 }
 
@@ -253,7 +247,7 @@ static void combine_backward(const attn_exec *x, const attn_shape *s, const attn
     const int64_t n = s->B * s->H * s->T, D = s->D, blocks = (n + ROWS - 1) / ROWS;
     const float *g = p->w[W_NORM];
     const double c = 1.0 - lambda_init(p);
-#pragma omp parallel for schedule(static) num_threads(x->threads)
+#pragma omp parallel for schedule(static) num_threads(x->threads) if (blocks > 1)
     for (int64_t b = 0; b < blocks; b++) {
         const int64_t r1 = (b + 1) * ROWS < n ? (b + 1) * ROWS : n;
         for (int64_t r = b * ROWS; r < r1; r++) {
@@ -332,8 +326,8 @@ static void probabilities(const attn_shape *s, int half, const float *qi, const 
 
 /* One row of the definition: P1, P2 [n], o1, o2, y [D]; returns 1/rms(y). */
 static double row64(const attn_shape *s, const attn_params *p, double lambda, const float *qi,
-                    const float *kg, const float *vg, int64_t n, double *P1, double *P2,
-                    double *o1, double *o2, double *y)
+                    const float *kg, const float *vg, int64_t n, double *P1, double *P2, double *o1,
+                    double *o2, double *y)
 {
     const int64_t D = s->D;
     probabilities(s, 0, qi, kg, n, P1);
