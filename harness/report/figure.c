@@ -212,7 +212,7 @@ static const struct {
     {"linear", {9, 4, 2}},    {"dilated", {10, 5, 5}},  {"linformer", {11, 1, 4}},
     {"nystrom", {12, 5, 0}},  {"reformer", {13, 0, 5}}, {"additive", {14, 2, 3}},
     {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},     {"sink", {17, 1, 2}},
-    {"document", {18, 3, 1}}, {"prefix", {19, 5, 2}},
+    {"document", {18, 3, 1}}, {"prefix", {19, 5, 2}},   {"diff", {20, 3, 5}},
 };
 
 bench_kind_style bench_fig_kind_style(const char *kind)
