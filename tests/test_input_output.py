@@ -5,7 +5,7 @@
    file, runs `bench run full` on it, causal and not, and compares the output `o` with softmax
    attention computed independently in numpy float64.
 2. Kinds with weights (the table WEIGHTED below: linear's two maps, linformer's three sharing
-   modes, additive, bilinear, reformer with and without shared QK): with the weights in the file
+   modes, additive, bilinear, diff, reformer with and without shared QK): with the weights in the file
    beside q, k, v (datasets named by weight), `o` reproduces the kind's numpy float64 definition
    computed with those weights, and --output writes them back unchanged; without them in the file
    the kind draws them from its seed, the row records `weights=seed`, and --output writes the
@@ -155,6 +155,26 @@ def bilinear(q, k, v, causal, w, params):
     return per_head(q, k, v, causal, head)
 
 
+def diff(q, k, v, causal, w, params):
+    """Differential attention: with h = D/2 halves q = [q1, q2], k = [k1, k2] and s = 1/sqrt(h),
+    y = softmax(s q1 k1^T) v - lam softmax(s q2 k2^T) v over the visible keys, out = norm * y /
+    sqrt(mean(y^2) + 1e-5) * (1 - lam_init); lam = exp(lq1.lk1) - exp(lq2.lk2) + lam_init,
+    lam_init = 0.8 - 0.6 exp(-0.3 depth)."""
+    lq1, lk1, lq2, lk2 = w["lambda"].astype(np.float64)
+    norm = w["norm"].astype(np.float64)
+    lam_init = 0.8 - 0.6 * np.exp(-0.3 * float(param(params, "depth", 0)))
+    lam = np.exp(lq1 @ lk1) - np.exp(lq2 @ lk2) + lam_init
+
+    def head(qh, kh, vh, mask, g):
+        h = qh.shape[1] // 2
+        a1 = masked_softmax(qh[:, :h] @ kh[:, :h].T / np.sqrt(h), mask) @ vh
+        a2 = masked_softmax(qh[:, h:] @ kh[:, h:].T / np.sqrt(h), mask) @ vh
+        y = a1 - lam * a2
+        return norm * y / np.sqrt((y * y).mean(-1, keepdims=True) + 1e-5) * (1 - lam_init)
+
+    return per_head(q, k, v, causal, head)
+
+
 def lsh_buckets(x, R):
     """h(x) = argmax([x R ; -x R]) (first maximum) of the rows of x [n, D] under R [D, b/2], in
     float32 in the kind's order: y = (((x_0 R_0) + x_1 R_1) + ...) + x_{D-1} R_{D-1}, every
@@ -296,6 +316,12 @@ def entry(kind, params, causal, weights, ref):
 LIN_K, UNITS, BUCKETS, HASHES, CHUNK = 11, 12, 8, 3, 5
 
 
+def diff_weights(sh, rng):
+    """diff's lambda vectors (wider than drawn: lambda moves off lambda_init) and a norm gain."""
+    return {"lambda": normal(4, sh["D"] // 2)(sh, rng, 0.5),
+            "norm": 1 + normal("D")(sh, rng, 0.3)}
+
+
 def linformer_entry(share):
     dims = ("Hkv", LIN_K, "S") if share == "none" else (LIN_K, "S")
     names = ("proj_k",) if share == "kv" else ("proj_k", "proj_v")
@@ -328,6 +354,8 @@ WEIGHTED = {
                                        "va": normal(UNITS)(sh, rng)}, additive),
     "bilinear": entry("bilinear", [], (0, 1),
                       lambda sh, rng: {"w": normal("D", "D")(sh, rng, sh["D"] ** -0.5)}, bilinear),
+    "diff": entry("diff", [], (0, 1), diff_weights, diff),
+    "diff depth=5": entry("diff", ["depth=5"], (0, 1), diff_weights, diff),
     "reformer shared_qk=1": reformer_entry(1),
     "reformer shared_qk=0": reformer_entry(0),
 }

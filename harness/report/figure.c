@@ -185,9 +185,10 @@ void bench_fig_add_set(panel *p, const bench_run_data *rd, const bench_series *s
 /* ---- styles: one per kind, by its name ---- */
 
 static const char *const palette[] = {
-    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000",
-    "#8C564B", "#7F7F7F", "#9467BD", "#17BECF", "#B8860B", "#E6194B", "#808000",
-    "#000075", "#3CB44B", "#911EB4", "#F58231", "#469990", "#9A6324", "#800000",
+    "#0072B2", "#D55E00", "#009E73", "#CC79A7", "#E69F00", "#56B4E9", "#000000", "#8C564B",
+    "#7F7F7F", "#9467BD", "#17BECF", "#B8860B", "#E6194B", "#808000", "#000075", "#3CB44B",
+    "#911EB4", "#F58231", "#469990", "#9A6324", "#800000", "#F032E6", "#008080", "#AA6E28",
+    "#4363D8", "#6B8E23", "#C71585", "#2F4F4F", "#B22222", "#5F9EA0", "#8B008B", "#D2691E",
 };
 enum { NCOLORS = sizeof palette / sizeof palette[0] };
 
@@ -214,12 +215,28 @@ static const struct {
     {"bilinear", {15, 4, 5}}, {"ring", {16, 3, 3}},     {"sink", {17, 1, 2}},
     {"document", {18, 3, 1}}, {"prefix", {19, 5, 2}},   {"sigmoid", {20, 2, 4}},
 };
+enum { NKNOWN = sizeof known_styles / sizeof known_styles[0] };
 
+/* A registered kind without a row above gets the next colour after the table's, by its place
+ * among such kinds in the registry, and a shape and dash spread likewise: a new kind needs no row
+ * here while the palette lasts. Any other name (a kind of another build, in a results file): a
+ * hash of the name, the same in every figure. */
 bench_kind_style bench_fig_kind_style(const char *kind)
 {
-    for (size_t k = 0; k < sizeof known_styles / sizeof known_styles[0]; k++)
+    for (int k = 0; k < NKNOWN; k++)
         if (strcmp(known_styles[k].kind, kind) == 0) return known_styles[k].style;
-    uint32_t h = 2166136261u; /* FNV-1a of the name: any other kind, the same in every figure */
+    for (int n = 0, extra = 0; n < attn_kind_count(); n++) {
+        const char *name = attn_kind_at(n)->name;
+        bool listed = false;
+        for (int k = 0; k < NKNOWN && !listed; k++)
+            listed = strcmp(known_styles[k].kind, name) == 0;
+        if (listed) continue;
+        if (strcmp(name, kind) == 0 && NKNOWN + extra < NCOLORS)
+            return (bench_kind_style){NKNOWN + extra, (extra + 1) % BENCH_SHAPES,
+                                      (extra + 3) % BENCH_DASHES};
+        extra++;
+    }
+    uint32_t h = 2166136261u; /* FNV-1a */
     for (const unsigned char *c = (const unsigned char *)kind; *c; c++) h = (h ^ *c) * 16777619u;
     return (bench_kind_style){(int)(h % NCOLORS), (int)(h / NCOLORS % BENCH_SHAPES),
                               (int)(h / NCOLORS / BENCH_SHAPES % BENCH_DASHES)};
