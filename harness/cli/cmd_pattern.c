@@ -8,10 +8,12 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "atomic.h"
 #include "commands.h"
 #include "datasets.h"
 #include "gnuplot.h"
 #include "pattern.h"
+#include "targets.h"
 
 static const char pattern_description[] =
     "Draws which scores a kind computes: query rows i down, key columns j across, a\n"
@@ -185,6 +187,53 @@ static attn_status default_out(const bench_pattern_panel *panels, int npanels, c
     return ATTN_OK;
 }
 
+/* What the request asks that cannot be drawn, refused before any work: a kind refusing the shape
+ * (when drawn alone or on --dataset; beside other kinds, its panel says why), an --out of another
+ * format, options that go with --dataset only or never with it, and outputs that are not
+ * writable, are each other or name a results file (targets.h). The image's path into path. */
+static attn_status check_request(const pattern_opts *o, bench_pattern_panel *panels, int npanels,
+                                 const attn_shape *s, const pattern_input *in, bool draw,
+                                 char *path, size_t path_len, char *msg, size_t msg_len)
+{
+    attn_shape ran;
+    for (int k = 0; k < (in->ds || npanels == 1 ? npanels : 0); k++)
+        if (bench_pattern_shape(&panels[k], s, &ran, msg, msg_len)) return ATTN_EINVAL;
+    if (o->out && !format_of(o->out))
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--out needs a file ending in .png, .svg or .pdf");
+    if (o->data && in->ds)
+        return attn_fail(ATTN_EINVAL, msg, msg_len, "--data writes the cells: not with --dataset");
+    if ((o->seed || o->head_dim) && !in->ds)
+        return attn_fail(ATTN_EINVAL, msg, msg_len,
+                         "--seed and --head-dim set the inputs of --dataset: give --dataset NAME, "
+                         "or a kind's seed as seed=N");
+    if (o->out) snprintf(path, path_len, "%s", o->out);
+    else if (draw && default_out(panels, npanels, s, in->ds ? in->ds->name : NULL, path, path_len,
+                                 msg, msg_len))
+        return ATTN_EINVAL;
+    const bool data_file = o->data && strcmp(o->data, "-") != 0;
+    const bench_input image[] = {{"--data", data_file ? o->data : NULL}},
+                      data[] = {{"--out", draw ? path : NULL}};
+    if ((draw && bench_check_target(path, "--out", BENCH_TARGET_FILE, image, 1, msg, msg_len)) ||
+        (data_file &&
+         bench_check_target(o->data, "--data", BENCH_TARGET_FILE, data, 1, msg, msg_len)))
+        return ATTN_EINVAL;
+    return ATTN_OK;
+}
+
+/* The cells as digits into `to` (-: stdout; a file: written whole, then renamed into place). */
+static attn_status write_data(const char *to, bench_pattern_panel *panels, int npanels,
+                              const attn_shape *s, int64_t head, char *msg, size_t msg_len)
+{
+    if (strcmp(to, "-") == 0)
+        return bench_pattern_write_data(stdout, panels, npanels, s, head, msg, msg_len);
+    char tmp[4400];
+    FILE *f = bench_tmp_fopen(to, tmp, sizeof tmp, msg, msg_len);
+    if (!f) return ATTN_EINVAL;
+    const attn_status st = bench_pattern_write_data(f, panels, npanels, s, head, msg, msg_len);
+    return bench_tmp_fclose(f, tmp, to, st, msg, msg_len);
+}
+
 int bench_cmd_pattern(int argc, char **argv)
 {
     pattern_opts o = {0};
@@ -231,27 +280,8 @@ int bench_cmd_pattern(int argc, char **argv)
         (o.seed && bench_parse_i64(o.seed, "--seed", 0, INT64_MAX, &seed, msg, sizeof msg)) ||
         parse_shape(&o, &s, &head, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
-    /* a kind refusing the shape: refused here when drawn alone or on --dataset (beside other
-     * kinds, its panel says why) */
-    attn_shape ran;
-    for (int k = 0; k < (in.ds || npanels == 1 ? npanels : 0); k++)
-        if (bench_pattern_shape(&panels[k], &s, &ran, msg, sizeof msg))
-            return bench_fail(ATTN_EINVAL, msg);
-    if (o.out && !format_of(o.out))
-        return bench_fail(ATTN_EINVAL, "--out needs a file ending in .png, .svg or .pdf");
-    if (o.data && in.ds)
-        return bench_fail(ATTN_EINVAL, "--data writes the cells: not with --dataset");
-    if ((o.seed || o.head_dim) && !in.ds)
-        return bench_fail(ATTN_EINVAL, "--seed and --head-dim set the inputs of --dataset: give "
-                                       "--dataset NAME, or a kind's seed as seed=N");
     const bool draw = o.out || !o.data; /* --data alone: the data only */
-    if (o.out) snprintf(path, sizeof path, "%s", o.out);
-    else if (draw && default_out(panels, npanels, &s, in.ds ? in.ds->name : NULL, path, sizeof path,
-                                 msg, sizeof msg))
-        return bench_fail(ATTN_EINVAL, msg);
-    if ((draw && bench_check_writable(path, "--out", msg, sizeof msg)) ||
-        (o.data && strcmp(o.data, "-") != 0 &&
-         bench_check_writable(o.data, "--data", msg, sizeof msg)))
+    if (check_request(&o, panels, npanels, &s, &in, draw, path, sizeof path, msg, sizeof msg))
         return bench_fail(ATTN_EINVAL, msg);
     attn_status st = ATTN_OK;
     if (in.ds) {
@@ -261,14 +291,8 @@ int bench_cmd_pattern(int argc, char **argv)
         printf("wrote %s\n", path);
         return 0;
     }
-    if (o.data) {
-        FILE *f = strcmp(o.data, "-") == 0 ? stdout : fopen(o.data, "w");
-        if (!f) return bench_fail(ATTN_EINVAL, "--data: cannot open the file for writing");
-        st = bench_pattern_write_data(f, panels, npanels, &s, head, msg, sizeof msg);
-        if (f != stdout && fclose(f) != 0 && st == ATTN_OK)
-            st = attn_fail(ATTN_EFAIL, msg, sizeof msg, "cannot write %s", o.data);
-        if (st != ATTN_OK) return bench_fail(st, msg);
-    }
+    if (o.data && (st = write_data(o.data, panels, npanels, &s, head, msg, sizeof msg)) != ATTN_OK)
+        return bench_fail(st, msg);
     if (!draw) return 0;
     st = bench_pattern_draw(panels, npanels, &s, head, path, format_of(path), msg, sizeof msg);
     if (st != ATTN_OK) return bench_fail(st, msg);

@@ -125,13 +125,76 @@ static void matrix_axes(FILE *t, const attn_shape *s)
             (double)s->S - 0.5, (double)s->T - 0.5, (double)s->T / (double)s->S);
 }
 
+/* The recall curves' colours, one per kind of the figure. */
+static const char *const colors[BENCH_PATTERN_WEIGHTS] = {"#1f3f8f", "#c0392b", "#2e8b57",
+                                                          "#8e44ad"};
+
+/* The figure's gnuplot script into t: the title naming the input and the kinds, the exact
+ * weights and each kind's (top row), the mass recalled per row and each kind's |difference|
+ * (bottom row), from the data files written for them. */
+static void weights_script(FILE *t, const bench_pattern_panel *panels, int npanels,
+                           const attn_shape *ws, int64_t h, const ds_ops *ds, uint64_t seed,
+                           char files[][3][4300], const char *exact_file, const double *mean)
+{
+    char text[1024], title[1400];
+    int n = snprintf(text, sizeof text,
+                     "Weights on %s (seed %llu), head %lld, T=%lld × S=%lld%s:", ds->name,
+                     (unsigned long long)seed, (long long)h, (long long)ws->T, (long long)ws->S,
+                     ws->causal ? ", causal" : "");
+    for (int k = 0; k < npanels && n < (int)sizeof text; k++) {
+        char params[256];
+        bench_pattern_params_text(&panels[k], false, params, sizeof params);
+        n += snprintf(text + n, sizeof text - (size_t)n, "%s %s%s%s", k ? "," : "",
+                      panels[k].ops->name, params[0] ? " " : "", params);
+    }
+    bench_gnuplot_quote(text, true, title, sizeof title);
+    fprintf(t,
+            "set multiplot layout 2,%d title %s font ',12'\n"
+            "set palette defined (0 '#fff7bc', 0.4 '#fe9929', 0.7 '#cc4c02', 1 '#3f0f00')\n"
+            "set cbtics font ',8'\nset tics font ',8' out\n",
+            npanels + 1, title);
+    matrix_axes(t, ws);
+    fprintf(t,
+            "set title 'exact attention: weights' font ',9'\n"
+            "plot %s matrix with image notitle\n",
+            exact_file);
+    for (int k = 0; k < npanels; k++) {
+        char ptitle[300];
+        snprintf(text, sizeof text, "%s: |weights| (one-hot probes of v)", panels[k].ops->name);
+        bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
+        fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
+                files[k][0]);
+    }
+    fprintf(t,
+            "unset logscale cb\nset size noratio\nset xrange [0:%lld]\nset yrange [0:1.05]\n"
+            "set xlabel 'query i'\nset ylabel 'Σ_j min(kind_{ij}, exact_{ij})'\n"
+            "set title 'mass recalled per query row' font ',9'\nset grid\n"
+            "set key bottom left font ',8'\nplot ",
+            (long long)(ws->T > 1 ? ws->T - 1 : 1));
+    for (int k = 0; k < npanels; k++) {
+        char label[300];
+        snprintf(text, sizeof text, "%s (mean %.3f)", panels[k].ops->name, mean[k]);
+        bench_gnuplot_quote(text, true, label, sizeof label);
+        fprintf(t, "%s%s using 1:2 with lines lw 1.5 lc rgb '%s' title %s", k ? ", " : "",
+                files[k][2], colors[k], label);
+    }
+    fputc('\n', t);
+    matrix_axes(t, ws);
+    for (int k = 0; k < npanels; k++) {
+        char ptitle[300];
+        snprintf(text, sizeof text, "%s: |weight - exact|", panels[k].ops->name);
+        bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
+        fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
+                files[k][1]);
+    }
+    fputs("unset multiplot\n", t);
+}
+
 attn_status bench_pattern_weights_draw(bench_pattern_panel *panels, int npanels,
                                        const attn_shape *s, int64_t h, const ds_ops *ds,
                                        const ds_params *dsp, uint64_t seed, const char *dest,
                                        const char *format, char *msg, size_t msg_len)
 {
-    static const char *const colors[BENCH_PATTERN_WEIGHTS] = {"#1f3f8f", "#c0392b", "#2e8b57",
-                                                              "#8e44ad"};
     if (npanels < 1 || npanels > BENCH_PATTERN_WEIGHTS)
         return attn_fail(ATTN_EINVAL, msg, msg_len, "%d kinds: 1 to %d on one input", npanels,
                          BENCH_PATTERN_WEIGHTS);
@@ -167,58 +230,7 @@ attn_status bench_pattern_weights_draw(bench_pattern_panel *panels, int npanels,
     FILE *t = st == ATTN_OK ? open_memstream(&script, &script_len) : NULL;
     if (st == ATTN_OK && !t) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for a script");
     if (st == ATTN_OK) {
-        char text[1024], title[1400];
-        int n = snprintf(text, sizeof text,
-                         "Weights on %s (seed %llu), head %lld, T=%lld × S=%lld%s:", ds->name,
-                         (unsigned long long)seed, (long long)h, (long long)ws->T, (long long)ws->S,
-                         ws->causal ? ", causal" : "");
-        for (int k = 0; k < npanels && n < (int)sizeof text; k++) {
-            char params[256];
-            bench_pattern_params_text(&panels[k], false, params, sizeof params);
-            n += snprintf(text + n, sizeof text - (size_t)n, "%s %s%s%s", k ? "," : "",
-                          panels[k].ops->name, params[0] ? " " : "", params);
-        }
-        bench_gnuplot_quote(text, true, title, sizeof title);
-        fprintf(t,
-                "set multiplot layout 2,%d title %s font ',12'\n"
-                "set palette defined (0 '#fff7bc', 0.4 '#fe9929', 0.7 '#cc4c02', 1 '#3f0f00')\n"
-                "set cbtics font ',8'\nset tics font ',8' out\n",
-                npanels + 1, title);
-        matrix_axes(t, ws);
-        fprintf(t,
-                "set title 'exact attention: weights' font ',9'\n"
-                "plot %s matrix with image notitle\n",
-                exact_file);
-        for (int k = 0; k < npanels; k++) {
-            char ptitle[300];
-            snprintf(text, sizeof text, "%s: |weights| (one-hot probes of v)", panels[k].ops->name);
-            bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
-            fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
-                    files[k][0]);
-        }
-        fprintf(t,
-                "unset logscale cb\nset size noratio\nset xrange [0:%lld]\nset yrange [0:1.05]\n"
-                "set xlabel 'query i'\nset ylabel 'Σ_j min(kind_{ij}, exact_{ij})'\n"
-                "set title 'mass recalled per query row' font ',9'\nset grid\n"
-                "set key bottom left font ',8'\nplot ",
-                (long long)(ws->T > 1 ? ws->T - 1 : 1));
-        for (int k = 0; k < npanels; k++) {
-            char label[300];
-            snprintf(text, sizeof text, "%s (mean %.3f)", panels[k].ops->name, mean[k]);
-            bench_gnuplot_quote(text, true, label, sizeof label);
-            fprintf(t, "%s%s using 1:2 with lines lw 1.5 lc rgb '%s' title %s", k ? ", " : "",
-                    files[k][2], colors[k], label);
-        }
-        fputc('\n', t);
-        matrix_axes(t, ws);
-        for (int k = 0; k < npanels; k++) {
-            char ptitle[300];
-            snprintf(text, sizeof text, "%s: |weight - exact|", panels[k].ops->name);
-            bench_gnuplot_quote(text, true, ptitle, sizeof ptitle);
-            fprintf(t, "set title %s font ',9'\nplot %s matrix with image notitle\n", ptitle,
-                    files[k][1]);
-        }
-        fputs("unset multiplot\n", t);
+        weights_script(t, panels, npanels, ws, h, ds, seed, files, exact_file, mean);
         if (fclose(t) != 0) st = attn_fail(ATTN_EFAIL, msg, msg_len, "out of memory for a script");
     }
     const int cols = npanels + 1;
