@@ -518,6 +518,10 @@ static void compute_own(attn_bs_run *run, const attn_bs_seg *seg)
     run->fresh = false;
 }
 
+/* One segment on the tile: its own keys (compute_own), key lists (compute_lists), scattered keys
+ * gathered once or read in place, the backward's gradient rows, then the bounded visits split by
+ * row groups. Over 80 lines on purpose: the cases decide in order which copy of the keys every
+ * later visit reads, and that order reads best in one place. */
 static void compute_seg(attn_bs_run *run, const attn_bs_seg *seg)
 {
     const int64_t r0 = seg->r0, nr = seg->nrows;

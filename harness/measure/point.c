@@ -259,6 +259,21 @@ static void join_sources(const char *const *from, int n, char *buf, size_t len)
     }
 }
 
+/* The distinct sources of the kind's weights (from: given, seed, the dataset's name) appended to
+ * pt->params as the weights item, when the kind has weights. */
+static void note_weights_source(const bench_point_spec *spec, const char *const *from,
+                                bench_point *pt)
+{
+    attn_weight w[ATTN_MAX_WEIGHTS];
+    char source[64];
+    join_sources(from, attn_kind_weights(spec->ops, &spec->shape, &spec->params, w), source,
+                 sizeof source);
+    if (!*source) return;
+    const size_t used = strlen(pt->params);
+    snprintf(pt->params + used, sizeof pt->params - used, "%s" BENCH_WEIGHTS_ITEM "=%s",
+             used ? "," : "", source);
+}
+
 attn_status bench_point_weights(const bench_point_spec *spec, attn_params *p,
                                 float *owned[ATTN_MAX_WEIGHTS], const char *from[ATTN_MAX_WEIGHTS],
                                 char *msg, size_t msg_len)
@@ -736,16 +751,8 @@ attn_status bench_point_run(const bench_point_spec *spec, const float *q, const 
     const char *from[ATTN_MAX_WEIGHTS];
     const attn_status weighed = bench_point_weights(spec, &given.params, owned, from, msg, msg_len);
     if (weighed != ATTN_OK) return mark_failed(pt, weighed, msg);
-    attn_weight w[ATTN_MAX_WEIGHTS];
-    char source[64];
-    join_sources(from, attn_kind_weights(spec->ops, &spec->shape, &spec->params, w), source,
-                 sizeof source);
+    note_weights_source(spec, from, pt);
     spec = &given;
-    if (*source) {
-        const size_t used = strlen(pt->params);
-        snprintf(pt->params + used, sizeof pt->params - used, "%s" BENCH_WEIGHTS_ITEM "=%s",
-                 used ? "," : "", source);
-    }
 
     bench_peak_rss_reset();
     pt->base_rss_bytes = bench_rss_bytes();
