@@ -921,3 +921,20 @@ Test(plot, median_interval_wilson_interval_and_the_fit_rule)
     cr_assert_eq(bench_fit_curve(n, y, 3, &cf, msg, sizeof msg), ATTN_OK, "%s", msg);
     cr_expect_eq(cf.pieces, 0, "r2 %g", cf.all.r2);
 }
+
+/* A run's recorded parameters parse for the figures whatever else the run wrote beside them: the
+ * weights item (where a kind's weights came from) and "auto" (a default resolved per shape) are
+ * skipped, so kinds with weights are drawn like any other (the report's patterns once left them
+ * out); an item the kind does not have still fails. */
+Test(plot, recorded_params_skip_the_weights_item_and_auto)
+{
+    const attn_ops *lf = attn_kind_find("linformer"), *full = attn_kind_find("full");
+    cr_assert(lf && full);
+    attn_params p;
+    cr_assert(bench_recorded_params(lf, "k=32,share=none,weights=seed", &p));
+    cr_expect_eq(p.v[attn_param_index(attn_kind_params(lf), "k")], 32);
+    cr_assert(bench_recorded_params(full, "block_q=64,split=auto", &p));
+    const int split = attn_param_index(attn_kind_params(full), "split");
+    cr_expect_eq(p.v[split], full->params.defs[split].def);
+    cr_expect(!bench_recorded_params(full, "nope=3", &p));
+}

@@ -20,9 +20,7 @@ static attn_shape point_shape(const bench_point *pt)
     return s;
 }
 
-/* Parse a recorded "name=value,..." of a known kind into p (from its defaults). false if any
- * item does not parse (then the text is used as it is). */
-static bool parse_params(const attn_ops *ops, const char *text, attn_params *p)
+bool bench_recorded_params(const attn_ops *ops, const char *text, attn_params *p)
 {
     *p = attn_params_defaults(attn_kind_params(ops));
     char buf[160], msg[ATTN_MSG_LEN];
@@ -33,6 +31,7 @@ static bool parse_params(const attn_ops *ops, const char *text, attn_params *p)
         if (!eq) return false;
         *eq = '\0';
         if (strcmp(item, BENCH_WEIGHTS_ITEM) == 0) continue; /* where the weights came from */
+        if (strcmp(eq + 1, "auto") == 0) continue;           /* the default, resolved per shape */
         if (attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK)
             return false;
     }
@@ -63,7 +62,7 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
         for (int64_t p = first; p < rd->n; p++) {
             attn_params v;
             if (strcmp(rd->pts[p].kind, ops->name) != 0 ||
-                !parse_params(ops, rd->pts[p].params, &v))
+                !bench_recorded_params(ops, rd->pts[p].params, &v))
                 continue;
             for (int i = 0; i < ops->params.count; i++)
                 autocap[i] |= resolved_default(ops, &rd->pts[p], &v, i) != ops->params.defs[i].def;
@@ -71,7 +70,7 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
         for (int64_t p = first; p < rd->n; p++) {
             attn_params v;
             if (strcmp(rd->pts[p].kind, ops->name) != 0 ||
-                !parse_params(ops, rd->pts[p].params, &v))
+                !bench_recorded_params(ops, rd->pts[p].params, &v))
                 continue;
             /* the recorded items in their order, an auto value's replaced by "auto" */
             char items[160];
@@ -80,7 +79,7 @@ void bench_series_normalize(bench_run_data *rd, const attn_ops *(*find)(const ch
             for (char *save = NULL, *item = strtok_r(items, ",", &save); item && w < 160;
                  item = strtok_r(NULL, ",", &save)) {
                 char *eq = strchr(item, '=');
-                *eq = '\0'; /* parse_params saw every item has one */
+                *eq = '\0'; /* bench_recorded_params saw every item has one */
                 const int i = attn_param_index(attn_kind_params(ops), item);
                 const bool is_auto =
                     i >= 0 && autocap[i] && resolved_default(ops, &rd->pts[p], &v, i) == v.v[i];

@@ -41,6 +41,10 @@ typedef struct bench_run_data {
 attn_status bench_run_load(const char *path, int64_t run_id, bench_run_data *rd, char *msg,
                            size_t msg_len);
 void bench_run_data_free(bench_run_data *rd);
+/* Parse a run's "name=value,..." of a known kind into p, from its defaults: the weights item
+ * (where the weights came from) skipped, an "auto" value (bench_series_normalize) left at the
+ * default, which the kind resolves per shape. false if an item does not parse. */
+bool bench_recorded_params(const attn_ops *ops, const char *text, attn_params *p);
 /* Fill rd->params from rd->pts: as recorded, except that a parameter the kind resolves from the
  * shape (its default changes under ops->resolve for some point of its kind in the run) reads
  * "auto" wherever it holds the value its default resolves to. find looks kinds up

@@ -236,25 +236,6 @@ attn_status bench_pattern_draw(bench_pattern_panel *panels, int npanels, const a
     return st;
 }
 
-/* Parameters "name=value,..." as a run records them ("auto": the default, resolved per shape)
- * into p; false when an item is not one of the kind's. */
-static bool run_params(const attn_ops *ops, const char *text, attn_params *p)
-{
-    char items[256], msg[ATTN_MSG_LEN];
-    snprintf(items, sizeof items, "%s", text);
-    *p = attn_params_defaults(attn_kind_params(ops));
-    for (char *save = NULL, *item = strtok_r(items, ",", &save); item;
-         item = strtok_r(NULL, ",", &save)) {
-        char *eq = strchr(item, '=');
-        if (!eq) return false;
-        *eq = '\0';
-        if (strcmp(eq + 1, "auto") != 0 &&
-            attn_param_set(attn_kind_params(ops), p, item, eq + 1, msg, sizeof msg) != ATTN_OK)
-            return false;
-    }
-    return true;
-}
-
 attn_status bench_pattern_run(const bench_run_data *rd, const char *dir, const char *format,
                               char (*names)[256], int max, int *n, char *msg, size_t msg_len)
 {
@@ -273,7 +254,7 @@ attn_status bench_pattern_run(const bench_run_data *rd, const char *dir, const c
         bool seen = false; /* drawn from an earlier point */
         for (int64_t e = 0; ops && e < p && !seen; e++)
             seen = strcmp(rd->pts[e].kind, ops->name) == 0;
-        if (ops && !seen && run_params(ops, rd->params[p], &panels[np].params))
+        if (ops && !seen && bench_recorded_params(ops, rd->params[p], &panels[np].params))
             panels[np++].ops = ops;
         if (np == BENCH_PATTERN_PANELS || (p == rd->n && np > 0)) {
             if (*n == max) break;
